@@ -1,0 +1,39 @@
+"""The ``toolchoice`` command line.
+
+Exit codes (DESIGN §3): 0 = success / gate passed, 1 = gate failed, 2 = bad input or usage. Every command
+takes ``--data-dir`` (default ``./data``, environment variable ``TOOLCHOICE_DATA_DIR``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import EXIT_BAD_INPUT, run_guarded
+from .gate import gate_command
+from .import_cmd import import_command
+from .ingest import ingest_command
+from .report import report_command
+from .run import run_command
+from .validate import schema_command, validate_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(package_name="toolchoice-pipeline")
+def cli() -> None:
+    """Evaluate how well LLM agents choose their tools, and gate each release on it."""
+
+
+for command in (run_command, gate_command, report_command, validate_command, schema_command, import_command,
+                ingest_command):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: runs the group, mapping bad input to exit code 2."""
+    code = run_guarded(cli, argv)
+    sys.exit(code)
+
+
+__all__ = ["cli", "main", "EXIT_BAD_INPUT"]

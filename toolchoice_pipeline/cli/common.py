@@ -1,0 +1,42 @@
+"""Shared CLI plumbing: the ``--data-dir`` option, exit codes, and printing bad input as one line per problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import InputError
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="data",
+    show_default=True,
+    envvar="TOOLCHOICE_DATA_DIR",
+    show_envvar=True,
+    help="Project data directory (suites, releases, warehouse, Dagster instance).",
+)
+
+
+def run_guarded(group: click.Group, argv: list[str] | None) -> int:
+    """Run ``group``; an :class:`InputError` prints each problem on stderr and gives exit code 2."""
+    try:
+        result = group.main(args=argv, prog_name="toolchoice", standalone_mode=False)
+    except InputError as exc:
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
+        return EXIT_BAD_INPUT
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_BAD_INPUT if exc.exit_code == 2 else exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    return result if isinstance(result, int) else EXIT_OK

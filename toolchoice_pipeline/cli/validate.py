@@ -1,0 +1,39 @@
+"""``toolchoice validate`` and ``toolchoice schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..config import load_run_config
+from ..formats_schema import format_schemas
+from ..suite import load_suite
+from .common import EXIT_OK, data_dir_option
+
+
+@click.command("validate")
+@click.option("--suite", "suite_name", default="coding_agent", show_default=True, help="Suite to check.")
+@data_dir_option
+def validate_command(suite_name: str, data_dir: Path) -> int:
+    """Load and check a suite and the run configuration; print the task count and versions (exit 2 on problems)."""
+    config = load_run_config(data_dir)
+    suite = load_suite(data_dir, suite_name)
+    catalog = suite.catalog
+    click.echo(f"suite {suite.name}: {len(suite.tasks)} tasks, {len(catalog)} tools "
+               f"({len(suite.live)} from live dumps), match profile {suite.match_profile}")
+    click.echo(f"catalog_version {suite.catalog_version}")
+    click.echo(f"fixture_version {suite.fixture_version}")
+    models = suite.spec.models or config.model_names()
+    click.echo(f"models {', '.join(models)}; judge {config.judge.model.model} x{config.judge.polls} polls")
+    return EXIT_OK
+
+
+@click.command("schema")
+@click.argument("which", type=click.Choice(["all", "task", "catalog", "suite", "config"]), default="all")
+def schema_command(which: str) -> int:
+    """Print the JSON Schemas of the task, catalog, suite and run-configuration formats (for editors and CI)."""
+    schemas = format_schemas()
+    click.echo(json.dumps(schemas if which == "all" else schemas[which], indent=2))
+    return EXIT_OK

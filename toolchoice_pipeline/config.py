@@ -1,0 +1,157 @@
+"""The run configuration, ``data/toolchoice.yaml``: models, judge, concurrency, retries, steps, cache.
+
+Model names are LiteLLM model strings (``openai/gpt-4o-mini``, ``anthropic/claude-...``,
+``ollama_chat/llama3.1``) or our in-process providers (``local/...``, ``replay/<path>``, ``sim/...``).
+API keys are never read from this file: LiteLLM takes them from the environment (``OPENAI_API_KEY``...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import InputError, Problem, display_path, pydantic_problems
+from .yaml_lines import line_of, load_yaml
+
+CachePolicy = Literal["read_write", "write_only", "off"]
+SECRET_PARAMS = {"api_key", "aws_secret_access_key", "aws_access_key_id", "azure_ad_token", "vertex_credentials"}
+
+
+class Price(BaseModel):
+    """A custom price, overriding LiteLLM's pricing table: USD per million prompt / completion tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_usd_per_mtok: float = Field(ge=0)
+    output_usd_per_mtok: float = Field(ge=0)
+
+
+class ModelSpec(BaseModel):
+    """One model to evaluate. ``params`` go to ``litellm.acompletion`` as they are (``api_base``, ``temperature``...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    price: Price | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+    @field_validator("params")
+    @classmethod
+    def _no_secrets(cls, params: dict[str, Any]) -> dict[str, Any]:
+        found = sorted(SECRET_PARAMS & set(params))
+        if found:
+            raise ValueError(f"{', '.join(found)} may not be stored in the configuration; "
+                             "set the provider's environment variable instead (e.g. OPENAI_API_KEY)")
+        return params
+
+
+class JudgeConfig(BaseModel):
+    """ChainPoll judge settings (DESIGN §5). ``budget_usd`` caps the judge's spend per run (null = no cap)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: ModelSpec = Field(default_factory=lambda: ModelSpec(model="local/catalog-judge"))
+    polls: int = Field(default=3, ge=1, le=25)
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    budget_usd: float | None = Field(default=None, ge=0)
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_from_string(cls, value: Any) -> Any:
+        return {"model": value} if isinstance(value, str) else value
+
+
+class ConcurrencyConfig(BaseModel):
+    """At most ``max_in_flight`` model calls at once overall, and ``per_model`` at once per model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_in_flight: int = Field(default=16, ge=1)
+    per_model: int = Field(default=8, ge=1)
+
+
+class RetryConfig(BaseModel):
+    """Retries of transient provider errors (rate limits, 5xx, timeouts): exponential backoff with jitter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_attempts: int = Field(default=6, ge=1, le=20)
+    initial_wait_s: float = Field(default=1.0, ge=0)
+    max_wait_s: float = Field(default=60.0, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
+class CacheConfig(BaseModel):
+    """The agent call journal and cache. ``path`` is relative to the data dir."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: CachePolicy = "read_write"
+    path: str = "cache/agent_calls.sqlite"
+
+
+class RunConfig(BaseModel):
+    """The whole run configuration (``data/toolchoice.yaml``). Every section has defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[ModelSpec] = Field(
+        default_factory=lambda: [ModelSpec(model="local/bm25-router"), ModelSpec(model="local/name-match")],
+        min_length=1,
+    )
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
+    retries: RetryConfig = Field(default_factory=RetryConfig)
+    max_steps: int = Field(default=4, ge=1, le=50)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _models_from_strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"model": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @model_validator(mode="after")
+    def _unique_models(self) -> "RunConfig":
+        names = [m.model for m in self.models]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"model listed twice: {', '.join(duplicates)}")
+        return self
+
+    def model_names(self) -> list[str]:
+        return [m.model for m in self.models]
+
+    def with_models(self, names: list[str]) -> "RunConfig":
+        """A copy evaluating ``names`` (keeping the settings of any already configured)."""
+        known = {m.model: m for m in self.models}
+        return self.model_copy(update={"models": [known.get(n, ModelSpec(model=n)) for n in names]})
+
+
+CONFIG_FILE = "toolchoice.yaml"
+
+
+def load_run_config(data_dir: Path) -> RunConfig:
+    """Load ``<data_dir>/toolchoice.yaml``; defaults when the file is absent. Raises :class:`InputError`."""
+    path = data_dir / CONFIG_FILE
+    if not path.exists():
+        return RunConfig()
+    shown = display_path(path)
+    data, lines = load_yaml(path)
+    if data is None:
+        return RunConfig()
+    if not isinstance(data, dict):
+        raise InputError(Problem(file=shown, line=1, message="the run configuration must be a mapping"))
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err, problem in zip(exc.errors(), pydantic_problems(exc, file=shown)):
+            problems.append(Problem(file=shown, line=line_of(lines, tuple(err["loc"])), field=problem.field,
+                                    message=problem.message))
+        raise InputError(problems) from None

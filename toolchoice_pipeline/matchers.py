@@ -1,0 +1,72 @@
+"""The argument-matcher grammar of ``expected.arguments`` (DESIGN §3).
+
+An expected argument is one of:
+
+- a plain JSON value: the actual value must equal it after normalisation (DESIGN §4);
+- ``{"any_of": [v, ...]}``: any listed value matches;
+- ``{"regex": "..."}``: Python's ``re.search`` finds the pattern in a string value;
+- ``{"value": v}``: exactly ``v``, for when ``v`` itself looks like a matcher;
+
+and ``"optional": true`` may be added to any of the object forms: an absent argument is then fine, a present
+one must match. An object is read as a matcher only when it has exactly one of ``any_of``, ``regex``,
+``value`` and no keys besides ``optional``; any other object is a plain value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+MATCHER_KEYS = ("any_of", "regex", "value")
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """A parsed expected argument. ``kind`` is ``exact`` (plain value or ``value``), ``any_of`` or ``regex``."""
+
+    kind: Literal["exact", "any_of", "regex"]
+    values: tuple[Any, ...] = ()
+    pattern: str | None = None
+    optional: bool = False
+
+
+class MatcherError(ValueError):
+    """An expected argument that is not valid matcher grammar (the message says why)."""
+
+
+def is_matcher_object(value: Any) -> bool:
+    """True when ``value`` is a dict in matcher form (exactly one matcher key, besides only ``optional``)."""
+    if not isinstance(value, dict):
+        return False
+    keys = set(value)
+    present = keys & set(MATCHER_KEYS)
+    return len(present) == 1 and keys <= set(MATCHER_KEYS) | {"optional"}
+
+
+def parse_matcher(value: Any) -> Matcher:
+    """Parse one expected argument into a :class:`Matcher`.
+
+    Raises :class:`MatcherError` when a matcher object is malformed: ``any_of`` not a non-empty list, ``regex``
+    not a string or not a valid Python regular expression, ``optional`` not a boolean.
+    """
+    if not is_matcher_object(value):
+        return Matcher(kind="exact", values=(value,))
+    optional = value.get("optional", False)
+    if not isinstance(optional, bool):
+        raise MatcherError("'optional' must be true or false")
+    if "any_of" in value:
+        options = value["any_of"]
+        if not isinstance(options, list) or not options:
+            raise MatcherError("'any_of' must be a non-empty list of values")
+        return Matcher(kind="any_of", values=tuple(options), optional=optional)
+    if "regex" in value:
+        pattern = value["regex"]
+        if not isinstance(pattern, str):
+            raise MatcherError("'regex' must be a string")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise MatcherError(f"regex does not compile: {exc}") from None
+        return Matcher(kind="regex", pattern=pattern, optional=optional)
+    return Matcher(kind="exact", values=(value["value"],), optional=optional)

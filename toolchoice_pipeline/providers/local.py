@@ -1,0 +1,44 @@
+"""The ``local/...`` provider: deterministic in-process baselines (agents and the offline judge).
+
+A local model is a function ``(messages, tools, params) -> assistant message`` in OpenAI chat format, where
+``tools`` is the OpenAI ``tools`` list the caller passed and ``params`` the remaining call parameters
+(``temperature``, ``seed``, ``response_format``...). Agents live in :mod:`.local_agents`, the judge in
+:mod:`.local_judge`; both register by name in their module's ``MODELS`` dict.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from litellm import CustomLLM
+from litellm.llms.custom_llm import CustomLLMError
+
+from .response import fill_response
+
+LocalModel = Callable[[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]], dict[str, Any]]
+
+
+def local_models() -> dict[str, LocalModel]:
+    """Every ``local/<name>`` model by name."""
+    from .local_agents import MODELS as AGENTS
+    from .local_judge import MODELS as JUDGES
+
+    return {**AGENTS, **JUDGES}
+
+
+class LocalProvider(CustomLLM):
+    """LiteLLM custom handler for ``local/<name>``: dispatches to the named in-process model."""
+
+    def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
+                   api_key, logging_obj, optional_params, *args, **kwargs):
+        models = local_models()
+        if model not in models:
+            raise CustomLLMError(404, f"unknown local model 'local/{model}' (known: "
+                                      f"{', '.join('local/' + name for name in sorted(models))})")
+        params = dict(optional_params)
+        tools = params.pop("tools", None) or []
+        message = models[model](messages, tools, params)
+        return fill_response(model_response, message, model=f"local/{model}", prompt=[messages, tools])
+
+    async def acompletion(self, *args, **kwargs):
+        return self.completion(*args, **kwargs)

@@ -1,0 +1,164 @@
+"""Eval tasks and their JSON Lines file (DESIGN §3).
+
+One task per line::
+
+    {"id": "grep-def-001",
+     "messages": [{"role": "user", "content": "Where is load_settings defined?"}],
+     "expected": {"tool": "Grep", "arguments": {"pattern": {"regex": "load_settings"}}},
+     "tools": null, "tool_results": {"Glob": "src/settings.py"}, "tags": ["search"]}
+
+``expected.tool`` null means no call is expected. ``expected`` itself may be null for an unlabelled task (an
+ingested session turn without a label): the judge grades it, but it counts in no share. ``expected.calls``
+(optional, used by the ``bfcl`` profile) lists every expected call of a parallel-call task; ``tool`` and
+``arguments`` then repeat its first entry. Unknown fields are an error, named with file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .catalog import ToolDefinition
+from .errors import InputError, Problem, display_path, pydantic_problems
+
+
+class ChatMessage(BaseModel):
+    """One message in OpenAI chat format. Provider-specific extra keys (``tool_calls``, ``name``...) are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[Any] | None = None
+
+
+class ExpectedCall(BaseModel):
+    """One expected call: a tool name and its key arguments (matcher grammar, see :mod:`.matchers`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Expected(BaseModel):
+    """What a good agent calls first: ``tool`` (null = no call) with its key ``arguments``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str | None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    calls: list[ExpectedCall] | None = None
+
+
+class Task(BaseModel):
+    """One eval item. ``tools`` is an inline catalog for this task only (null = the suite's catalog)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    messages: list[ChatMessage] = Field(min_length=1)
+    expected: Expected | None
+    tools: list[ToolDefinition] | None = None
+    tool_results: dict[str, Any] | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _id_has_no_surrounding_space(cls, value: str) -> str:
+        if value != value.strip():
+            raise ValueError("task id has leading or trailing whitespace")
+        return value
+
+    def message_dicts(self) -> list[dict[str, Any]]:
+        """The messages as plain dicts in OpenAI chat format (``None`` values dropped except ``content``)."""
+        out = []
+        for message in self.messages:
+            data = message.model_dump(exclude_none=True)
+            data.setdefault("content", None)
+            out.append(data)
+        return out
+
+    def to_json_line(self) -> str:
+        """This task as one line of ``tasks.jsonl`` (all fields, key order as in DESIGN §3)."""
+        data = {
+            "id": self.id,
+            "messages": self.message_dicts(),
+            "expected": None if self.expected is None else self.expected.model_dump(exclude_none=True),
+            "tools": None if self.tools is None else [t.as_dict() for t in self.tools],
+            "tool_results": self.tool_results,
+            "tags": self.tags,
+        }
+        return json.dumps(data, ensure_ascii=False)
+
+
+def parse_task_line(text: str, file: str, line: int) -> Task:
+    """Parse one JSONL line into a :class:`Task`; raises :class:`InputError` naming file, line and field."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(file=file, line=line, message=f"bad JSON: {exc.msg} (column {exc.colno})")) from None
+    if not isinstance(data, dict):
+        raise InputError(Problem(file=file, line=line, message="a task line must be a JSON object"))
+    try:
+        return Task.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(pydantic_problems(exc, file=file, line=line)) from None
+
+
+def load_tasks(path: Path) -> list[Task]:
+    """Read ``tasks.jsonl``; see :func:`load_numbered_tasks`."""
+    return [task for _, task in load_numbered_tasks(path)]
+
+
+def load_numbered_tasks(path: Path) -> list[tuple[int, Task]]:
+    """Read ``tasks.jsonl``: one task per non-blank line, each with its 1-based line number.
+
+    Collects every problem (bad JSON, unknown or missing fields, wrong types, duplicate ids) before raising one
+    :class:`InputError` that lists them all.
+    """
+    shown = display_path(path)
+    if not path.exists():
+        raise InputError(Problem(file=shown, message="file not found"))
+    tasks: list[tuple[int, Task]] = []
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    with path.open("r", encoding="utf-8", newline="\n") as handle:
+        for number, raw in enumerate(_lines(handle, shown, problems), start=1):
+            if not raw.strip():
+                continue
+            try:
+                task = parse_task_line(raw, shown, number)
+            except InputError as exc:
+                problems.extend(exc.problems)
+                continue
+            if task.id in first_line:
+                problems.append(
+                    Problem(file=shown, line=number, field="id",
+                            message=f"duplicate task id '{task.id}' (first on line {first_line[task.id]})")
+                )
+                continue
+            first_line[task.id] = number
+            tasks.append((number, task))
+    if problems:
+        raise InputError(problems)
+    return tasks
+
+
+def _lines(handle, shown: str, problems: list[Problem]):
+    """Lines split on ``\\n`` only (U+2028 inside a JSON string is not a line break)."""
+    try:
+        for raw in handle:
+            yield raw.rstrip("\n").rstrip("\r")
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(file=shown, message=f"not UTF-8 text ({exc.reason})"))
+
+
+def write_tasks(path: Path, tasks: list[Task]) -> None:
+    """Write tasks as JSON Lines (UTF-8, one task per line)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as handle:
+        for task in tasks:
+            handle.write(task.to_json_line() + "\n")
