@@ -1,0 +1,140 @@
+"""The one way in for model calls: ``litellm.acompletion`` with retries in exactly one place.
+
+Retries (tenacity): exponential backoff with full jitter, at least the provider's ``Retry-After``, for rate
+limits, 5xx, timeouts and dropped connections; never for authentication, not-found, permission or
+bad-request errors. LiteLLM's own retries and the OpenAI SDK's hidden ones are switched off
+(``num_retries=0``, ``max_retries=0``) so a call is never retried twice over.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from ..config import ModelSpec, RetryConfig
+from ..offline import is_local_model
+
+TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+
+
+@dataclass
+class Completion:
+    """One finished model call. ``message`` is the OpenAI-format assistant message (``content``, ``tool_calls``);
+    ``latency_ms`` times the successful attempt only; ``cost_usd`` is 0.0 for in-process models."""
+
+    message: dict[str, Any]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    attempts: int = 1
+    raw: Any = field(default=None, repr=False)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for errors worth retrying: rate limits, 5xx, timeouts, connection errors (LiteLLM's classes)."""
+    import litellm
+
+    never = (litellm.AuthenticationError, litellm.NotFoundError, litellm.BadRequestError,
+             litellm.PermissionDeniedError, litellm.UnprocessableEntityError)
+    if isinstance(exc, never):
+        return False
+    if isinstance(exc, (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
+                        litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and status in TRANSIENT_STATUS
+
+
+def retry_after_seconds(exc: BaseException | None) -> float | None:
+    """The provider's ``Retry-After`` (seconds) from the error's headers or response, if it sent one."""
+    if exc is None:
+        return None
+    headers: dict[str, str] = {}
+    response = getattr(exc, "response", None)
+    if response is not None and getattr(response, "headers", None) is not None:
+        headers.update({k.lower(): v for k, v in response.headers.items()})
+    headers.update({k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()})
+    for key in ("retry-after-ms", "retry-after"):
+        value = headers.get(key)
+        if value is None:
+            continue
+        try:
+            seconds = float(value)
+        except ValueError:
+            continue
+        return seconds / 1000 if key == "retry-after-ms" else seconds
+    return None
+
+
+class _WaitBackoffOrRetryAfter:
+    """Tenacity wait: random exponential backoff, but never shorter than the provider's Retry-After."""
+
+    def __init__(self, config: RetryConfig):
+        self.backoff = wait_random_exponential(multiplier=config.initial_wait_s, max=config.max_wait_s)
+        self.max_wait_s = config.max_wait_s
+
+    def __call__(self, state: RetryCallState) -> float:
+        backoff = self.backoff(state)
+        exc = state.outcome.exception() if state.outcome is not None else None
+        after = retry_after_seconds(exc)
+        return backoff if after is None else min(max(backoff, after), max(self.max_wait_s, after))
+
+
+def call_cost(spec: ModelSpec, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
+    """USD for one call: the configured price if any, 0.0 for in-process models, else LiteLLM's pricing."""
+    if spec.price is not None:
+        return (prompt_tokens * spec.price.input_usd_per_mtok + completion_tokens * spec.price.output_usd_per_mtok) / 1e6
+    if is_local_model(spec.model):
+        return 0.0
+    import litellm
+
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # LiteLLM raises for models missing from its pricing table: unknown cost counts as 0
+        return 0.0
+
+
+async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: RetryConfig,
+                   tools: list[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None,
+                   **params: Any) -> Completion:
+    """Call ``spec.model`` once through ``litellm.acompletion``, retrying transient errors per ``retries``.
+
+    ``params`` (e.g. ``temperature``, ``seed``, ``response_format``) override ``spec.params``. Raises the last
+    LiteLLM exception when the call fails for good (non-transient, or attempts exhausted).
+    """
+    import litellm
+
+    kwargs: dict[str, Any] = {**spec.params, **params}
+    if tools:
+        kwargs["tools"] = tools
+    if metadata:
+        kwargs["metadata"] = metadata
+    attempts = 0
+    async for attempt in AsyncRetrying(
+        retry=retry_if_exception(is_transient),
+        stop=stop_after_attempt(retries.max_attempts),
+        wait=_WaitBackoffOrRetryAfter(retries),
+        reraise=True,
+    ):
+        with attempt:
+            attempts += 1
+            started = time.perf_counter()
+            response = await litellm.acompletion(
+                model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0,
+                **kwargs,
+            )
+            latency_ms = (time.perf_counter() - started) * 1000
+    usage = getattr(response, "usage", None)
+    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    message = response.choices[0].message.model_dump(exclude_none=True)
+    message.setdefault("content", None)
+    return Completion(
+        message=message, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+        cost_usd=call_cost(spec, response, prompt_tokens, completion_tokens), latency_ms=latency_ms,
+        attempts=attempts, raw=response,
+    )
