@@ -1,0 +1,153 @@
+"""Per-model release scores from task scores: the ``models`` entries of ``scores.json`` (DESIGN §3).
+
+Units and denominators:
+
+- ``right_tool_pct`` / ``right_args_pct`` are shares in points (0–100, 2 decimals) over the *scored* tasks:
+  labelled tasks that ran without an infrastructure error (``n_scored``); None when there are none.
+  ``*_ci95_pct`` is the 95% Wilson score interval of the share, in points.
+- ``errors``: episodes with an infrastructure error; ``error_pct`` = errors / n_tasks in points.
+- ``calls_per_task`` (2 decimals), ``tsq_mean`` (4 decimals, a fraction 0–1), ``latency_ms_p50/p95``
+  (episode latency = sum of its model calls, linear interpolation as numpy and DuckDB ``quantile_cont``)
+  are over the episodes without an infrastructure error; ``tsq_mean`` ignores episodes without a valid vote.
+- ``agent_cost_usd`` / ``judge_cost_usd`` sum every episode and every vote, failed ones included (6 decimals).
+- ``flags``: how many tasks carry each flag; ``tags``: the shares per task tag.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Iterable, Sequence
+
+from pydantic import BaseModel, Field
+
+from ..records import TaskScore
+from .task_scores import FLAG_ORDER
+
+Z_95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
+    """95% Wilson score interval of a proportion, as fractions ``(low, high)``; None when ``n`` is 0.
+
+    Wilson (1927), the interval recommended by Brown, Cai & DasGupta (2001) for small samples.
+    """
+    if n <= 0:
+        return None
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile (0–1) by linear interpolation between closest ranks; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def points(successes: int, n: int) -> float | None:
+    """A share in points, 2 decimals; None for an empty denominator."""
+    return None if n == 0 else round(100.0 * successes / n, 2)
+
+
+def interval_points(successes: int, n: int) -> list[float] | None:
+    interval = wilson_interval(successes, n)
+    return None if interval is None else [round(100.0 * interval[0], 2), round(100.0 * interval[1], 2)]
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+class TagScores(BaseModel):
+    """The shares of one model on the tasks carrying one tag."""
+
+    n_tasks: int
+    errors: int
+    n_scored: int
+    right_tool_pct: float | None
+    right_args_pct: float | None
+    right_tool_ci95_pct: list[float] | None
+    right_args_ci95_pct: list[float] | None
+    tsq_mean: float | None
+
+
+class ModelScores(BaseModel):
+    """One model's scores in one release (a ``models`` entry of ``scores.json``; units in the module docstring)."""
+
+    n_tasks: int
+    errors: int
+    right_tool_pct: float | None
+    right_args_pct: float | None
+    calls_per_task: float | None
+    tsq_mean: float | None
+    agent_cost_usd: float
+    judge_cost_usd: float
+    latency_ms_p50: float | None
+    latency_ms_p95: float | None
+    n_scored: int
+    n_unlabelled: int
+    error_pct: float
+    right_tool_ci95_pct: list[float] | None
+    right_args_ci95_pct: list[float] | None
+    flags: dict[str, int] = Field(default_factory=dict)
+    tags: dict[str, TagScores] = Field(default_factory=dict)
+
+
+def _shares(scores: list[TaskScore]) -> dict:
+    scored = [s for s in scores if s.error is None and s.right_tool is not None]
+    tool_hits = sum(bool(s.right_tool) for s in scored)
+    args_hits = sum(bool(s.right_args) for s in scored)
+    tsq = [s.tsq for s in scores if s.error is None and s.tsq is not None]
+    return {
+        "n_tasks": len(scores),
+        "errors": sum(s.error is not None for s in scores),
+        "n_scored": len(scored),
+        "right_tool_pct": points(tool_hits, len(scored)),
+        "right_args_pct": points(args_hits, len(scored)),
+        "right_tool_ci95_pct": interval_points(tool_hits, len(scored)),
+        "right_args_ci95_pct": interval_points(args_hits, len(scored)),
+        "tsq_mean": _round(sum(tsq) / len(tsq), 4) if tsq else None,
+    }
+
+
+def model_scores(scores: list[TaskScore]) -> ModelScores:
+    """The scores of one model from its task scores (see the module docstring for units and denominators)."""
+    shares = _shares(scores)
+    ran = [s for s in scores if s.error is None]
+    latencies = [s.latency_ms for s in ran]
+    by_tag: dict[str, list[TaskScore]] = defaultdict(list)
+    for score in scores:
+        for tag in dict.fromkeys(score.tags):
+            by_tag[tag].append(score)
+    flags = {flag: 0 for flag in FLAG_ORDER}
+    for score in scores:
+        for flag in set(score.flags):
+            flags[flag] = flags.get(flag, 0) + 1
+    return ModelScores(
+        **shares,
+        calls_per_task=_round(sum(s.calls for s in ran) / len(ran), 2) if ran else None,
+        agent_cost_usd=round(sum(s.agent_cost_usd for s in scores), 6),
+        judge_cost_usd=round(sum(s.judge_cost_usd for s in scores), 6),
+        latency_ms_p50=_round(percentile(latencies, 0.50), 2),
+        latency_ms_p95=_round(percentile(latencies, 0.95), 2),
+        n_unlabelled=sum(s.error is None and s.right_tool is None for s in scores),
+        error_pct=points(shares["errors"], len(scores)) or 0.0,
+        flags=flags,
+        tags={tag: TagScores(**_shares(items)) for tag, items in sorted(by_tag.items())},
+    )
+
+
+def summarise(task_scores: Iterable[TaskScore]) -> dict[str, ModelScores]:
+    """Per-model scores of a release, keyed by model name in sorted order."""
+    by_model: dict[str, list[TaskScore]] = defaultdict(list)
+    for score in task_scores:
+        by_model[score.model].append(score)
+    return {model: model_scores(by_model[model]) for model in sorted(by_model)}

@@ -1,0 +1,104 @@
+"""One :class:`~toolchoice_pipeline.records.TaskScore` per episode (DESIGN §2): matching, TSQ, calls, flags.
+
+- ``right_tool`` / ``right_args``: the suite's matching profile on the first step's reply, with the catalog
+  the task ran with; None for an infrastructure error and for an unlabelled task (``task.expected`` None).
+- ``calls``: tool calls over all steps (invalid calls written in text included).
+- ``tsq``: tool selection quality = yes-votes / valid votes (ChainPoll), None when no vote was valid.
+- ``flags`` (each once, in :data:`FLAG_ORDER`): ``hallucinated_tool``, ``invalid_arguments``,
+  ``invalid_call`` (from any call of any step), ``infra_error``, ``judge_failed`` (votes but none valid).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from ..calls import FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, flag_hallucinated
+from ..catalog import ToolDefinition
+from ..errors import InputError, Problem, display_path
+from ..matching import match_reply
+from ..records import Episode, JudgeVote, TaskScore
+from ..suite import Suite
+from ..tasks import Task
+
+FLAG_INFRA_ERROR = "infra_error"
+FLAG_JUDGE_FAILED = "judge_failed"
+FLAG_ORDER = (FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED)
+NO_FIRST_REPLY = "no model reply for the first step"
+
+
+def tsq_of(votes: Iterable[JudgeVote]) -> float | None:
+    """Tool selection quality of one episode: ``correct`` votes / valid votes in [0, 1]; None when none is valid."""
+    valid = [vote for vote in votes if vote.valid and vote.verdict is not None]
+    if not valid:
+        return None
+    return sum(vote.verdict == "correct" for vote in valid) / len(valid)
+
+
+def infrastructure_error(episode: Episode) -> str | None:
+    """The episode's infrastructure error: its own, or a first step that produced no reply."""
+    if episode.error is not None:
+        return episode.error
+    if episode.first_reply is None:
+        first_error = episode.steps[0].error if episode.steps else None
+        return first_error or NO_FIRST_REPLY
+    return None
+
+
+def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], profile: str,
+                  votes: Iterable[JudgeVote] = ()) -> TaskScore:
+    """Score one episode of ``task`` run with ``catalog``, graded in matching ``profile`` (``key_args``/``bfcl``)."""
+    votes = list(votes)
+    names = [tool.name for tool in catalog]
+    flags: set[str] = set()
+    for step in episode.steps:
+        if step.reply is not None:
+            flags.update(flag_hallucinated(step.reply, names).flags)
+    error = infrastructure_error(episode)
+    right_tool = right_args = None
+    if error is not None:
+        flags.add(FLAG_INFRA_ERROR)
+    elif task.expected is not None:
+        result = match_reply(task.expected, episode.first_reply, catalog, profile)
+        right_tool, right_args = result.right_tool, result.right_args
+    tsq = tsq_of(votes)
+    if votes and tsq is None:
+        flags.add(FLAG_JUDGE_FAILED)
+    first = episode.first_call
+    return TaskScore(
+        model=episode.model,
+        task_id=episode.task_id,
+        right_tool=right_tool,
+        right_args=right_args,
+        calls=episode.calls,
+        first_tool=first.name if first is not None else None,
+        tsq=tsq,
+        error=error,
+        flags=[flag for flag in FLAG_ORDER if flag in flags] + sorted(flags - set(FLAG_ORDER)),
+        tags=list(task.tags),
+        latency_ms=sum(step.latency_ms for step in episode.steps),
+        agent_cost_usd=episode.cost_usd,
+        judge_cost_usd=sum(vote.cost_usd for vote in votes),
+    )
+
+
+def score_episodes(suite: Suite, episodes: Iterable[Episode], votes: Iterable[JudgeVote] = ()) -> list[TaskScore]:
+    """Score every episode of a release against ``suite`` (its tasks, catalogs and matching profile).
+
+    Votes are matched to episodes by ``(model, task_id)``. Raises :class:`InputError` naming the tasks file
+    when an episode's task is not in the suite.
+    """
+    by_episode: dict[tuple[str, str], list[JudgeVote]] = defaultdict(list)
+    for vote in votes:
+        by_episode[(vote.model, vote.task_id)].append(vote)
+    tasks = {task.id: task for task in suite.tasks}
+    scores = []
+    for episode in episodes:
+        task = tasks.get(episode.task_id)
+        if task is None:
+            raise InputError(Problem(file=display_path(suite.tasks_file), field="id",
+                                     message=f"episode of model '{episode.model}' names task "
+                                             f"'{episode.task_id}', which is not in suite '{suite.name}'"))
+        scores.append(score_episode(episode, task, suite.task_catalog(task), suite.match_profile,
+                                    by_episode.get((episode.model, episode.task_id), ())))
+    return scores
