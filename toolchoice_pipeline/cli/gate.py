@@ -1,11 +1,39 @@
-"""`toolchoice gate` (placeholder until its issue lands)."""
+"""``toolchoice gate RELEASE``: re-check a stored release against its baseline (DESIGN §3).
+
+Exit codes: 0 the gate passed, 1 it failed, 2 bad input (an unknown release or baseline, say). The stored
+release is not changed: the Markdown summary goes to stdout (and ``--markdown PATH``), JUnit XML to ``--junit``.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from ..gate import gate_markdown
+from ..releases import ReleaseStore, regate, write_junit
+from ..warehouse import write_file_atomically
+from .common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
 
 @click.command("gate")
-def gate_command() -> None:
-    """Not available yet."""
-    raise click.ClickException("toolchoice gate is not available yet")
+@click.argument("release")
+@click.option("--baseline", "baseline_id", default=None,
+              help="Release to compare with (default: the baseline the release was gated against).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the verdict as JUnit XML to this file (one test case per model).")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).")
+@data_dir_option
+def gate_command(release: str, baseline_id: str | None, junit_path: Path | None, markdown_path: Path | None,
+                 data_dir: Path) -> int:
+    """Re-check stored release RELEASE against its baseline: exit 0 passed, 1 failed, 2 bad input."""
+    stored = ReleaseStore(data_dir).read_scores(release)
+    result, baseline_models = regate(data_dir, release, baseline_id)
+    summary = gate_markdown(result, stored["models"], baseline_models, stored["suite"])
+    click.echo(summary, nl=False)
+    if markdown_path is not None:
+        write_file_atomically(markdown_path, summary)
+    if junit_path is not None:
+        write_junit(junit_path, result, stored["suite"])
+    return EXIT_OK if result.passed else EXIT_GATE_FAILED

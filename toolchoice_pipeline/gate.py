@@ -1,0 +1,264 @@
+"""The regression gate (DESIGN §2, §3): each model against the baseline, with the tasks that flipped.
+
+Rules, per model:
+
+- **fail** when ``right_tool_pct`` or ``right_args_pct`` is more than ``max_drop_points`` (2.0) points below the
+  baseline's (the drop is taken between the stored 2-decimal shares and rounded to 2 decimals, so a re-check
+  from ``scores.json`` gives the same verdict);
+- **fail as "not evaluated"** when more than ``max_error_pct`` (5.0%) of its tasks had an infrastructure error:
+  its shares would rest on too few tasks to pass;
+- a model new in this release passes with a note; a model in the baseline but missing now is reported;
+- with no baseline at all (the first release of a suite) every model passes as new.
+
+The gate also lists per model and metric the tasks that flipped right→wrong and wrong→right against the
+baseline (tasks scored in both releases), so a failure can be read in a minute. Output: the ``gate`` object of
+``scores.json`` (:meth:`GateResult.to_json`), a Markdown summary and JUnit XML.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any, Literal, Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pydantic import BaseModel, Field
+
+MAX_DROP_POINTS = 2.0
+MAX_ERROR_PCT = 5.0
+GATED_METRICS = ("right_tool_pct", "right_args_pct")
+FLIP_METRICS = ("right_tool", "right_args")
+MARKDOWN_FLIPS_SHOWN = 25
+
+ModelStatus = Literal["passed", "failed", "not_evaluated", "new", "missing"]
+
+
+class GateFailure(BaseModel):
+    """One reason a model failed. For a drop: ``baseline``/``now``/``drop`` in points; for "not evaluated":
+    ``metric`` is ``error_pct`` and ``now`` the model's infrastructure-error share in points."""
+
+    model: str
+    metric: str
+    baseline: float | None = None
+    now: float | None = None
+    drop: float | None = None
+    reason: str
+
+
+class TaskFlips(BaseModel):
+    """Task ids (sorted) whose outcome changed against the baseline."""
+
+    right_to_wrong: list[str] = Field(default_factory=list)
+    wrong_to_right: list[str] = Field(default_factory=list)
+
+
+Flips = dict[str, dict[str, TaskFlips]]  # model -> metric (right_tool / right_args) -> flips
+
+
+class ModelGate(BaseModel):
+    """The gate's verdict on one model."""
+
+    model: str
+    status: ModelStatus
+    failures: list[GateFailure] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    flips: dict[str, TaskFlips] = Field(default_factory=dict)
+
+
+class GateResult(BaseModel):
+    """The gate's verdict on a release: passed when no model failed."""
+
+    release_id: str
+    baseline_release_id: str | None
+    passed: bool
+    max_drop_points: float = MAX_DROP_POINTS
+    max_error_pct: float = MAX_ERROR_PCT
+    models: dict[str, ModelGate] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def failures(self) -> list[GateFailure]:
+        return [failure for gate in self.models.values() for failure in gate.failures]
+
+    def models_with(self, status: ModelStatus) -> list[str]:
+        return [name for name, gate in self.models.items() if gate.status == status]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``gate`` object of ``scores.json`` (DESIGN §3 plus ``flips`` and the model lists)."""
+        return {
+            "passed": self.passed,
+            "max_drop_points": self.max_drop_points,
+            "max_error_pct": self.max_error_pct,
+            "baseline_release_id": self.baseline_release_id,
+            "failures": [f.model_dump() for f in self.failures],
+            "not_evaluated": self.models_with("not_evaluated"),
+            "new_models": self.models_with("new"),
+            "missing_models": self.models_with("missing"),
+            "notes": self.notes + [f"{gate.model}: {note}" for gate in self.models.values() for note in gate.notes],
+            "flips": {name: {metric: flips.model_dump() for metric, flips in gate.flips.items()}
+                      for name, gate in self.models.items() if gate.flips},
+        }
+
+
+def _figures(scores: Any) -> dict[str, Any]:
+    return scores.model_dump() if hasattr(scores, "model_dump") else dict(scores)
+
+
+def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: str | None = None,
+               baseline_models: Mapping[str, Any] | None = None, flips: Flips | None = None, *,
+               max_drop_points: float = MAX_DROP_POINTS, max_error_pct: float = MAX_ERROR_PCT) -> GateResult:
+    """Gate a release's per-model scores against the baseline's (both ``scores.json`` ``models`` mappings or
+    :class:`~toolchoice_pipeline.scoring.ModelScores`); ``flips`` from :func:`task_flips`. Pure."""
+    flips = flips or {}
+    result_models: dict[str, ModelGate] = {}
+    notes: list[str] = []
+    if baseline_models is None:
+        notes.append("no baseline yet: every model passes as new")
+    baseline_models = baseline_models or {}
+    for model in sorted(models):
+        now = _figures(models[model])
+        gate = ModelGate(model=model, status="passed", flips=flips.get(model, {}))
+        n_tasks, errors = int(now.get("n_tasks") or 0), int(now.get("errors") or 0)
+        if n_tasks and errors * 100.0 > max_error_pct * n_tasks:
+            error_pct = round(100.0 * errors / n_tasks, 2)
+            gate.status = "not_evaluated"
+            gate.failures.append(GateFailure(
+                model=model, metric="error_pct", now=error_pct,
+                reason=f"not evaluated: {errors} of {n_tasks} tasks ({error_pct}%) had infrastructure errors "
+                       f"(limit {max_error_pct}%)"))
+        elif model not in baseline_models:
+            gate.status = "new"
+            gate.notes.append("new in this release: no baseline to compare with, passes")
+        else:
+            before = _figures(baseline_models[model])
+            for metric in GATED_METRICS:
+                old, new = before.get(metric), now.get(metric)
+                if old is None or new is None:
+                    gate.notes.append(f"{metric} not compared (no scored tasks in "
+                                      f"{'the baseline' if old is None else 'this release'})")
+                    continue
+                drop = round(old - new, 2)
+                if drop > max_drop_points:
+                    gate.failures.append(GateFailure(
+                        model=model, metric=metric, baseline=old, now=new, drop=drop,
+                        reason=f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points})"))
+            if gate.failures:
+                gate.status = "failed"
+        result_models[model] = gate
+    for model in sorted(set(baseline_models) - set(models)):
+        result_models[model] = ModelGate(model=model, status="missing",
+                                         notes=[f"in baseline {baseline_release_id} but not in this release"])
+    passed = not any(gate.failures for gate in result_models.values())
+    return GateResult(release_id=release_id, baseline_release_id=baseline_release_id, passed=passed,
+                      max_drop_points=max_drop_points, max_error_pct=max_error_pct, models=result_models,
+                      notes=notes)
+
+
+def task_flips(now: pa.Table, baseline: pa.Table) -> Flips:
+    """Per model and metric, the tasks whose ``right_tool`` / ``right_args`` changed from ``baseline`` to ``now``.
+
+    Both tables need ``model``, ``task_id``, ``right_tool``, ``right_args`` (``task_scores`` rows); tasks
+    unscored (null) in either release are left out. Vectorised (Arrow join), so it scales to millions of rows.
+    """
+    keys = ["model", "task_id"]
+    columns = keys + list(FLIP_METRICS)
+    joined = now.select(columns).join(baseline.select(columns), keys=keys, join_type="inner",
+                                      left_suffix="_now", right_suffix="_baseline")
+    flips: Flips = {}
+    for metric in FLIP_METRICS:
+        was, is_ = joined.column(f"{metric}_baseline"), joined.column(f"{metric}_now")
+        for label, mask in (("right_to_wrong", pc.and_(was, pc.invert(is_))),
+                            ("wrong_to_right", pc.and_(pc.invert(was), is_))):
+            changed = joined.filter(pc.fill_null(mask, False)).select(keys)
+            for model, task_id in zip(changed.column("model").to_pylist(), changed.column("task_id").to_pylist()):
+                model_flips = flips.setdefault(model, {})
+                getattr(model_flips.setdefault(metric, TaskFlips()), label).append(task_id)
+    for model_flips in flips.values():
+        for metric_flips in model_flips.values():
+            metric_flips.right_to_wrong.sort()
+            metric_flips.wrong_to_right.sort()
+    return flips
+
+
+# --- reports -------------------------------------------------------------------------------------------------
+
+def _share(figures: Mapping[str, Any] | None, metric: str) -> str:
+    value = (figures or {}).get(metric)
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _shown(task_ids: list[str]) -> str:
+    head = ", ".join(f"`{t}`" for t in task_ids[:MARKDOWN_FLIPS_SHOWN])
+    more = len(task_ids) - MARKDOWN_FLIPS_SHOWN
+    return head + (f" and {more} more" if more > 0 else "")
+
+
+def gate_markdown(result: GateResult, models: Mapping[str, Any], baseline_models: Mapping[str, Any] | None = None,
+                  suite: str | None = None) -> str:
+    """A Markdown summary: verdict, a table of shares (baseline → now), the failures and the flipped tasks."""
+    baseline_models = baseline_models or {}
+    verdict = "PASSED" if result.passed else "FAILED"
+    against = f"baseline `{result.baseline_release_id}`" if result.baseline_release_id else "no baseline"
+    lines = [f"## Gate {verdict}: release `{result.release_id}` against {against}"
+             + (f" (suite `{suite}`)" if suite else ""), "",
+             f"A model fails when its right-tool or right-arguments share drops more than "
+             f"{result.max_drop_points} points, or when more than {result.max_error_pct}% of its tasks had "
+             f"infrastructure errors (not evaluated).", ""]
+    lines += ["| model | status | right tool % (baseline → now) | right args % (baseline → now) | errors |",
+              "|---|---|---|---|---|"]
+    for name, gate in result.models.items():
+        now = _figures(models[name]) if name in models else None
+        before = _figures(baseline_models[name]) if name in baseline_models else None
+        errors = f"{now.get('errors', 0)}/{now.get('n_tasks', 0)}" if now else "–"
+        lines.append(f"| `{name}` | {gate.status.replace('_', ' ')} | "
+                     f"{_share(before, 'right_tool_pct')} → {_share(now, 'right_tool_pct')} | "
+                     f"{_share(before, 'right_args_pct')} → {_share(now, 'right_args_pct')} | {errors} |")
+    if result.failures:
+        lines += ["", "### Failures", ""]
+        lines += [f"- `{failure.model}`: {failure.reason}" for failure in result.failures]
+    notes = result.notes + [f"`{gate.model}`: {note}" for gate in result.models.values() for note in gate.notes]
+    if notes:
+        lines += ["", "### Notes", ""] + [f"- {note}" for note in notes]
+    flipped = [(gate.model, metric, flips) for gate in result.models.values()
+               for metric, flips in gate.flips.items() if flips.right_to_wrong or flips.wrong_to_right]
+    if flipped:
+        lines += ["", "### Flipped tasks", ""]
+        for model, metric, flips in flipped:
+            label = metric.replace("_", " ")
+            if flips.right_to_wrong:
+                lines.append(f"- `{model}` {label}, right → wrong ({len(flips.right_to_wrong)}): "
+                             f"{_shown(flips.right_to_wrong)}")
+            if flips.wrong_to_right:
+                lines.append(f"- `{model}` {label}, wrong → right ({len(flips.wrong_to_right)}): "
+                             f"{_shown(flips.wrong_to_right)}")
+    return "\n".join(lines) + "\n"
+
+
+def gate_junit_xml(result: GateResult, suite: str | None = None) -> str:
+    """JUnit XML: one test case per model; a drop or "not evaluated" is a ``<failure>``, a model missing
+    from this release is ``<skipped>``. CI systems (GitHub, GitLab, Jenkins) render it as a test report."""
+    name = f"toolchoice gate {result.release_id}" + (
+        f" vs {result.baseline_release_id}" if result.baseline_release_id else "")
+    cases = list(result.models.values())
+    failed = sum(1 for gate in cases if gate.failures)
+    skipped = sum(1 for gate in cases if gate.status == "missing")
+    root = ET.Element("testsuites", name="toolchoice gate", tests=str(len(cases)), failures=str(failed))
+    suite_element = ET.SubElement(root, "testsuite", name=name, tests=str(len(cases)), failures=str(failed),
+                                  errors="0", skipped=str(skipped))
+    classname = f"toolchoice.gate.{suite}" if suite else "toolchoice.gate"
+    for gate in cases:
+        case = ET.SubElement(suite_element, "testcase", classname=classname, name=gate.model)
+        if gate.failures:
+            failure = ET.SubElement(case, "failure", type="not_evaluated" if gate.status == "not_evaluated"
+                                    else "regression", message="; ".join(f.reason for f in gate.failures))
+            details = [f.reason for f in gate.failures]
+            for metric, flips in gate.flips.items():
+                if flips.right_to_wrong:
+                    details.append(f"{metric} right→wrong: {', '.join(flips.right_to_wrong)}")
+            failure.text = "\n".join(details)
+        elif gate.status == "missing":
+            ET.SubElement(case, "skipped", message="; ".join(gate.notes))
+        if gate.notes and gate.status != "missing":
+            ET.SubElement(case, "system-out").text = "\n".join(gate.notes)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
