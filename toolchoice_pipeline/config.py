@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
-from .errors import InputError, Problem, display_path, pydantic_problems
+from .errors import InputError, Problem, display_path, field_path, validation_errors
 from .yaml_lines import line_of, load_yaml
 
 CachePolicy = Literal["read_write", "write_only", "off"]
+SECRET_ERROR = "secret_in_config"
 SECRET_PARAMS = {"api_key", "aws_secret_access_key", "aws_access_key_id", "azure_ad_token", "vertex_credentials"}
 
 
@@ -43,8 +45,9 @@ class ModelSpec(BaseModel):
     def _no_secrets(cls, params: dict[str, Any]) -> dict[str, Any]:
         found = sorted(SECRET_PARAMS & set(params))
         if found:
-            raise ValueError(f"{', '.join(found)} may not be stored in the configuration; "
-                             "set the provider's environment variable instead (e.g. OPENAI_API_KEY)")
+            raise PydanticCustomError(SECRET_ERROR, "{keys} may not be stored in the configuration; set the "
+                                      "provider's environment variable instead (e.g. OPENAI_API_KEY)",
+                                      {"keys": ", ".join(found)})
         return params
 
 
@@ -137,7 +140,12 @@ CONFIG_FILE = "toolchoice.yaml"
 
 
 def load_run_config(data_dir: Path) -> RunConfig:
-    """Load ``<data_dir>/toolchoice.yaml``; defaults when the file is absent. Raises :class:`InputError`."""
+    """Load ``<data_dir>/toolchoice.yaml``; defaults when the file is absent or empty.
+
+    Raises :class:`InputError` listing every problem with its line and field; an API key or other credential
+    under a model's ``params`` is refused (``models[0].params.api_key: ... set the provider's environment
+    variable instead (OPENAI_API_KEY)``).
+    """
     path = data_dir / CONFIG_FILE
     if not path.exists():
         return RunConfig()
@@ -146,12 +154,53 @@ def load_run_config(data_dir: Path) -> RunConfig:
     if data is None:
         return RunConfig()
     if not isinstance(data, dict):
-        raise InputError(Problem(file=shown, line=1, message="the run configuration must be a mapping"))
+        raise InputError(Problem(file=shown, line=1, message="the run configuration must be a mapping "
+                                                             "(models:, judge:, concurrency:, ...)"))
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
+        errors = exc.errors()
         problems = []
-        for err, problem in zip(exc.errors(), pydantic_problems(exc, file=shown)):
-            problems.append(Problem(file=shown, line=line_of(lines, tuple(err["loc"])), field=problem.field,
-                                    message=problem.message))
+        for err in errors:
+            if err["type"] == SECRET_ERROR:
+                problems.extend(_secret_problems(err["input"], tuple(err["loc"]), data, shown, lines))
+        for loc, message in validation_errors([e for e in errors if e["type"] != SECRET_ERROR], RunConfig):
+            if loc == () and message.startswith("model listed twice"):
+                loc = _second_listing(data, message)
+            problems.append(Problem(file=shown, line=line_of(lines, loc), field=field_path(loc) or None,
+                                    message=message))
+        problems.sort(key=lambda p: p.line or 0)
         raise InputError(problems) from None
+
+
+# Where each provider's key lives (LiteLLM reads these); anything else gets the generic advice.
+_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+                  "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "azure": "AZURE_API_KEY",
+                  "cohere": "COHERE_API_KEY", "openrouter": "OPENROUTER_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
+                  "bedrock": "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY", "vertex_ai": "GOOGLE_APPLICATION_CREDENTIALS"}
+
+
+def _secret_problems(params: dict[str, Any], loc: tuple, data: dict, shown: str, lines) -> list[Problem]:
+    """One problem per credential found in a model's ``params``, naming the environment variable to use."""
+    owner: Any = data
+    for part in loc[:-1]:
+        owner = owner[part] if isinstance(owner, (dict, list)) else None
+    model = owner.get("model") if isinstance(owner, dict) else owner
+    provider = model.split("/", 1)[0] if isinstance(model, str) else ""
+    variable = _KEY_VARIABLES.get(provider)
+    advice = f"set {variable} in the environment instead" if variable else \
+        "set the provider's environment variable instead (e.g. OPENAI_API_KEY)"
+    return [Problem(file=shown, line=line_of(lines, (*loc, key)), field=field_path((*loc, key)),
+                    message=f"credentials may not be stored in the run configuration; remove it and {advice}")
+            for key in sorted(SECRET_PARAMS & set(params))]
+
+
+def _second_listing(data: dict, message: str) -> tuple:
+    """The location of the second entry of the first model listed twice."""
+    seen: set[str] = set()
+    for index, item in enumerate(data.get("models") or []):
+        name = item.get("model") if isinstance(item, dict) else item
+        if name in seen:
+            return ("models", index)
+        seen.add(name)
+    return ("models",)

@@ -14,6 +14,7 @@ one must match. An object is read as a matcher only when it has exactly one of `
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -48,25 +49,33 @@ def parse_matcher(value: Any) -> Matcher:
     """Parse one expected argument into a :class:`Matcher`.
 
     Raises :class:`MatcherError` when a matcher object is malformed: ``any_of`` not a non-empty list, ``regex``
-    not a string or not a valid Python regular expression, ``optional`` not a boolean.
+    not a string or not a valid Python regular expression, ``optional`` not a boolean; or when an object made
+    only of matcher keys is not a matcher (two of ``any_of``/``regex``/``value``, or ``optional`` alone), which
+    would otherwise be compared as a literal object and never match.
     """
     if not is_matcher_object(value):
+        if isinstance(value, dict) and value and set(value) <= set(MATCHER_KEYS) | {"optional"}:
+            used = [key for key in MATCHER_KEYS if key in value]
+            if used:
+                raise MatcherError(f"a matcher takes exactly one of any_of, regex, value (found {', '.join(used)}); "
+                                   "put alternatives in one any_of or one regex")
+            raise MatcherError("'optional' needs a matcher beside it: {\"value\": ..., \"optional\": true}")
         return Matcher(kind="exact", values=(value,))
     optional = value.get("optional", False)
     if not isinstance(optional, bool):
-        raise MatcherError("'optional' must be true or false")
+        raise MatcherError(f"'optional' must be true or false (got {json.dumps(optional)[:40]})")
     if "any_of" in value:
         options = value["any_of"]
         if not isinstance(options, list) or not options:
-            raise MatcherError("'any_of' must be a non-empty list of values")
+            raise MatcherError(f"'any_of' must be a non-empty list of values (got {json.dumps(options)[:40]})")
         return Matcher(kind="any_of", values=tuple(options), optional=optional)
     if "regex" in value:
         pattern = value["regex"]
         if not isinstance(pattern, str):
-            raise MatcherError("'regex' must be a string")
+            raise MatcherError(f"'regex' must be a string (got {json.dumps(pattern)[:40]})")
         try:
             re.compile(pattern)
         except re.error as exc:
-            raise MatcherError(f"regex does not compile: {exc}") from None
+            raise MatcherError(f"regex {json.dumps(pattern)} does not compile: {exc}") from None
         return Matcher(kind="regex", pattern=pattern, optional=optional)
     return Matcher(kind="exact", values=(value["value"],), optional=optional)

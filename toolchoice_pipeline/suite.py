@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .canonical import short_hash
 from .catalog import ToolDefinition, catalog_version, merge_live
 from .catalog_files import load_catalog_file, load_tool_dump
-from .errors import InputError, Problem, display_path, pydantic_problems
-from .tasks import Task, load_numbered_tasks
-from .yaml_lines import line_of, load_yaml
+from .errors import InputError, Problem, display_path, field_path, validation_errors
+from .tasks import Task, read_numbered_tasks
+from .yaml_lines import Lines, line_of, load_yaml
 
 MatchProfile = Literal["key_args", "bfcl"]
 SUITE_FILE = "suite.yaml"
@@ -103,60 +103,100 @@ def list_suites(data_dir: Path) -> list[str]:
 
 
 def load_suite_spec(directory: Path) -> SuiteSpec:
+    """Read and check ``<directory>/suite.yaml``. Raises :class:`InputError` listing every problem."""
+    return _load_spec(directory)[0]
+
+
+def _load_spec(directory: Path) -> tuple[SuiteSpec, Lines]:
     path = directory / SUITE_FILE
     shown = display_path(path)
     data, lines = load_yaml(path)
     if not isinstance(data, dict):
-        raise InputError(Problem(file=shown, line=1, message="suite.yaml must be a mapping"))
+        raise InputError(Problem(file=shown, line=1, message="suite.yaml must be a mapping with at least "
+                                                             f"'name: {directory.name}'"))
+    problems: list[Problem] = []
+    name = data.get("name")
+    if isinstance(name, str) and name and name != directory.name:
+        problems.append(Problem(file=shown, line=line_of(lines, ("name",)), field="name",
+                                message=f"suite name '{name}' differs from its directory '{directory.name}'"))
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as exc:
-        problems = [Problem(file=shown, line=line_of(lines, tuple(err["loc"])), field=p.field, message=p.message)
-                    for err, p in zip(exc.errors(), pydantic_problems(exc, file=shown))]
+        problems.extend(Problem(file=shown, line=line_of(lines, loc), field=field_path(loc) or None, message=message)
+                        for loc, message in validation_errors(exc, SuiteSpec))
+        problems.sort(key=lambda p: p.line or 0)
         raise InputError(problems) from None
-    if spec.name != directory.name:
-        raise InputError(Problem(file=shown, line=line_of(lines, ("name",)), field="name",
-                                 message=f"suite name '{spec.name}' differs from its directory '{directory.name}'"))
-    return spec
+    if problems:
+        raise InputError(problems)
+    return spec, lines
 
 
 def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     """Load a suite by name from ``<data_dir>/suites/<name>``.
 
     With ``check`` (the default) the semantic checks of :func:`toolchoice_pipeline.validate.suite_problems` run
-    too. Raises :class:`InputError` listing every problem found.
+    too, on every task that parsed even when other lines or files have problems. Raises :class:`InputError`
+    listing every problem found: ``suite.yaml`` first, then the catalog, the live dumps and the tasks by line.
     """
     directory = suite_dir(data_dir, name)
     if not (directory / SUITE_FILE).is_file():
         known = ", ".join(list_suites(data_dir)) or "none"
         raise InputError(Problem(file=display_path(directory / SUITE_FILE),
                                  message=f"no suite '{name}' (suites in {display_path(data_dir)}: {known})"))
-    spec = load_suite_spec(directory)
+    spec, lines = _load_spec(directory)
+    spec_file = display_path(directory / SUITE_FILE)
     problems: list[Problem] = []
+
+    def listed(field: str, path: tuple, relative: str) -> bool:
+        """True when the file ``suite.yaml`` names exists; else a problem on the suite.yaml line naming it."""
+        target = directory / relative
+        if target.is_file():
+            return True
+        why = "is a directory, not a file" if target.is_dir() else "file not found"
+        problems.append(Problem(file=spec_file, line=line_of(lines, path), field=field,
+                                message=f"{why}: {display_path(target)}"))
+        return False
+
     curated: list[ToolDefinition] = []
+    catalog_loaded = False
+    if listed("catalog", ("catalog",), spec.catalog):
+        try:
+            curated = load_catalog_file(directory / spec.catalog)
+            catalog_loaded = True
+        except InputError as exc:
+            problems.extend(exc.problems)
     live: list[ToolDefinition] = []
-    numbered: list[tuple[int, Task]] = []
-    try:
-        curated = load_catalog_file(directory / spec.catalog)
-    except InputError as exc:
-        problems.extend(exc.problems)
-    for dump in spec.live_catalogs:
+    for index, dump in enumerate(spec.live_catalogs):
+        if not listed(f"live_catalogs[{index}]", ("live_catalogs", index), dump):
+            catalog_loaded = False
+            continue
         try:
             live.extend(load_tool_dump(directory / dump))
         except InputError as exc:
             problems.extend(exc.problems)
-    try:
-        numbered = load_numbered_tasks(directory / spec.tasks)
-    except InputError as exc:
-        problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)
+            catalog_loaded = False
+    numbered: list[tuple[int, Task]] = []
+    task_problems: list[Problem] = []
+    tasks_read = listed("tasks", ("tasks",), spec.tasks)
+    if tasks_read:
+        try:
+            numbered, task_problems = read_numbered_tasks(directory / spec.tasks)
+        except InputError as exc:
+            task_problems = list(exc.problems)
     suite = Suite(spec=spec, directory=directory, curated=curated, live=live,
                   tasks=[t for _, t in numbered], task_lines={t.id: n for n, t in numbered})
-    if check:
+    if check and tasks_read:
         from .validate import suite_problems
 
-        found = suite_problems(suite)
-        if found:
-            raise InputError(found)
+        semantic = suite_problems(suite, catalog_loaded=catalog_loaded)
+        if task_problems:  # lines that did not parse: the suite is not empty, only broken
+            empty = Problem(file=display_path(suite.tasks_file), message=EMPTY_SUITE)
+            semantic = [p for p in semantic if p != empty]
+        task_problems = sorted(task_problems + semantic, key=lambda p: p.line or 0)
+    problems.extend(task_problems)
+    if problems:
+        raise InputError(problems)
     return suite
+
+
+EMPTY_SUITE = "the suite has no tasks: add one task per line as a JSON object (see docs/formats.md)"

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .catalog import ToolDefinition
 from .errors import InputError, Problem, display_path, pydantic_problems
+from .yaml_lines import utf8_problem
 
 
 class ChatMessage(BaseModel):
@@ -86,7 +87,9 @@ class Task(BaseModel):
         data = {
             "id": self.id,
             "messages": self.message_dicts(),
-            "expected": None if self.expected is None else self.expected.model_dump(exclude_none=True),
+            # ``tool`` stays even when null (no call expected); other unset fields are left out.
+            "expected": None if self.expected is None else {"tool": self.expected.tool,
+                                                             **self.expected.model_dump(exclude_none=True)},
             "tools": None if self.tools is None else [t.as_dict() for t in self.tools],
             "tool_results": self.tool_results,
             "tags": self.tags,
@@ -101,11 +104,41 @@ def parse_task_line(text: str, file: str, line: int) -> Task:
     except json.JSONDecodeError as exc:
         raise InputError(Problem(file=file, line=line, message=f"bad JSON: {exc.msg} (column {exc.colno})")) from None
     if not isinstance(data, dict):
-        raise InputError(Problem(file=file, line=line, message="a task line must be a JSON object"))
+        raise InputError(Problem(file=file, line=line,
+                                 message=f"a task line must be a JSON object, not {_json_kind(data)}"))
     try:
         return Task.model_validate(data)
     except ValidationError as exc:
-        raise InputError(pydantic_problems(exc, file=file, line=line)) from None
+        problems = pydantic_problems(exc, file=file, line=line, model=Task)
+        raise InputError([_with_hint(p) for p in problems]) from None
+
+
+_MISSING_HINTS = {
+    "id": 'a stable name such as "grep-def-001"',
+    "messages": 'the conversation, e.g. [{"role": "user", "content": "..."}]',
+    "expected": '{"tool": "Grep", "arguments": {...}}; {"tool": null} when no call is expected; null for an '
+                "unlabelled task",
+    "expected.tool": "a tool name, or null when no call is expected",
+}
+
+
+def _with_hint(problem: Problem) -> Problem:
+    if problem.message == "required field is missing" and problem.field in _MISSING_HINTS:
+        return Problem(file=problem.file, line=problem.line, field=problem.field,
+                       message=f"required field is missing: give {_MISSING_HINTS[problem.field]}")
+    return problem
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else type(value).__name__
 
 
 def load_tasks(path: Path) -> list[Task]:
@@ -119,41 +152,51 @@ def load_numbered_tasks(path: Path) -> list[tuple[int, Task]]:
     Collects every problem (bad JSON, unknown or missing fields, wrong types, duplicate ids) before raising one
     :class:`InputError` that lists them all.
     """
-    shown = display_path(path)
-    if not path.exists():
-        raise InputError(Problem(file=shown, message="file not found"))
-    tasks: list[tuple[int, Task]] = []
-    problems: list[Problem] = []
-    first_line: dict[str, int] = {}
-    with path.open("r", encoding="utf-8", newline="\n") as handle:
-        for number, raw in enumerate(_lines(handle, shown, problems), start=1):
-            if not raw.strip():
-                continue
-            try:
-                task = parse_task_line(raw, shown, number)
-            except InputError as exc:
-                problems.extend(exc.problems)
-                continue
-            if task.id in first_line:
-                problems.append(
-                    Problem(file=shown, line=number, field="id",
-                            message=f"duplicate task id '{task.id}' (first on line {first_line[task.id]})")
-                )
-                continue
-            first_line[task.id] = number
-            tasks.append((number, task))
+    tasks, problems = read_numbered_tasks(path)
     if problems:
         raise InputError(problems)
     return tasks
 
 
-def _lines(handle, shown: str, problems: list[Problem]):
-    """Lines split on ``\\n`` only (U+2028 inside a JSON string is not a line break)."""
+def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Problem]]:
+    """Every well-formed task of ``tasks.jsonl`` with its 1-based line number, and the problems of the others.
+
+    Lines are split on ``\\n`` only (U+2028 inside a JSON string is not a line break) and decoded one by one,
+    so a byte that is not UTF-8 is reported on its line and the other lines are still read. A repeated id is a
+    problem on the later line. Raises :class:`InputError` only when the file cannot be read at all.
+    """
+    shown = display_path(path)
     try:
-        for raw in handle:
-            yield raw.rstrip("\n").rstrip("\r")
-    except UnicodeDecodeError as exc:
-        problems.append(Problem(file=shown, message=f"not UTF-8 text ({exc.reason})"))
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(Problem(file=shown, message="file not found")) from None
+    except IsADirectoryError:
+        raise InputError(Problem(file=shown, message="is a directory, not a file")) from None
+    tasks: list[tuple[int, Task]] = []
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    for number, chunk in enumerate(raw.split(b"\n"), start=1):
+        try:
+            text = chunk.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError as exc:
+            problems.append(utf8_problem(exc, chunk, shown, line=number))
+            continue
+        if number == 1:
+            text = text.removeprefix("\ufeff")
+        if not text.strip():
+            continue
+        try:
+            task = parse_task_line(text, shown, number)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        if task.id in first_line:
+            problems.append(Problem(file=shown, line=number, field="id",
+                                    message=f"duplicate task id '{task.id}' (first on line {first_line[task.id]})"))
+            continue
+        first_line[task.id] = number
+        tasks.append((number, task))
+    return tasks, problems
 
 
 def write_tasks(path: Path, tasks: list[Task]) -> None:

@@ -9,6 +9,8 @@ regex does not compile; arguments expected where no call is expected; ``expected
 
 from __future__ import annotations
 
+import difflib
+
 from .catalog import ToolDefinition
 from .catalog_files import check_catalog
 from .errors import Problem, display_path
@@ -17,23 +19,32 @@ from .suite import Suite
 from .tasks import ExpectedCall, Task
 
 
-def suite_problems(suite: Suite) -> list[Problem]:
-    """Every semantic problem of ``suite``, in task order (empty when the suite is sound)."""
+def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem]:
+    """Every semantic problem of ``suite``, in task order (empty when the suite is sound).
+
+    ``catalog_loaded=False`` says the suite's catalog could not be read (its problems are reported
+    elsewhere): checks that need it are skipped for tasks without an inline catalog, the rest still run.
+    """
+    from .suite import EMPTY_SUITE
+
     tasks_file = display_path(suite.tasks_file)
     if not suite.tasks:
-        return [Problem(file=tasks_file, message="the suite has no tasks")]
+        return [Problem(file=tasks_file, message=EMPTY_SUITE)]
     problems: list[Problem] = []
-    if not suite.catalog and all(t.tools is None for t in suite.tasks):
+    if catalog_loaded and not suite.catalog and any(t.tools is None for t in suite.tasks):
         problems.append(Problem(file=display_path(suite.directory / suite.spec.catalog),
-                                message="the catalog has no tools"))
+                                message="the catalog has no tools: list at least one tool definition "
+                                        "(or give every task an inline 'tools' catalog)"))
+        catalog_loaded = False  # reported once here, not again for every task
     for task in suite.tasks:
         line = suite.task_lines.get(task.id)
-        problems.extend(task_problems(task, suite.task_catalog(task), tasks_file, line))
+        catalog = suite.task_catalog(task) if task.tools is not None or catalog_loaded else None
+        problems.extend(task_problems(task, catalog, tasks_file, line))
     return problems
 
 
-def task_problems(task: Task, catalog: list[ToolDefinition], file: str, line: int | None) -> list[Problem]:
-    """Problems of one task against the catalog it runs with."""
+def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, line: int | None) -> list[Problem]:
+    """Problems of one task against the catalog it runs with (None: unknown, only catalog-free checks run)."""
     problems: list[Problem] = []
 
     def add(field: str, message: str) -> None:
@@ -44,12 +55,13 @@ def task_problems(task: Task, catalog: list[ToolDefinition], file: str, line: in
             add(problem.field or "tools", problem.message)
         if not task.tools:
             add("tools", "an inline catalog must list at least one tool (use null for the suite's catalog)")
-    by_name = {tool.name: tool for tool in catalog}
+    by_name = None if catalog is None else {tool.name: tool for tool in catalog}
     expected = task.expected
     if expected is not None:
         if expected.tool is None:
             if expected.arguments:
-                add("expected.arguments", "arguments are given but no call is expected (expected.tool is null)")
+                add("expected.arguments", "arguments are given but no call is expected (expected.tool is null): "
+                                          "name the tool or remove the arguments")
             if expected.calls:
                 add("expected.calls", "calls are given but no call is expected (expected.tool is null)")
         else:
@@ -61,26 +73,38 @@ def task_problems(task: Task, catalog: list[ToolDefinition], file: str, line: in
                     add("expected.calls", "the first expected call must repeat expected.tool and expected.arguments")
                 for index, call in enumerate(expected.calls[1:], start=1):
                     _check_call(call, f"expected.calls[{index}]", by_name, add)
-    for name in task.tool_results or {}:
-        if name not in by_name:
-            add(f"tool_results.{name}", f"canned result for tool '{name}', which is not in the task's catalog")
+    if by_name is not None:
+        for name in task.tool_results or {}:
+            if name not in by_name:
+                add(f"tool_results.{name}", f"canned result for tool '{name}', which is not in the task's catalog "
+                                            f"({_names(by_name)}){_did_you_mean(name, by_name)}")
     return problems
 
 
-def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition], add) -> None:
-    tool = by_name.get(call.tool)
-    if tool is None:
-        add(f"{where}.tool", f"tool '{call.tool}' is not in the task's catalog ({_names(by_name)})")
-        return
-    properties = tool.parameters.get("properties") or {}
+def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add) -> None:
+    tool = None if by_name is None else by_name.get(call.tool)
+    if by_name is not None and tool is None:
+        add(f"{where}.tool", f"tool '{call.tool}' is not in the task's catalog ({_names(by_name)})"
+                             f"{_did_you_mean(call.tool, by_name)}")
+    properties = (tool.parameters.get("properties") or {}) if tool is not None else None
     for name, matcher in call.arguments.items():
-        if name not in properties:
-            add(f"{where}.arguments.{name}", f"key argument '{name}' is not a parameter of tool '{call.tool}'")
+        if properties is not None and name not in properties:
+            known = ", ".join(properties) or "none"
+            add(f"{where}.arguments.{name}", f"key argument '{name}' is not a parameter of tool '{call.tool}' "
+                                             f"(parameters: {known}){_did_you_mean(name, properties)}")
             continue
         try:
             parse_matcher(matcher)
         except MatcherError as exc:
             add(f"{where}.arguments.{name}", str(exc))
+
+
+def _did_you_mean(name: str, known) -> str:
+    lowered = {k.lower(): k for k in known}
+    if name.lower() in lowered:
+        return f"; did you mean '{lowered[name.lower()]}'? Names are case-sensitive"
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.7)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _names(by_name: dict[str, ToolDefinition]) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from .errors import InputError, Problem, display_path
+from .errors import InputError, Problem, display_path, field_path
 
 Lines = dict[tuple, int]
 
@@ -19,15 +19,11 @@ Lines = dict[tuple, int]
 def load_yaml(path: Path) -> tuple[Any, Lines]:
     """Load a YAML (or JSON) file; return the data and the line of each node by its path.
 
-    Raises :class:`InputError` naming the file and line when the file is missing or not valid YAML.
+    Raises :class:`InputError` naming the file and line when the file is missing, not UTF-8, not valid YAML, or
+    repeats a key in a mapping (YAML would silently keep the last one).
     """
     shown = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(Problem(file=shown, message="file not found")) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(file=shown, message=f"not UTF-8 text ({exc.reason})")) from None
+    text = read_utf8(path)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -35,24 +31,78 @@ def load_yaml(path: Path) -> tuple[Any, Lines]:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         reason = getattr(exc, "problem", None) or str(exc)
-        raise InputError(Problem(file=shown, line=line, message=f"bad YAML: {reason}")) from None
+        column = f" (column {mark.column + 1})" if mark is not None else ""
+        hint = _YAML_HINTS.get(reason, "")
+        raise InputError(Problem(file=shown, line=line, message=f"bad YAML: {reason}{column}{hint}")) from None
     lines: Lines = {}
+    duplicates: list[Problem] = []
     if node is not None:
-        _walk(node, (), lines)
+        _walk(node, (), lines, duplicates, shown)
+    if duplicates:
+        raise InputError(duplicates)
     return data, lines
 
 
-def _walk(node: yaml.Node, path: tuple, lines: Lines) -> None:
+# The usual cause of PyYAML's most puzzling messages.
+_YAML_HINTS = {
+    "mapping values are not allowed here": "; quote a value that contains ': ' (description: \"Read: a file\")",
+    "found character '\\t' that cannot start any token": "; indent with spaces, not tabs",
+}
+
+
+def node_lines(text: str) -> Lines | None:
+    """The line of each node of a YAML or JSON text by its path; None when the text does not compose as YAML."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    lines: Lines = {}
+    if node is not None:
+        _walk(node, (), lines, [], "")
+    return lines
+
+
+def read_utf8(path: Path) -> str:
+    """The text of a UTF-8 file. Raises :class:`InputError` when it is missing or not UTF-8 (naming the line)."""
+    shown = display_path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(Problem(file=shown, message="file not found")) from None
+    except IsADirectoryError:
+        raise InputError(Problem(file=shown, message="is a directory, not a file")) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(utf8_problem(exc, raw, shown)) from None
+
+
+def utf8_problem(exc: UnicodeDecodeError, raw: bytes, file: str, line: int | None = None) -> Problem:
+    """The problem for bytes that are not UTF-8: the line (counted in ``raw`` unless given) and the byte."""
+    if line is None:
+        line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+    return Problem(file=file, line=line, message=f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {column} "
+                                                  f"({exc.reason}); save the file as UTF-8")
+
+
+def _walk(node: yaml.Node, path: tuple, lines: Lines, duplicates: list[Problem], shown: str) -> None:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        first: dict = {}
         for key_node, value_node in node.value:
             key = key_node.value
-            lines[(*path, key)] = key_node.start_mark.line + 1
-            _walk(value_node, (*path, key), lines)
-            lines[(*path, key)] = key_node.start_mark.line + 1
+            line = key_node.start_mark.line + 1
+            if key in first and key != "<<":
+                duplicates.append(Problem(file=shown, line=line, field=field_path((*path, key)),
+                                          message=f"duplicate key '{key}' (first on line {first[key]})"))
+                continue
+            first[key] = line
+            _walk(value_node, (*path, key), lines, duplicates, shown)
+            lines[(*path, key)] = line
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines)
+            _walk(item, (*path, index), lines, duplicates, shown)
 
 
 def line_of(lines: Lines, path: tuple) -> int | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..config import load_run_config
+from ..errors import InputError
 from ..formats_schema import format_schemas
 from ..suite import load_suite
 from .common import EXIT_OK, data_dir_option
@@ -18,8 +19,18 @@ from .common import EXIT_OK, data_dir_option
 @data_dir_option
 def validate_command(suite_name: str, data_dir: Path) -> int:
     """Load and check a suite and the run configuration; print the task count and versions (exit 2 on problems)."""
-    config = load_run_config(data_dir)
-    suite = load_suite(data_dir, suite_name)
+    problems = []
+    config = suite = None
+    try:
+        config = load_run_config(data_dir)
+    except InputError as exc:
+        problems.extend(exc.problems)
+    try:
+        suite = load_suite(data_dir, suite_name)
+    except InputError as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
     catalog = suite.catalog
     click.echo(f"suite {suite.name}: {len(suite.tasks)} tasks, {len(catalog)} tools "
                f"({len(suite.live)} from live dumps), match profile {suite.match_profile}")
