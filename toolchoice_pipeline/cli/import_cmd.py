@@ -1,11 +1,33 @@
-"""`toolchoice import` (placeholder until its issue lands)."""
+"""``toolchoice import``: eval tasks from other benchmarks, as suites (``import bfcl``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from ..bfcl_import import import_bfcl
+from .common import EXIT_OK, data_dir_option
 
 
 @click.group("import")
 def import_command() -> None:
-    """Not available yet."""
-    raise click.ClickException("toolchoice import is not available yet")
+    """Import eval tasks from other benchmarks as suites."""
+
+
+@import_command.command("bfcl")
+@click.argument("questions", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("answers", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--suite", "suite_name", required=True, help="Name of the suite to write (data/suites/<suite>/).")
+@click.option("--force", is_flag=True, help="Replace the suite if it exists.")
+@data_dir_option
+def import_bfcl_command(questions: Path, answers: Path | None, suite_name: str, force: bool, data_dir: Path) -> int:
+    """Write a `bfcl`-profile suite from a BFCL QUESTIONS file and its possible ANSWERS (JSON Lines).
+
+    Irrelevance categories have no ANSWERS: their tasks expect no call. Exit 2 on bad input.
+    """
+    result = import_bfcl(questions, answers, suite_name, data_dir, force=force)
+    categories = ", ".join(f"{name} {count}" for name, count in sorted(result.categories.items()))
+    click.echo(f"suite {result.suite}: {result.tasks} tasks ({categories}), match profile bfcl, "
+               f"written to {result.directory}")
+    return EXIT_OK
