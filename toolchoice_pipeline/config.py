@@ -62,7 +62,7 @@ class JudgeConfig(BaseModel):
     temperature: float = Field(default=0.7, ge=0, le=2)
     budget_usd: float | None = Field(default=None, ge=0)
 
-    @field_validator("model", mode="before")
+    @field_validator("model", mode="before", json_schema_input_type=str | ModelSpec)
     @classmethod
     def _model_from_string(cls, value: Any) -> Any:
         return {"model": value} if isinstance(value, str) else value
@@ -105,6 +105,7 @@ class RunConfig(BaseModel):
     models: list[ModelSpec] = Field(
         default_factory=lambda: [ModelSpec(model="local/bm25-router"), ModelSpec(model="local/name-match")],
         min_length=1,
+        json_schema_extra={"minItems": 1},  # the string shorthand's input schema would otherwise drop it
     )
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
@@ -112,7 +113,7 @@ class RunConfig(BaseModel):
     max_steps: int = Field(default=4, ge=1, le=50)
     cache: CacheConfig = Field(default_factory=CacheConfig)
 
-    @field_validator("models", mode="before")
+    @field_validator("models", mode="before", json_schema_input_type=list[str | ModelSpec])
     @classmethod
     def _models_from_strings(cls, value: Any) -> Any:
         if isinstance(value, list):
