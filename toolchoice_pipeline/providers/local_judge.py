@@ -1,2 +1,12 @@
-"""Placeholder: filled by its issue."""
-MODELS: dict = {}
+"""The offline judge models of the ``local/...`` provider, by name (see :mod:`toolchoice_pipeline.judge.offline`).
+
+``local/catalog-judge``: catalog-grounded and deterministic; it reads only the judge prompt, never the expected
+answer, and answers ``{"reasoning", "verdict"}`` as JSON text like an LLM judge.
+"""
+
+from __future__ import annotations
+
+from ..judge.offline import catalog_judge
+from .local import LocalModel
+
+MODELS: dict[str, LocalModel] = {"catalog-judge": catalog_judge}

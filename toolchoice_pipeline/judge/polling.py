@@ -1,0 +1,248 @@
+"""ChainPoll: several independent judge samples per tool choice, every one stored (DESIGN §5).
+
+For each episode without an infrastructure error, the first step's reply is judged with the task's messages
+and the task's catalog. Each of ``judge.polls`` polls is one independent sample at ``judge.temperature`` with
+its own seed (where the judge model takes a ``seed``), never served from a cache: LiteLLM's cache is bypassed
+per call (``cache={"no-cache": True, "no-store": True}``) and the agent call cache is never used. An answer
+that cannot be parsed (:mod:`.parse`) is re-asked, up to ``judge.max_attempts`` calls per poll. Every poll
+becomes a :class:`JudgeVote`, invalid ones included; a vote's tokens and cost sum over all its attempts.
+
+TSQ (tool selection quality, after Galileo's ChainPoll) = yes-votes / valid votes, in [0, 1]; None with the
+flag ``judge_failed`` when no vote is valid. ``judge.budget_usd`` caps the run's judge spend: once the spend
+reaches it, no further judge call starts, and every poll not yet asked becomes an invalid vote whose error
+starts with ``judge_budget_exhausted`` (the episode gets that flag). Calls already in flight finish, so the
+spend can pass the budget by at most ``concurrency`` calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ..calls import Reply
+from ..catalog import ToolDefinition
+from ..config import JudgeConfig, RetryConfig
+from ..records import Episode, JudgeVote
+from .parse import ParsedVerdict, parse_verdict, response_format_for
+from .prompt import RUBRIC_VERSION, build_judge_messages
+
+FLAG_JUDGE_FAILED = "judge_failed"
+FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
+DEFAULT_CONCURRENCY = 8
+NO_CACHE = {"no-cache": True, "no-store": True}
+
+EpisodeKey = tuple[str, str]
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One tool choice to judge: ``(model, task_id)`` names it; ``reply`` is the first step's reply."""
+
+    model: str
+    task_id: str
+    conversation: list[dict[str, Any]]
+    catalog: list[ToolDefinition]
+    reply: Reply
+
+    @property
+    def key(self) -> EpisodeKey:
+        return (self.model, self.task_id)
+
+
+class JudgeBudget:
+    """The run's judge spend in USD against ``limit_usd`` (None = no cap). Share one across a run's judge calls."""
+
+    def __init__(self, limit_usd: float | None):
+        self.limit_usd = limit_usd
+        self.spent_usd = 0.0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
+
+    def add(self, cost_usd: float) -> None:
+        self.spent_usd += cost_usd
+
+
+def episode_items(suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
+    """The judge items of ``episodes``: each first-step reply with its task's messages and catalog.
+
+    Episodes with an infrastructure error (or no first reply) are not judged. Raises ``ValueError`` for an
+    episode whose task is not in ``suite``.
+    """
+    tasks = {task.id: task for task in suite.tasks}
+    items = []
+    for episode in episodes:
+        if episode.error is not None or episode.first_reply is None:
+            continue
+        task = tasks.get(episode.task_id)
+        if task is None:
+            raise ValueError(f"episode of {episode.model} names task '{episode.task_id}', "
+                             f"which suite '{suite.name}' does not have")
+        items.append(JudgeItem(model=episode.model, task_id=task.id, conversation=task.message_dicts(),
+                               catalog=suite.task_catalog(task), reply=episode.first_reply))
+    return items
+
+
+def _takes_seed(model: str) -> bool:
+    import litellm
+
+    try:
+        return "seed" in (litellm.get_supported_openai_params(model=model) or [])
+    except Exception:  # an unmapped provider: send no seed rather than fail the call
+        return False
+
+
+def _error_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
+
+
+class _Poller:
+    def __init__(self, judge: JudgeConfig, retries: RetryConfig, budget: JudgeBudget, concurrency: int):
+        self.judge = judge
+        self.retries = retries
+        self.budget = budget
+        self.semaphore = asyncio.Semaphore(concurrency)
+        self.seed_base = int(judge.model.params.get("seed", 0) or 0)
+        self.takes_seed = _takes_seed(judge.model.model)
+        self.response_format = response_format_for(judge.model.model)
+
+    def seed(self, poll: int, attempt: int) -> int:
+        """Distinct for every (poll, attempt) of an episode, so a re-asked or further poll is a new sample."""
+        return self.seed_base + poll * self.judge.max_attempts + attempt
+
+    def _vote(self, item: JudgeItem, poll: int, **fields: Any) -> JudgeVote:
+        return JudgeVote(model=item.model, task_id=item.task_id, poll=poll, judge_model=self.judge.model.model,
+                         rubric_version=RUBRIC_VERSION, **fields)
+
+    async def poll(self, item: JudgeItem, messages: list[dict[str, Any]], poll: int) -> JudgeVote:
+        from ..execution.llm import complete
+
+        prompt_tokens = completion_tokens = attempts = 0
+        cost_usd = 0.0
+        parsed: ParsedVerdict | None = None
+        error: str | None = None
+        for attempt in range(self.judge.max_attempts):
+            async with self.semaphore:
+                if self.budget.exhausted:
+                    error = (f"{FLAG_BUDGET_EXHAUSTED}: the run's judge spend reached budget_usd="
+                             f"{self.budget.limit_usd} before this {'poll' if attempts == 0 else 're-ask'}"
+                             + (f" (last answer: {error})" if error else ""))
+                    break
+                params: dict[str, Any] = {"temperature": self.judge.temperature, "cache": dict(NO_CACHE)}
+                if self.takes_seed:
+                    params["seed"] = self.seed(poll, attempt)
+                if self.response_format is not None:
+                    params["response_format"] = self.response_format
+                attempts += 1
+                try:
+                    completion = await complete(
+                        self.judge.model, messages, retries=self.retries,
+                        metadata={"purpose": "judge", "model": item.model, "task_id": item.task_id, "poll": poll},
+                        **params)
+                except Exception as exc:  # noqa: BLE001 - the provider failed for good: an invalid vote, kept
+                    error = f"judge call failed: {_error_line(exc)}"
+                    break
+            prompt_tokens += completion.prompt_tokens
+            completion_tokens += completion.completion_tokens
+            cost_usd += completion.cost_usd
+            self.budget.add(completion.cost_usd)
+            parsed = parse_verdict(completion.message.get("content"))
+            if parsed.valid:
+                return self._vote(item, poll, verdict=parsed.verdict, reasoning=parsed.reasoning, valid=True,
+                                  attempts=attempts, prompt_tokens=prompt_tokens,
+                                  completion_tokens=completion_tokens, cost_usd=cost_usd)
+            error = f"unparseable judge output: {parsed.error}"
+        return self._vote(item, poll, verdict=None, reasoning=parsed.reasoning if parsed else None, valid=False,
+                          attempts=attempts, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                          cost_usd=cost_usd, error=error)
+
+
+async def judge_items(items: list[JudgeItem], judge: JudgeConfig, *, retries: RetryConfig,
+                      progress: Progress | None = None, budget: JudgeBudget | None = None,
+                      concurrency: int | None = None) -> list[JudgeVote]:
+    """ChainPoll over prepared items: ``judge.polls`` votes per item, in item order then poll order.
+
+    ``concurrency`` bounds the judge calls in flight (default: ``judge.model.max_concurrency`` or 8);
+    ``progress(done_items, total_items)`` is called as items finish; ``budget`` (default: a new one from
+    ``judge.budget_usd``) is shared by every call. Raises :class:`.prompt.JudgeInputError` for an item without
+    a catalog; provider failures never raise, they become invalid votes.
+    """
+    budget = budget if budget is not None else JudgeBudget(judge.budget_usd)
+    poller = _Poller(judge, retries, budget, concurrency or judge.model.max_concurrency or DEFAULT_CONCURRENCY)
+    prepared = [(item, build_judge_messages(item.conversation, item.catalog, item.reply)) for item in items]
+    done = 0
+
+    async def one(item: JudgeItem, messages: list[dict[str, Any]]) -> list[JudgeVote]:
+        nonlocal done
+        votes = await asyncio.gather(*(poller.poll(item, messages, p) for p in range(judge.polls)))
+        done += 1
+        if progress is not None:
+            progress(done, len(prepared))
+        return list(votes)
+
+    results = await asyncio.gather(*(one(item, messages) for item, messages in prepared))
+    return [vote for votes in results for vote in votes]
+
+
+async def judge_episodes(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
+                         progress: Progress | None = None, budget: JudgeBudget | None = None) -> list[JudgeVote]:
+    """Judge the first step of every episode of ``suite`` (a :class:`toolchoice_pipeline.suite.Suite`).
+
+    Returns ``judge.polls`` :class:`JudgeVote` rows per judged episode (invalid ones included); episodes with
+    an infrastructure error get none. See :func:`judge_items` for concurrency, progress and budget.
+    """
+    return await judge_items(episode_items(suite, episodes), judge, retries=retries, progress=progress,
+                             budget=budget)
+
+
+def judge_episodes_sync(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
+                        progress: Progress | None = None, budget: JudgeBudget | None = None) -> list[JudgeVote]:
+    """:func:`judge_episodes` for callers without an event loop (``asyncio.run``)."""
+    return asyncio.run(judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget))
+
+
+def _by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[JudgeVote]]:
+    grouped: dict[EpisodeKey, list[JudgeVote]] = {}
+    for vote in votes:
+        grouped.setdefault((vote.model, vote.task_id), []).append(vote)
+    return grouped
+
+
+def tsq(votes: Iterable[JudgeVote]) -> float | None:
+    """Tool selection quality of one episode's votes: yes-votes / valid votes in [0, 1]; None without a valid vote."""
+    valid = [v for v in votes if v.valid]
+    if not valid:
+        return None
+    return sum(v.verdict == "correct" for v in valid) / len(valid)
+
+
+def tsq_by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, float | None]:
+    """TSQ per ``(model, task_id)`` over the votes given (see :func:`tsq`)."""
+    return {key: tsq(group) for key, group in _by_episode(votes).items()}
+
+
+def judge_flags_by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[str]]:
+    """Flags per ``(model, task_id)``: ``judge_failed`` (no valid vote), ``judge_budget_exhausted`` (a poll was
+    not asked because the budget was spent). Episodes without a flag map to ``[]``."""
+    flags: dict[EpisodeKey, list[str]] = {}
+    for key, group in _by_episode(votes).items():
+        found = []
+        if not any(v.valid for v in group):
+            found.append(FLAG_JUDGE_FAILED)
+        if any((v.error or "").startswith(FLAG_BUDGET_EXHAUSTED) for v in group):
+            found.append(FLAG_BUDGET_EXHAUSTED)
+        flags[key] = found
+    return flags
+
+
+def majority_verdicts(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, bool | None]:
+    """The judge's majority verdict per episode: True when TSQ > 0.5, False when < 0.5, None on a tie or
+    without a valid vote."""
+    out: dict[EpisodeKey, bool | None] = {}
+    for key, score in tsq_by_episode(votes).items():
+        out[key] = None if score is None or score == 0.5 else score > 0.5
+    return out

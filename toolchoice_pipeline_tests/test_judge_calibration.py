@@ -1,0 +1,149 @@
+"""Judge calibration: agreement with right tool (accuracy, Cohen's kappa) and the canary session."""
+
+import shutil
+
+import pytest
+
+from toolchoice_pipeline.catalog import ToolDefinition
+from toolchoice_pipeline.config import JudgeConfig, RetryConfig
+from toolchoice_pipeline.judge.calibration import (
+    CANARY_CATALOG,
+    calibrate,
+    canary_labels,
+    canary_tsq,
+    canary_turns,
+    cohen_kappa,
+    read_session_turns,
+)
+from toolchoice_pipeline.matching import match_reply
+from toolchoice_pipeline.catalog_files import load_catalog_file
+from toolchoice_pipeline.errors import InputError
+from toolchoice_pipeline.providers import register_providers
+
+from .conftest import DATA
+
+RETRIES = RetryConfig(max_attempts=1)
+
+
+def names_only(catalog: list[ToolDefinition]) -> list[ToolDefinition]:
+    """The catalog with every description removed (tool and parameter descriptions): names and schemas only."""
+    def strip(schema):
+        if isinstance(schema, dict):
+            return {k: strip(v) for k, v in schema.items() if k != "description"}
+        if isinstance(schema, list):
+            return [strip(v) for v in schema]
+        return schema
+    return [ToolDefinition(name=t.name, parameters=strip(t.parameters)) for t in catalog]
+
+
+def test_cohen_kappa_matches_the_textbook_formula():
+    # 10 items: both yes 4, both no 3, a-yes/b-no 2, a-no/b-yes 1 -> p_o 0.7, p_e 0.6*0.5 + 0.4*0.5 = 0.5
+    pairs = [(True, True)] * 4 + [(False, False)] * 3 + [(True, False)] * 2 + [(False, True)]
+    assert cohen_kappa(pairs) == pytest.approx(0.4)
+    assert cohen_kappa([(True, True), (False, False)]) == pytest.approx(1.0)
+    assert cohen_kappa([(True, False), (False, True)]) == pytest.approx(-1.0)
+    assert cohen_kappa([(True, True)] * 5) is None
+    assert cohen_kappa([]) is None
+
+
+def labelled(n, agree):
+    """``n`` episodes, right tool alternating; the judge agrees on the first ``agree`` of them."""
+    right = {("m", f"t{i}"): i % 2 == 0 for i in range(n)}
+    judge = {key: (value if i < agree else not value) for i, (key, value) in enumerate(right.items())}
+    return judge, right
+
+
+def test_a_judge_with_teeth_passes():
+    judge, right = labelled(20, 18)
+    result = calibrate(judge, right, 0.25)
+    assert result.passed and result.reasons == []
+    assert result.n_labelled == 20 and result.accuracy == pytest.approx(0.9) and result.kappa == pytest.approx(0.8)
+    assert result.message.startswith("judge calibration passed")
+
+
+def test_a_canary_above_half_fails_and_says_why():
+    judge, right = labelled(20, 18)
+    result = calibrate(judge, right, 0.75)
+    assert not result.passed
+    assert "toothless" in result.message and "canary session (1 good, 3 bad choices) scored TSQ 0.75" in result.message
+
+
+def test_kappa_at_chance_on_twenty_labelled_episodes_fails_and_says_why():
+    judge, right = labelled(20, 10)
+    result = calibrate(judge, right, 0.25)
+    assert not result.passed and result.kappa == pytest.approx(0.0)
+    assert "no better than chance: Cohen's kappa 0.00 <= 0.2 on 20 labelled episodes" in result.message
+
+
+def test_kappa_is_not_judged_on_fewer_than_twenty_labelled_episodes():
+    judge, right = labelled(19, 9)
+    result = calibrate(judge, right, 0.25)
+    assert result.passed and "checked from 20" in result.message
+
+
+def test_unlabelled_episodes_and_ties_are_left_out():
+    judge, right = labelled(20, 18)
+    judge[("m", "extra")] = True
+    right[("m", "unlabelled")] = None
+    judge[("m", "unlabelled")] = True
+    judge[("m", "t0")] = None
+    assert calibrate(judge, right, 0.25).n_labelled == 19
+
+
+def test_no_valid_canary_vote_fails():
+    judge, right = labelled(20, 18)
+    assert "no valid judge vote" in calibrate(judge, right, None).message
+
+
+def test_canary_turns_are_read_from_the_session_with_earlier_turns():
+    items = canary_turns(DATA)
+    assert [i.task_id for i in items] == ["canary-0", "canary-1", "canary-2", "canary-3"]
+    assert [i.reply.first_call.name for i in items] == ["Read", "WebSearch", "Read", "WebSearch"]
+    assert items[1].conversation[0] == {"role": "user", "content": "show me src/app/main.py"}
+    assert items[1].conversation[-1] == {"role": "user", "content": "which git branch is this repo on?"}
+    assert [m["role"] for m in items[1].conversation] == ["user", "assistant", "tool", "assistant", "user"]
+    assert items[1].conversation[1]["tool_calls"][0]["function"]["name"] == "Read"
+    assert [t.name for t in items[0].catalog] == [t.name for t in load_catalog_file(DATA / CANARY_CATALOG)]
+
+
+def test_canary_labels_make_one_good_and_three_bad_choices():
+    labels = canary_labels(DATA)
+    right = [match_reply(labels[i.task_id], i.reply, i.catalog, "key_args").right_tool for i in canary_turns(DATA)]
+    assert right == [True, False, False, False]
+
+
+def test_offline_judge_scores_the_canary_a_quarter_with_the_demo_catalog():
+    register_providers()
+    assert canary_tsq(canary_turns(DATA), JudgeConfig(), RETRIES) == pytest.approx(0.25)
+
+
+def test_with_a_names_only_catalog_the_calibration_check_fails_and_says_why():
+    register_providers()
+    catalog = names_only(load_catalog_file(DATA / CANARY_CATALOG))
+    score = canary_tsq(canary_turns(DATA, catalog), JudgeConfig(), RETRIES)
+    assert score > 0.5
+    result = calibrate({}, {}, score)
+    assert not result.passed
+    assert "the judge is toothless" in result.message and "does it see the tool descriptions?" in result.message
+
+
+def test_a_missing_canary_session_is_bad_input(tmp_path):
+    (tmp_path / "sessions").mkdir()
+    with pytest.raises(InputError, match="canary.jsonl: file not found"):
+        canary_turns(tmp_path, [ToolDefinition(name="Read")])
+
+
+def test_reader_joins_lines_of_one_message_and_skips_meta_lines(tmp_path):
+    shutil.copy(DATA / "sessions" / "canary.jsonl", tmp_path / "c.jsonl")
+    lines = [
+        '{"type": "user", "message": {"role": "user", "content": "Show me src/server.py"}}',
+        '{"type": "user", "isMeta": true, "message": {"role": "user", "content": "<command-name>/clear"}}',
+        '{"type": "assistant", "message": {"id": "A", "role": "assistant", '
+        '"content": [{"type": "text", "text": "Reading it."}]}}',
+        '{"type": "assistant", "message": {"id": "A", "role": "assistant", '
+        '"content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "src/server.py"}}]}}',
+    ]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    ((conversation, blocks),) = read_session_turns(tmp_path / "s.jsonl")
+    assert conversation == [{"role": "user", "content": "Show me src/server.py"}]
+    assert [b["type"] for b in blocks] == ["text", "tool_use"]
