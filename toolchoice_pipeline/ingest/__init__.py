@@ -1,0 +1,18 @@
+"""Ingesting recorded agent sessions (Claude Code, Codex CLI, OpenTelemetry GenAI traces) as suites.
+
+Opt-in: nothing is read except the files named to :func:`ingest_sessions` (``toolchoice ingest ...``). Every
+text is sanitised (:mod:`.sanitise`) before it is stored or could be shown to a judge. See ``docs/ingest.md``.
+"""
+
+from .pipeline import (
+    IngestOptions,
+    IngestReport,
+    ingest_claude_code,
+    ingest_codex,
+    ingest_otel,
+    ingest_sessions,
+)
+from .sanitise import Sanitiser, sanitise
+
+__all__ = ["IngestOptions", "IngestReport", "Sanitiser", "ingest_claude_code", "ingest_codex", "ingest_otel",
+           "ingest_sessions", "sanitise"]

@@ -1,0 +1,284 @@
+"""One ingest: session files → sanitised, labelled tasks with replayed first steps → a suite (see ``docs/ingest.md``).
+
+Nothing is read but the files named. Every turn with a recorded reply becomes a task ``<session>-t<n>``
+(``<session>-<agent>-t<n>`` for a subagent; ``<session>`` is the first 8 characters of the session id):
+its ``messages`` are the conversation so far, its ``expected`` comes from the labels file (null when
+unlabelled: judged, but in no share), its ``tool_results`` are the recorded results of the first step's
+calls; the first step itself is the task's line in the suite's replay file.
+
+Catalogs. Session files do not record the tools on offer, so Claude Code and Codex sessions are ingested
+against a curated catalog (``catalog``, default the demo suite's ``<data-dir>/suites/coding_agent/
+catalog.yaml``) merged with live dumps (curated wins a name collision); a tool the sessions called that is in
+neither gets a minimal definition (empty description, the argument names seen, any value allowed), unless
+every call to it was refused as an unknown tool. An OpenTelemetry span that lists its tool definitions keeps
+them inline with its task; the suite catalog is then the union of the traces' catalogs (with the curated one,
+when given or needed for spans without definitions). The catalog written with the suite is a snapshot: a later
+change of the curated catalog does not change an ingested suite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from ..catalog import ToolDefinition, catalog_version, merge_live
+from ..catalog_files import load_catalog_file, load_tool_dump
+from ..errors import InputError, Problem, display_path
+from ..tasks import Expected, Task
+from ..validate import task_problems
+from .claude_code import SeenRecords, read_claude_code
+from .codex import read_codex
+from .conversation import DEFAULT_MAX_CONTEXT_CHARS
+from .jsonl import Warnings, check_readable
+from .labels import Labels, load_labels
+from .model import RecordedTurn
+from .otel import read_otel
+from .sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser
+from .turns import ToolLedger
+from .writer import SuiteWriter
+
+SOURCES = ("claude-code", "codex", "otel")
+DEMO_SUITE = "coding_agent"
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass
+class IngestOptions:
+    """Options of one ingest. Sizes: ``max_tool_result_bytes`` in UTF-8 bytes, ``max_context_chars`` in characters."""
+
+    suite: str
+    data_dir: Path = Path("data")
+    catalog: Path | None = None
+    catalog_dumps: Sequence[Path] = ()
+    labels: Path | None = None
+    max_tool_result_bytes: int = DEFAULT_MAX_TOOL_RESULT_BYTES
+    max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS
+    force: bool = False
+
+
+@dataclass
+class SessionSummary:
+    session_id: str
+    agent_id: str | None
+    file: str
+    turns: int = 0
+    tasks: int = 0
+
+
+@dataclass
+class IngestReport:
+    """What an ingest wrote. ``redactions`` counts replacements by kind; ``warnings`` holds skipped lines etc."""
+
+    source: str
+    suite: str
+    suite_dir: Path
+    sessions: list[SessionSummary]
+    tasks: int
+    labelled: int
+    catalog_version: str
+    catalog_size: int
+    added_tools: list[str]
+    redactions: Counter
+    warnings: Warnings
+
+    @property
+    def turns(self) -> int:
+        return sum(s.turns for s in self.sessions)
+
+
+def default_catalog_path(data_dir: Path) -> Path:
+    return data_dir / "suites" / DEMO_SUITE / "catalog.yaml"
+
+
+def load_curated_catalog(options: IngestOptions) -> tuple[list[ToolDefinition], list[str]]:
+    """The curated catalog merged with the live dumps (curated wins), and the sources' names for the manifest.
+
+    Raises :class:`InputError` when a file is missing or malformed, or when no ``catalog`` is given and the
+    demo suite's catalog is missing.
+    """
+    path = options.catalog or default_catalog_path(options.data_dir)
+    if options.catalog is None and not path.is_file():
+        raise InputError(Problem(file=display_path(path), field="--catalog",
+                                 message="session files do not record the tools on offer: give the catalog to "
+                                         "ingest against with --catalog FILE (the default, the demo suite's "
+                                         "catalog, is missing)"))
+    curated = load_catalog_file(path)
+    live: list[ToolDefinition] = []
+    for dump in options.catalog_dumps:
+        live.extend(load_tool_dump(dump))
+    return merge_live(curated, live), [display_path(path), *(display_path(d) for d in options.catalog_dumps)]
+
+
+class _ShortIds:
+    """First 8 characters of an id, or the whole id when another id already has that prefix."""
+
+    def __init__(self) -> None:
+        self._owner: dict[str, str] = {}
+
+    def __call__(self, full: str) -> str:
+        short = full[:8] or "session"
+        owner = self._owner.setdefault(short, full)
+        return short if owner == full else full
+
+
+ReaderFactory = Callable[..., Iterator[RecordedTurn]]
+
+
+def _reader(source: str, seen: SeenRecords) -> ReaderFactory:
+    if source == "claude-code":
+        return lambda path, index, **common: read_claude_code(path, file_index=index, seen=seen, **common)
+    if source == "codex":
+        return lambda path, index, **common: read_codex(path, **common)
+    return lambda path, index, **common: read_otel(path, **common)
+
+
+def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) -> IngestReport:
+    """Ingest ``files`` of one ``source`` (``claude-code``, ``codex``, ``otel``) into ``options.suite``.
+
+    Raises :class:`InputError` (nothing is written) for a missing or non-JSONL file, a bad labels or catalog
+    file, a label naming no ingested turn, an existing suite without ``force``, or no turn with a reply.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}")
+    if not files:
+        raise InputError(Problem(file="<command line>", field="FILE", message="name at least one session file"))
+    sanitiser = Sanitiser(max_tool_result_bytes=options.max_tool_result_bytes)
+    shown_files = [sanitiser.text(display_path(path)) for path in files]
+    missing = [problem for path, shown in zip(files, shown_files) if (problem := check_readable(path, shown))]
+    if missing:
+        raise InputError(missing)
+    labels = load_labels(options.labels, session_optional=len(files) == 1) if options.labels else None
+    curated: list[ToolDefinition] | None = None
+    catalog_sources: list[str] = []
+    if source != "otel" or options.catalog is not None:
+        curated, catalog_sources = load_curated_catalog(options)
+
+    warnings = Warnings()
+    ledger = ToolLedger()
+    read = _reader(source, SeenRecords())
+    short_ids = _ShortIds()
+    sessions: dict[tuple[str, str | None, int], SessionSummary] = {}
+    task_ids: set[str] = set()
+    labelled: list[tuple[Task, int]] = []
+    trace_tools: dict[str, ToolDefinition] = {}
+    needs_curated = False
+
+    with SuiteWriter(options.data_dir, options.suite, force=options.force) as writer:
+        for index, (path, shown) in enumerate(zip(files, shown_files)):
+            common: dict[str, Any] = dict(shown=shown, sanitiser=sanitiser, ledger=ledger, warnings=warnings,
+                                          max_context_chars=options.max_context_chars)
+            for turn in read(path, index, **common):
+                summary = sessions.setdefault((turn.session_id, turn.agent_id, index), SessionSummary(
+                    session_id=sanitiser.text(turn.session_id), agent_id=turn.agent_id, file=shown))
+                summary.turns += 1
+                label = labels.take(turn.session_id, turn.agent_id, turn.index) if labels is not None else None
+                if turn.first_step is None:
+                    warnings.add(shown, turn.line, f"turn {turn.index} has no recorded reply: no task"
+                                                   + (" (its label is not used)" if label else ""))
+                    continue
+                task_id = _task_id(turn, short_ids, sanitiser)
+                if task_id in task_ids:
+                    warnings.add(shown, turn.line, f"task id {task_id} already taken by another file of the "
+                                                   f"same session: stored as {task_id}-f{index}")
+                    task_id = f"{task_id}-f{index}"
+                task_ids.add(task_id)
+                task = _task(turn, task_id, label[0] if label else None)
+                if label:
+                    labelled.append((task, label[1]))
+                if turn.tools is None:
+                    needs_curated = True
+                else:
+                    for tool in turn.tools:
+                        trace_tools.setdefault(tool.name, tool)
+                writer.add(task, _replay_line(task_id, turn))
+                summary.tasks += 1
+
+        turn_counts = Counter()
+        for (session, agent, _), summary in sessions.items():
+            turn_counts[(session, agent)] += summary.turns
+        problems: list[Problem] = []
+        if labels is not None:
+            problems.extend(labels.unused_problems(dict(turn_counts)))
+        if writer.task_count == 0 and not problems:
+            problems.append(Problem(file=shown_files[0] if len(files) == 1 else ", ".join(shown_files),
+                                    message="no user prompt with a recorded reply found: nothing to ingest"))
+        if needs_curated and curated is None:
+            curated, catalog_sources = load_curated_catalog(options)
+        base = merge_live(curated or [], list(trace_tools.values()))
+        added = ledger.missing_definitions(base)
+        catalog = base + added
+        if labels is not None:
+            for task, line in labelled:
+                problems.extend(task_problems(task, task.tools if task.tools is not None else catalog, labels.file, line))
+        if problems:
+            raise InputError(problems)
+        summaries = list(sessions.values())
+        manifest = _manifest(source, shown_files, summaries, writer.task_count, len(labelled), catalog,
+                             catalog_sources, added, sanitiser, warnings, options)
+        description = (f"Recorded {source} sessions: {writer.task_count} tasks from {len(summaries)} sessions "
+                       f"(see ingest.json)")
+        suite_dir = writer.commit(catalog=catalog, description=description, manifest=manifest)
+    return IngestReport(source=source, suite=options.suite, suite_dir=suite_dir, sessions=summaries,
+                        tasks=writer.task_count, labelled=len(labelled), catalog_version=catalog_version(catalog),
+                        catalog_size=len(catalog), added_tools=[t.name for t in added],
+                        redactions=Counter(sanitiser.counts), warnings=warnings)
+
+
+def ingest_claude_code(files: Sequence[Path], options: IngestOptions) -> IngestReport:
+    """Claude Code session files → a suite (see :func:`ingest_sessions`)."""
+    return ingest_sessions("claude-code", files, options)
+
+
+def ingest_codex(files: Sequence[Path], options: IngestOptions) -> IngestReport:
+    """Codex CLI rollouts → a suite (see :func:`ingest_sessions`)."""
+    return ingest_sessions("codex", files, options)
+
+
+def ingest_otel(files: Sequence[Path], options: IngestOptions) -> IngestReport:
+    """OpenTelemetry GenAI traces (OTLP JSON) → a suite (see :func:`ingest_sessions`)."""
+    return ingest_sessions("otel", files, options)
+
+
+def _task_id(turn: RecordedTurn, short_ids: _ShortIds, sanitiser: Sanitiser) -> str:
+    session = short_ids(_ID_UNSAFE.sub("-", sanitiser.text(turn.session_id)).strip("-"))
+    if turn.agent_id:
+        agent = short_ids(_ID_UNSAFE.sub("-", sanitiser.text(turn.agent_id)).strip("-"))
+        return f"{session}-{agent}-t{turn.index}"
+    return f"{session}-t{turn.index}"
+
+
+def _task(turn: RecordedTurn, task_id: str, expected: Expected | None) -> Task:
+    tags = [turn.source] + (["subagent"] if turn.agent_id else [])
+    return Task(id=task_id, messages=turn.messages, expected=expected, tools=turn.tools,
+                tool_results=turn.tool_results or None, tags=tags)
+
+
+def _replay_line(task_id: str, turn: RecordedTurn) -> dict[str, Any]:
+    step = turn.first_step
+    assert step is not None
+    return {"task_id": task_id, "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in step.calls],
+            "content": step.text}
+
+
+def _manifest(source: str, files: list[str], sessions: list[SessionSummary], tasks: int, labelled: int,
+              catalog: list[ToolDefinition], catalog_sources: list[str], added: list[ToolDefinition],
+              sanitiser: Sanitiser, warnings: Warnings, options: IngestOptions) -> dict[str, Any]:
+    return {
+        "source": source,
+        "files": [Path(f).name for f in files],
+        "sessions": [{"session": s.session_id, "agent": s.agent_id, "file": Path(s.file).name, "turns": s.turns,
+                      "tasks": s.tasks} for s in sessions],
+        "turns": sum(s.turns for s in sessions),
+        "tasks": tasks,
+        "labelled": labelled,
+        "catalog": {"catalog_version": catalog_version(catalog), "tools": len(catalog),
+                    "sources": [sanitiser.text(s) for s in catalog_sources],
+                    "added_for_called_tools": [t.name for t in added]},
+        "limits": {"max_tool_result_bytes": options.max_tool_result_bytes,
+                   "max_context_chars": options.max_context_chars},
+        "redactions": dict(sorted(sanitiser.counts.items())),
+        "warnings": {"count": warnings.count, "first": warnings.items},
+    }

@@ -1,0 +1,234 @@
+"""The sanitiser: every kind of secret is redacted with its typed placeholder, ordinary text is kept, and no
+planted secret survives an ingest (in any file it wrote, or in the CLI's output).
+
+The planted secrets are built at run time from pieces, so no credential-shaped literal sits in the source.
+:func:`planted_secrets` and :func:`write_transcript_with_secrets` are meant for reuse: a pipeline test can
+plant the same secrets, run the release, and check Parquet, DuckDB and the Dagster event log with
+:func:`assert_no_secret_in_tree` / :func:`assert_no_secret_in_text`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from toolchoice_pipeline.cli import main
+from toolchoice_pipeline.ingest.sanitise import KINDS, Sanitiser, sanitise, truncate_text
+
+from .conftest import CASES
+
+
+@dataclass(frozen=True)
+class PlantedSecret:
+    kind: str  # the placeholder kind the sanitiser must use
+    text: str  # how the secret appears in a transcript
+    needle: str  # a part of the secret that must appear nowhere after sanitising
+
+
+def planted_secrets() -> list[PlantedSecret]:
+    """One planted secret of each kind (18 kinds), each inside the text it would appear in."""
+    letters = "AbCdEfGhIjKlMnOpQrStUvWxYz"
+    digits = "0123456789"
+    aws_id = "AKIA" + "Q7" + "ZX" * 7
+    aws_secret = ("wJalrXUtnFEMI" + "K7MDENG" + "bPxRfiCY" + "PLANTEDKEY1234").ljust(40, "Q")[:40]
+    github = "gh" + "p_" + (letters + digits)[:36]
+    anthropic = "sk-" + "ant-api03-" + letters + digits + "_plantedAnthropic"
+    openai = "sk-" + "proj-" + digits + letters + "plantedOpenAIkey"
+    slack = "xo" + "xb-" + "112233445566-778899001122-" + "plantedslacktoken0000000"
+    google = "AI" + "za" + "Sy" + (letters + digits)[:33]
+    stripe = "sk_" + "live_" + "plantedStripe" + digits + "abcd"
+    jwt_header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').rstrip(b"=").decode()
+    jwt_body = base64.urlsafe_b64encode(b'{"sub":"planted-user-42","name":"Planted"}').rstrip(b"=").decode()
+    jwt = f"{jwt_header}.{jwt_body}.plantedSignature_{digits}"
+    bearer = "plantedBearer" + digits + "xyzXYZ"
+    basic = base64.b64encode(b"planted-admin:planted-pw-9731").decode()
+    key_body = "MIIEplantedPrivateKeyBodyLine" + letters
+    sendgrid = "SG." + ("planted" + letters)[:22] + "." + ("plantedSendGrid" + letters + digits + letters)[:43]
+    return [
+        PlantedSecret("aws_access_key_id", f"export AWS_ACCESS_KEY_ID={aws_id}", aws_id),
+        PlantedSecret("aws_secret_access_key", f'aws_secret_access_key = "{aws_secret}"', aws_secret),
+        PlantedSecret("github_token", f"git clone https://x-access:{github}@github.com/org/repo", github),
+        PlantedSecret("anthropic_api_key", f"ANTHROPIC_KEY is {anthropic}", anthropic),
+        PlantedSecret("openai_api_key", f"client = OpenAI(api_key='{openai}')", openai),
+        PlantedSecret("slack_token", f"SLACK_TOKEN={slack}", slack),
+        PlantedSecret("google_api_key", f"https://maps.example.com/api?key={google}", google),
+        PlantedSecret("stripe_key", f"stripe.api_key = {stripe}", stripe),
+        PlantedSecret("jwt", f"cookie: session={jwt}", jwt_body),
+        PlantedSecret("bearer_token", f"curl -H 'Authorization: Bearer {bearer}' https://api.example.com", bearer),
+        PlantedSecret("basic_auth", f"Authorization: Basic {basic}", basic),
+        PlantedSecret("url_password", "postgres://app:plantedDbPassw0rd@db.internal:5432/app", "plantedDbPassw0rd"),
+        PlantedSecret("private_key", f"-----BEGIN RSA PRIVATE KEY-----\n{key_body}\nAAAA\n-----END RSA PRIVATE KEY-----",
+                      key_body),
+        PlantedSecret("generic_secret", "DB_PASSWORD=plantedHunter2pw", "plantedHunter2pw"),
+        PlantedSecret("email", "send the report to planted.person@corp-example.com", "planted.person@corp-example.com"),
+        PlantedSecret("user_name", "cd /home/plantedalice/projects/app", "plantedalice"),
+        PlantedSecret("user_name", r"C:\Users\plantedbob\repo", "plantedbob"),
+        PlantedSecret("sendgrid_api_key", f"SENDGRID={sendgrid}", sendgrid),
+    ]
+
+
+def write_transcript_with_secrets(path: Path) -> list[str]:
+    """A Claude Code session with every planted secret in a prompt, a tool input, a tool result (string and
+    block list), assistant text and ``cwd``; returns the needles that must not survive. Two prompts, so the
+    first turn's tool results are part of the second turn's stored context."""
+    secrets = planted_secrets()
+    half = len(secrets) // 2
+    prompt_0 = "Please fix deploy. Notes:\n" + "\n".join(s.text for s in secrets[:half])
+    tool_input = "\n".join(s.text for s in secrets[half:])
+    result_text = "\n".join(s.text for s in secrets)
+    cwd = "/home/plantedalice/projects/app"
+    base = {"sessionId": "5ec2e7a1-0000-4000-8000-000000000001", "cwd": cwd, "version": "2.1.0"}
+    lines = [
+        {"type": "summary", "summary": "Deploy fixes", "leafUuid": "a1"},
+        {**base, "type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": prompt_0}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "message": {"id": "msg_1", "role": "assistant", "content": [
+             {"type": "text", "text": f"I will use {secrets[0].text} carefully."},
+             {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": tool_input}}]}},
+        {**base, "type": "user", "uuid": "u2", "parentUuid": "a1", "toolUseResult": {"stdout": result_text},
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                                  "content": result_text}]}},
+        {**base, "type": "assistant", "uuid": "a2", "parentUuid": "u2",
+         "message": {"id": "msg_2", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "toolu_2", "name": "Read", "input": {"file_path": f"{cwd}/.env"}}]}},
+        {**base, "type": "user", "uuid": "u3", "parentUuid": "a2",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2",
+                                                  "content": [{"type": "text", "text": result_text}]}]}},
+        {**base, "type": "user", "uuid": "u4", "parentUuid": "u3",
+         "message": {"role": "user", "content": "Now rotate " + secrets[-1].text}},
+        {**base, "type": "assistant", "uuid": "a3", "parentUuid": "u4",
+         "message": {"id": "msg_3", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "echo " + secrets[3].text}}]}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return [s.needle for s in secrets]
+
+
+def assert_no_secret_in_text(text: str, needles: list[str], where: str) -> None:
+    found = [needle for needle in needles if needle in text]
+    assert not found, f"planted secrets survive in {where}: {found}"
+
+
+def assert_no_secret_in_tree(root: Path, needles: list[str]) -> int:
+    """Check every file under ``root`` (as bytes, so binary files count too); returns how many were read."""
+    files = [p for p in root.rglob("*") if p.is_file()]
+    for path in files:
+        data = path.read_bytes()
+        found = [needle for needle in needles if needle.encode() in data]
+        assert not found, f"planted secrets survive in {path}: {found}"
+    return len(files)
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    captured = capsys.readouterr()
+    return exit_info.value.code, captured.out, captured.err
+
+
+# --- each kind --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("secret", planted_secrets(), ids=lambda s: f"{s.kind}:{s.text[:18]}")
+def test_each_planted_secret_is_replaced_by_its_typed_placeholder(secret):
+    sanitiser = Sanitiser()
+    out = sanitiser.text(secret.text)
+    assert secret.needle not in out
+    assert f"[REDACTED:{secret.kind}]" in out
+    assert sanitiser.counts[secret.kind] >= 1
+
+
+def test_sanitising_twice_changes_nothing_more():
+    sanitiser = Sanitiser()
+    once = sanitiser.text("\n".join(s.text for s in planted_secrets()))
+    counts = dict(sanitiser.counts)
+    assert sanitiser.text(once) == once
+    assert dict(sanitiser.counts) == counts
+
+
+def test_at_least_twelve_kinds_are_planted_and_all_our_kinds_are_listed():
+    kinds = {s.kind for s in planted_secrets()}
+    assert len(kinds) >= 12
+    assert kinds - {"sendgrid_api_key"} <= set(KINDS)
+
+
+def test_the_surrounding_text_is_kept():
+    out = sanitise("postgres://app:hunter2pw@db.internal:5432/app and mail ops@example.net")
+    assert out == "postgres://app:[REDACTED:url_password]@db.internal:5432/app and mail [REDACTED:email]"
+
+
+def test_ordinary_code_prose_and_identifiers_are_not_redacted():
+    texts = [
+        "const csrfToken = document.querySelector(\"meta[name='csrf-token']\")",
+        "max_tokens: 1000, token_count = 55, password = getpass()",
+        "The bearer authentication scheme uses basic functionality",
+        "commit 3f2a9c1b0d4e5f60718293a4b5c6d7e8f9a0b1c2, id 7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f",
+        "git@github.com:org/repo.git",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "api_key = os.environ['OPENAI_API_KEY']",
+    ]
+    sanitiser = Sanitiser()
+    assert [sanitiser.text(t) for t in texts] == texts
+    assert not sanitiser.counts
+
+
+def test_a_private_key_cut_off_before_its_end_line_is_redacted_to_the_end():
+    out = sanitise("key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAA")
+    assert out == "key:\n[REDACTED:private_key]"
+
+
+def test_user_names_learnt_from_a_cwd_are_redacted_everywhere_but_generic_ones_are_not():
+    sanitiser = Sanitiser()
+    sanitiser.learn_path("/Users/plantedcarol/work")
+    sanitiser.learn_path("/home/dev/project")
+    assert sanitiser.text("whoami -> plantedcarol; ls /home/dev") == (
+        "whoami -> [REDACTED:user_name]; ls /home/[REDACTED:user_name]")
+    assert sanitiser.text("a dev server") == "a dev server"
+
+
+def test_values_under_secret_keys_are_redacted_whole_and_other_values_walked():
+    value = Sanitiser().value({"password": "plain words here", "max_tokens": 5, "token": "${TOKEN}",
+                               "cmd": ["ls /home/plantedalice"], "nested": {"api_key": "abc123xyz"}})
+    assert value == {"password": "[REDACTED:generic_secret]", "max_tokens": 5, "token": "${TOKEN}",
+                     "cmd": ["ls /home/[REDACTED:user_name]"], "nested": {"api_key": "[REDACTED:generic_secret]"}}
+
+
+def test_truncation_keeps_head_and_tail_around_a_marker_and_never_splits_a_character():
+    text = "é" * 3000  # 6000 bytes
+    out = truncate_text(text, 1000)
+    head, marker, tail = out.split("\n")
+    assert marker.startswith("[TRUNCATED: ") and marker.endswith(" bytes]")
+    assert set(head) == {"é"} and set(tail) == {"é"}
+    assert len(head.encode()) <= 750 and len(tail.encode()) <= 250
+    assert int(marker.split()[1]) == 6000 - len(head.encode()) - len(tail.encode())
+    assert truncate_text("short", 1000) == "short"
+
+
+def test_a_tool_result_is_redacted_before_it_is_truncated():
+    secret = planted_secrets()[0]
+    sanitiser = Sanitiser(max_tool_result_bytes=100)
+    out = sanitiser.tool_result("x" * 70 + secret.text + "y" * 500)
+    assert secret.needle not in out and "[TRUNCATED:" in out
+
+
+# --- end to end: nothing planted survives an ingest --------------------------------------------------------
+
+def test_no_planted_secret_survives_an_ingest_in_any_file_or_the_cli_output(tmp_path, capsys):
+    transcript = tmp_path / "session.jsonl"
+    needles = write_transcript_with_secrets(transcript)
+    data_dir = tmp_path / "data"
+    code, out, err = run_cli(["ingest", "claude-code", str(transcript), "--suite", "planted",
+                              "--catalog", str(CASES / "catalog.json"), "--data-dir", str(data_dir)], capsys)
+    assert code == 0, err
+    assert assert_no_secret_in_tree(data_dir, needles) == 5
+    assert_no_secret_in_text(out + err, needles, "the CLI output")
+    tasks = (data_dir / "suites" / "planted" / "tasks.jsonl").read_text(encoding="utf-8")
+    assert tasks.count("\n") == 2
+    # The context of the second task holds both tool results (string and block list), redacted.
+    assert tasks.count("[REDACTED:private_key]") >= 3
+    manifest = json.loads((data_dir / "suites" / "planted" / "ingest.json").read_text(encoding="utf-8"))
+    assert {s.kind for s in planted_secrets()} <= set(manifest["redactions"])
+    assert "redacted:" in out and "anthropic_api_key x" in out
