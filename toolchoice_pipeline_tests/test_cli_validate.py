@@ -128,3 +128,16 @@ def test_the_printed_config_schema_takes_the_string_shorthand_and_needs_a_model(
                             "judge": {"model": "local/catalog-judge"}})
     assert not config.is_valid({"models": []})
     assert not config.is_valid({"models": [{"model": "x", "api_base": "http://localhost"}]})
+
+
+def test_fixture_version_follows_the_documented_recipe():
+    """docs/formats.md: the tasks sorted by id, defaults filled in, with the match profile, canonical JSON."""
+    directory = REPO_DATA / "suites" / "coding_agent"
+    tasks = []
+    for line in (directory / "tasks.jsonl").read_text(encoding="utf-8").splitlines():
+        task = {"tools": None, "tool_results": None, "tags": [], **json.loads(line)}
+        task["expected"] = {"arguments": {}, "calls": None, **task["expected"]}
+        tasks.append(task)
+    value = {"match_profile": "key_args", "tasks": sorted(tasks, key=lambda t: t["id"])}
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert load_suite(REPO_DATA, "coding_agent").fixture_version == hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -260,3 +260,13 @@ def test_the_canary_has_one_good_choice_and_three_bad_ones():
     verdicts = [match_key_args(Expected.model_validate(label["expected"]), reply).right_args
                 for label, reply in zip(_labels(), first_calls)]
     assert verdicts == [True, False, False, False]
+
+
+def test_the_canary_labels_load_with_the_ingest_labels_reader():
+    from toolchoice_pipeline.ingest.labels import load_labels
+
+    labels = load_labels(SESSIONS / "canary.labels.jsonl", session_optional=False)
+    session = _labels()[0]["session"]
+    taken = [labels.take(session, None, turn) for turn in range(4)]
+    assert [expected.tool for expected, _line in taken] == ["Read", "Bash", "Bash", "Glob"]
+    assert [line for _expected, line in taken] == [1, 2, 3, 4]

@@ -411,3 +411,22 @@ def test_a_broken_catalog_does_not_make_every_task_report_a_missing_tool(in_tmp)
         f"{C}:2: [0].parameters: Input should be a valid dictionary (got 5)",
         f'{T}:2: expected.arguments.pattern: regex "[" does not compile: unterminated character set at position 0',
     ]
+
+
+def test_live_dumps_in_every_documented_shape_merge_under_the_curated_catalog(in_tmp):
+    mcp_response = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+        {"name": "search_issues", "title": "Search issues", "description": "Search the tracker.",
+         "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+         "annotations": {"readOnlyHint": True}},
+        {"name": "Read", "description": "A live Read that must lose to the curated one."}]}}
+    openai_tools = [{"type": "function", "function": {"name": "create_issue", "parameters": {"type": "object"}}}]
+    plain = [{"name": "list_projects", "description": "List projects."}]
+    data = build(in_tmp, {
+        "suites/demo/suite.yaml": SUITE + "live_catalogs: [live/mcp.json, live/openai.json, live/plain.json]\n",
+        "suites/demo/live/mcp.json": dump(mcp_response), "suites/demo/live/openai.json": dump(openai_tools),
+        "suites/demo/live/plain.json": dump(plain)})
+    suite = load_suite(data, "demo")
+    assert [t.name for t in suite.catalog] == ["Read", "Grep", "search_issues", "create_issue", "list_projects"]
+    assert suite.catalog[0].description == "Read one local file."
+    assert suite.catalog[2].parameters == {"type": "object", "properties": {"q": {"type": "string"}}}
+    assert suite.catalog[4].parameters == {"type": "object", "properties": {}}
