@@ -1,11 +1,18 @@
 """Judge calibration: agreement with right tool (accuracy, Cohen's kappa) and the canary session."""
 
+import asyncio
 import shutil
 
 import pytest
 
+from toolchoice_pipeline.calls import from_openai_message
 from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.config import JudgeConfig, RetryConfig
+from toolchoice_pipeline.config import JudgeConfig, ModelSpec, RetryConfig, load_run_config
+from toolchoice_pipeline.execution.llm import complete
+from toolchoice_pipeline.judge import judge_episodes_sync, majority_verdicts
+from toolchoice_pipeline.records import Episode, StepRecord
+from toolchoice_pipeline.scoring import score_episodes
+from toolchoice_pipeline.suite import load_suite
 from toolchoice_pipeline.judge.calibration import (
     CANARY_CATALOG,
     calibrate,
@@ -147,3 +154,28 @@ def test_reader_joins_lines_of_one_message_and_skips_meta_lines(tmp_path):
     ((conversation, blocks),) = read_session_turns(tmp_path / "s.jsonl")
     assert conversation == [{"role": "user", "content": "Show me src/server.py"}]
     assert [b["type"] for b in blocks] == ["text", "tool_use"]
+
+
+async def first_steps(suite, models):
+    """Each model's first-step reply on every task, through LiteLLM (the local baseline agents)."""
+    async def one(model, task):
+        catalog = suite.task_catalog(task)
+        done = await complete(ModelSpec(model=model), task.message_dicts(), retries=RETRIES,
+                              tools=[tool.to_openai_tool() for tool in catalog])
+        return Episode(model=model, task_id=task.id,
+                       steps=[StepRecord(step=0, reply=from_openai_message(done.message))])
+    return await asyncio.gather(*(one(m, t) for m in models for t in suite.tasks))
+
+
+def test_offline_judge_has_teeth_on_the_demo_suite():
+    register_providers()
+    suite = load_suite(DATA, "coding_agent")
+    config = load_run_config(DATA)
+    episodes = asyncio.run(first_steps(suite, config.model_names()))
+    votes = judge_episodes_sync(suite, episodes, config.judge, retries=RETRIES)
+    right_tool = {(s.model, s.task_id): s.right_tool for s in score_episodes(suite, episodes)}
+    canary = canary_tsq(canary_turns(DATA), config.judge, RETRIES)
+    result = calibrate(majority_verdicts(votes), right_tool, canary)
+    assert result.passed, result.message
+    assert result.n_labelled == len(episodes) == 2 * len(suite.tasks)
+    assert result.canary_tsq == pytest.approx(0.25) and result.kappa > 0.2

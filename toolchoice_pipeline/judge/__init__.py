@@ -16,7 +16,6 @@ from .polling import (
     judge_flags_by_episode,
     judge_items,
     majority_verdicts,
-    tsq,
     tsq_by_episode,
 )
 from .prompt import RUBRIC_VERSION, JudgeInputError, build_judge_messages, read_judge_input
@@ -25,5 +24,5 @@ __all__ = [
     "FLAG_BUDGET_EXHAUSTED", "FLAG_JUDGE_FAILED", "RUBRIC_VERSION", "VERDICT_SCHEMA", "JudgeBudget",
     "JudgeInputError", "JudgeItem", "ParsedVerdict", "build_judge_messages", "episode_items", "judge_episodes",
     "judge_episodes_sync", "judge_flags_by_episode", "judge_items", "majority_verdicts", "parse_verdict",
-    "read_judge_input", "response_format_for", "tsq", "tsq_by_episode",
+    "read_judge_input", "response_format_for", "tsq_by_episode",
 ]

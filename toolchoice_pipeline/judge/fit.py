@@ -23,6 +23,7 @@ Used by the offline judge (:mod:`.offline`). Pure functions, no model:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -252,7 +253,13 @@ def capabilities(name: str, description: str, parameters: dict[str, Any] | None 
 
 def catalog_capabilities(catalog: list[dict[str, Any]]) -> list[Capabilities]:
     """The capabilities of every tool in a catalog (``{name, description, parameters}`` dicts); a deferral's
-    words also count as positive capabilities of the tool it names."""
+    words also count as positive capabilities of the tool it names. Cached per catalog: treat as read-only."""
+    return list(_cached_capabilities(json.dumps(catalog, sort_keys=True, ensure_ascii=False)))
+
+
+@lru_cache(maxsize=256)
+def _cached_capabilities(catalog_json: str) -> tuple[Capabilities, ...]:
+    catalog = json.loads(catalog_json)
     names = [str(t.get("name")) for t in catalog]
     caps = [capabilities(str(t.get("name")), str(t.get("description") or ""), t.get("parameters"), names)
             for t in catalog]
@@ -261,7 +268,7 @@ def catalog_capabilities(catalog: list[dict[str, Any]]) -> list[Capabilities]:
         for denial in cap.denials:
             if denial.to in by_name:
                 by_name[denial.to].positive.update(denial.terms)
-    return caps
+    return tuple(caps)
 
 
 @dataclass(frozen=True)

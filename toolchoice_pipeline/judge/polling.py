@@ -24,10 +24,10 @@ from ..calls import Reply
 from ..catalog import ToolDefinition
 from ..config import JudgeConfig, RetryConfig
 from ..records import Episode, JudgeVote
+from ..scoring.task_scores import FLAG_JUDGE_FAILED, tsq_of
 from .parse import ParsedVerdict, parse_verdict, response_format_for
 from .prompt import RUBRIC_VERSION, build_judge_messages
 
-FLAG_JUDGE_FAILED = "judge_failed"
 FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
 DEFAULT_CONCURRENCY = 8
 NO_CACHE = {"no-cache": True, "no-store": True}
@@ -212,17 +212,10 @@ def _by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[JudgeVote]]
     return grouped
 
 
-def tsq(votes: Iterable[JudgeVote]) -> float | None:
-    """Tool selection quality of one episode's votes: yes-votes / valid votes in [0, 1]; None without a valid vote."""
-    valid = [v for v in votes if v.valid]
-    if not valid:
-        return None
-    return sum(v.verdict == "correct" for v in valid) / len(valid)
-
-
 def tsq_by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, float | None]:
-    """TSQ per ``(model, task_id)`` over the votes given (see :func:`tsq`)."""
-    return {key: tsq(group) for key, group in _by_episode(votes).items()}
+    """TSQ per ``(model, task_id)``: yes-votes / valid votes in [0, 1], None without a valid vote
+    (:func:`toolchoice_pipeline.scoring.tsq_of`)."""
+    return {key: tsq_of(group) for key, group in _by_episode(votes).items()}
 
 
 def judge_flags_by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[str]]:
