@@ -1,7 +1,6 @@
 """Judge calibration: agreement with right tool (accuracy, Cohen's kappa) and the canary session."""
 
 import asyncio
-import shutil
 
 import pytest
 
@@ -140,20 +139,23 @@ def test_a_missing_canary_session_is_bad_input(tmp_path):
         canary_turns(tmp_path, [ToolDefinition(name="Read")])
 
 
-def test_reader_joins_lines_of_one_message_and_skips_meta_lines(tmp_path):
-    shutil.copy(DATA / "sessions" / "canary.jsonl", tmp_path / "c.jsonl")
+def test_session_reader_joins_the_lines_of_one_message_and_skips_meta_lines(tmp_path):
     lines = [
-        '{"type": "user", "message": {"role": "user", "content": "Show me src/server.py"}}',
-        '{"type": "user", "isMeta": true, "message": {"role": "user", "content": "<command-name>/clear"}}',
-        '{"type": "assistant", "message": {"id": "A", "role": "assistant", '
+        '{"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", '
+        '"content": "Show me src/server.py"}}',
+        '{"type": "user", "uuid": "m1", "sessionId": "s", "isMeta": true, "message": {"role": "user", '
+        '"content": "<command-name>/clear</command-name>"}}',
+        '{"type": "assistant", "uuid": "a1", "sessionId": "s", "message": {"id": "A", "role": "assistant", '
         '"content": [{"type": "text", "text": "Reading it."}]}}',
-        '{"type": "assistant", "message": {"id": "A", "role": "assistant", '
+        '{"type": "assistant", "uuid": "a2", "sessionId": "s", "message": {"id": "A", "role": "assistant", '
         '"content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "src/server.py"}}]}}',
     ]
     (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
-    ((conversation, blocks),) = read_session_turns(tmp_path / "s.jsonl")
+    ((session, turn, conversation, reply),) = read_session_turns(tmp_path / "s.jsonl")
+    assert (session, turn) == ("s", 0)
     assert conversation == [{"role": "user", "content": "Show me src/server.py"}]
-    assert [b["type"] for b in blocks] == ["text", "tool_use"]
+    assert reply.text == "Reading it." and [(c.name, c.arguments) for c in reply.calls] == [
+        ("Read", {"file_path": "src/server.py"})]
 
 
 async def first_steps(suite, models):

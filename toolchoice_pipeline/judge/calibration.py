@@ -16,13 +16,12 @@ sees only tool names (no descriptions) passes nearly every choice and fails this
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..calls import ToolCall, from_anthropic_content
+from ..calls import Reply, make_call
 from ..catalog import ToolDefinition
 from ..config import JudgeConfig, RetryConfig
 from ..errors import InputError, Problem, display_path
@@ -114,133 +113,67 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
 
 # --- the canary session ----------------------------------------------------------------------------------
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    shown = display_path(path)
-    if not path.is_file():
-        raise InputError(Problem(file=shown, message="file not found"))
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(Problem(file=shown, line=number, message=f"bad JSON: {exc.msg}")) from None
-        if not isinstance(value, dict):
-            raise InputError(Problem(file=shown, line=number, message="a line must be a JSON object"))
-        rows.append((number, value))
-    return rows
-
-
-def _tool_result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-
-def _assistant_message(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    reply = from_anthropic_content(blocks)
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-    calls = [_openai_call(call) for call in reply.calls if not call.is_invalid_call]
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-def _openai_call(call: ToolCall) -> dict[str, Any]:
-    arguments = json.dumps(call.arguments, ensure_ascii=False) if call.arguments is not None else call.raw_arguments
-    return {"id": call.id or "", "type": "function", "function": {"name": call.name or "", "arguments": arguments}}
-
-
-def read_session_turns(path: Path) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    """A minimal Claude Code transcript reader: for each user prompt, ``(conversation, reply_blocks)``.
-
-    ``conversation`` is every message before the prompt in OpenAI chat format (prompts, assistant messages
-    with their ``tool_calls``, tool results as ``tool`` messages) plus the prompt; ``reply_blocks`` are the
-    content blocks of the first assistant message after it (lines sharing one ``message.id`` are joined).
-    Meta lines, compaction summaries and side chains are skipped. The full parser is
-    :mod:`toolchoice_pipeline.ingest`; this reader only needs the canary. Raises :class:`InputError`.
+def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]], Reply]]:
+    """The turns of a Claude Code session: ``(session_id, turn, conversation, first-step reply)`` for each user
+    prompt with a recorded reply, read and sanitised by the ingest parser
+    (:func:`toolchoice_pipeline.ingest.claude_code.read_claude_code`), so they are exactly what an ingested
+    session's tasks hold. Raises :class:`InputError`.
     """
-    history: list[dict[str, Any]] = []
-    turns: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
-    pending: list[dict[str, Any]] | None = None  # the conversation of the turn whose reply is being read
-    blocks: list[dict[str, Any]] = []
-    message_id: str | None = None
+    from ..ingest.claude_code import SeenRecords, read_claude_code
+    from ..ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
+    from ..ingest.jsonl import Warnings, check_readable
+    from ..ingest.sanitise import Sanitiser
+    from ..ingest.turns import ToolLedger
 
-    def flush() -> None:
-        nonlocal blocks, message_id, pending
-        if blocks:
-            if pending is not None:
-                turns.append((pending, list(blocks)))
-                pending = None
-            history.append(_assistant_message(blocks))
-        blocks, message_id = [], None
-
-    for _, record in _read_jsonl(path):
-        if record.get("isSidechain") or record.get("isMeta") or record.get("isCompactSummary"):
+    shown = display_path(path)
+    problem = check_readable(path, shown)
+    if problem is not None:
+        raise InputError(problem)
+    turns = read_claude_code(path, shown=shown, file_index=0, sanitiser=Sanitiser(), ledger=ToolLedger(),
+                             seen=SeenRecords(), warnings=Warnings(), max_context_chars=DEFAULT_MAX_CONTEXT_CHARS)
+    out = []
+    for turn in turns:
+        if turn.first_step is None:
             continue
-        message = record.get("message")
-        if not isinstance(message, dict):
-            continue
-        if record.get("type") == "assistant":
-            if message.get("id") != message_id:
-                flush()
-                message_id = message.get("id")
-            content = message.get("content")
-            blocks.extend(b for b in (content if isinstance(content, list) else [{"type": "text", "text": content}])
-                          if isinstance(b, dict))
-            continue
-        if record.get("type") != "user":
-            continue
-        flush()
-        content = message.get("content")
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-            if isinstance(content, list) else []
-        if results:
-            for block in results:
-                history.append({"role": "tool", "tool_call_id": block.get("tool_use_id"),
-                                "content": _tool_result_text(block.get("content"))})
-            continue
-        text = content if isinstance(content, str) else _tool_result_text(content)
-        if text.strip():
-            history.append({"role": "user", "content": text})
-            pending = list(history)
-    flush()
-    return turns
+        calls = [make_call(call.name, call.arguments, call.id) for call in turn.first_step.calls]
+        out.append((turn.session_id, turn.index, turn.messages, Reply(text=turn.first_step.text, calls=calls)))
+    return out
 
 
 def canary_turns(data_dir: Path, catalog: list[ToolDefinition] | None = None) -> list[JudgeItem]:
     """The canary session's judge inputs, one per user turn (task ids ``canary-0``... under model ``canary``).
 
-    ``catalog`` defaults to the demo suite's ``suites/coding_agent/catalog.yaml`` under ``data_dir``.
-    Raises :class:`InputError` when the session or the catalog is missing or malformed.
+    ``catalog`` defaults to the demo suite's ``suites/coding_agent/catalog.yaml`` under ``data_dir``. The
+    pipeline may equally judge the canary ingested as a suite (``toolchoice ingest claude-code``): the items of
+    its replayed episodes (:func:`.polling.episode_items`) are the same. Raises :class:`InputError` when the session or the catalog is missing or malformed.
     """
     if catalog is None:
         from ..catalog_files import load_catalog_file
 
         catalog = load_catalog_file(data_dir / CANARY_CATALOG)
-    items = []
-    for index, (conversation, blocks) in enumerate(read_session_turns(data_dir / CANARY_SESSION)):
-        items.append(JudgeItem(model=CANARY_MODEL, task_id=f"canary-{index}", conversation=conversation,
-                               catalog=catalog, reply=from_anthropic_content(blocks)))
+    items = [JudgeItem(model=CANARY_MODEL, task_id=f"canary-{turn}", conversation=conversation, catalog=catalog,
+                       reply=reply)
+             for _, turn, conversation, reply in read_session_turns(data_dir / CANARY_SESSION)]
     if not items:
         raise InputError(Problem(file=display_path(data_dir / CANARY_SESSION), message="no user turn found"))
     return items
 
 
 def canary_labels(data_dir: Path) -> dict[str, Expected]:
-    """The canary's labels by task id (``canary-<turn>``): what a good agent calls first at each turn."""
-    path = data_dir / CANARY_LABELS
-    labels: dict[str, Expected] = {}
-    for number, row in _read_jsonl(path):
-        try:
-            labels[f"canary-{int(row['turn'])}"] = Expected.model_validate(row["expected"])
-        except Exception as exc:  # noqa: BLE001 - any malformed label line is bad input, named by line
-            raise InputError(Problem(file=display_path(path), line=number, field="expected",
-                                     message=f"not a label: {exc}")) from None
-    return labels
+    """The canary's labels by task id (``canary-<turn>``): what a good agent calls first at each turn.
+
+    Read with the ingest's labels reader (:func:`toolchoice_pipeline.ingest.labels.load_labels`); raises
+    :class:`InputError` naming file, line and field for a bad label.
+    """
+    from ..ingest.labels import load_labels
+
+    labels = load_labels(data_dir / CANARY_LABELS, session_optional=True)
+    found: dict[str, Expected] = {}
+    for session, turn, _, _ in read_session_turns(data_dir / CANARY_SESSION):
+        label = labels.take(session, None, turn)
+        if label is not None:
+            found[f"canary-{turn}"] = label[0]
+    return found
 
 
 def canary_score(votes: Iterable[JudgeVote]) -> float | None:
