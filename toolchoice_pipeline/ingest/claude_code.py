@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .jsonl import Warnings, read_json_lines
-from .model import BoundedMap, RecordedTurn
+from .model import BloomSet, BoundedMap, RecordedTurn
 from .sanitise import Sanitiser
 from .turns import ToolLedger, TurnAssembler
 
 SOURCE = "claude-code"
-RECENT_RECORDS = 20_000  # uuids remembered for de-duplication and parent links
+RECENT_RECORDS = 2_000  # records whose conversation position is remembered (parent links)
 
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
                 "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
@@ -45,17 +45,42 @@ _NOT_PROMPTS = ("<command-name>", "<command-message>", "<command-args>", "<local
 
 
 class SeenRecords:
-    """Recently read record uuids: the file they came from and the conversation position they left."""
+    """The record uuids of one ingest, in fixed memory: which were read in the current file or an earlier one
+    (Bloom filters), and, for the most recent :data:`RECENT_RECORDS`, the conversation position they left
+    (for parent links that rewind the context, which can only reach back within the window anyway)."""
 
-    def __init__(self, capacity: int = RECENT_RECORDS):
-        self._map = BoundedMap(capacity)
+    def __init__(self, recent: int = RECENT_RECORDS):
+        self._file_index: int | None = None
+        self._this_file = BloomSet()
+        self._earlier_files = BloomSet()
+        self._positions = BoundedMap(recent)
 
-    def get(self, uuid: Any) -> tuple[int, int] | None:
-        return self._map.get(uuid) if isinstance(uuid, str) else None
+    def _enter(self, file_index: int) -> None:
+        if file_index != self._file_index:
+            if self._file_index is not None:
+                self._earlier_files.update(self._this_file)
+                self._this_file.clear()
+            self._file_index = file_index
+
+    def where(self, uuid: Any, file_index: int) -> str | None:
+        """``"this file"``, ``"earlier file"`` or None (never read, or not a uuid)."""
+        if not isinstance(uuid, str):
+            return None
+        self._enter(file_index)
+        if uuid in self._this_file:
+            return "this file"
+        return "earlier file" if uuid in self._earlier_files else None
+
+    def position(self, uuid: Any, file_index: int) -> int | None:
+        """The conversation position a recent record of this file left, or None."""
+        found = self._positions.get(uuid) if isinstance(uuid, str) else None
+        return found[1] if found is not None and found[0] == file_index else None
 
     def add(self, uuid: Any, file_index: int, position: int) -> None:
         if isinstance(uuid, str):
-            self._map[uuid] = (file_index, position)
+            self._enter(file_index)
+            self._this_file.add(uuid)
+            self._positions[uuid] = (file_index, position)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -123,11 +148,11 @@ def read_claude_code(path: Path, *, shown: str, file_index: int, sanitiser: Sani
             skipped_sidechain += 1
             continue
         uuid = record.get("uuid")
-        earlier = seen.get(uuid)
-        if earlier is not None and earlier[0] == file_index:
+        read_before = seen.where(uuid, file_index)
+        if read_before == "this file":
             duplicates += 1
             continue
-        history = earlier is not None
+        history = read_before == "earlier file"
         message = record.get("message")
         if not isinstance(message, dict):
             warnings.add(shown, number, "message: missing or not an object; record skipped")
@@ -143,10 +168,10 @@ def read_claude_code(path: Path, *, shown: str, file_index: int, sanitiser: Sani
         else:
             text = prompt_text(record)
             if text is not None:
-                parent = seen.get(record.get("parentUuid"))
-                if record.get("parentUuid") is not None and parent is None:
+                parent = record.get("parentUuid")
+                if parent is not None and seen.where(parent, file_index) is None:
                     broken_links += 1
-                rewind_to = parent[1] if parent is not None and parent[0] == file_index else None
+                rewind_to = seen.position(parent, file_index)
                 closed, rewound = assembler.prompt(text, number, history=history, rewind_to=rewind_to)
                 lost_rewinds += not rewound
                 if closed is not None:

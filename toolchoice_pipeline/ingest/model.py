@@ -8,6 +8,7 @@ prompts of one session (or one subagent) from 0, in file order; labels refer to 
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,3 +83,35 @@ class BoundedMap:
             if len(self._order) > self.capacity:
                 self._values.pop(self._order.popleft(), None)
         self._values[key] = value
+
+
+class BloomSet:
+    """Set membership in a fixed amount of memory (a Bloom filter): ``2**bits`` bits, 4 hashes per key.
+
+    ``in`` is never wrong for a key that was added; for another key it is wrongly true with probability about
+    ``(1 - exp(-4n / 2**bits)) ** 4`` after ``n`` keys: below 1e-6 up to 100,000 keys with the default 2**24
+    bits (2 MiB). Memory does not grow with the number of keys.
+    """
+
+    def __init__(self, bits: int = 24):
+        self._mask = (1 << bits) - 1
+        self._bits = bytearray(1 << (bits - 3))
+
+    def _positions(self, key: str) -> list[int]:
+        digest = int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big")
+        return [(digest >> (32 * i)) & self._mask for i in range(4)]
+
+    def add(self, key: str) -> None:
+        for position in self._positions(key):
+            self._bits[position >> 3] |= 1 << (position & 7)
+
+    def __contains__(self, key: str) -> bool:
+        return all(self._bits[p >> 3] & (1 << (p & 7)) for p in self._positions(key))
+
+    def update(self, other: "BloomSet") -> None:
+        """Add every key of ``other`` (same size)."""
+        merged = int.from_bytes(self._bits, "little") | int.from_bytes(other._bits, "little")
+        self._bits[:] = merged.to_bytes(len(self._bits), "little")
+
+    def clear(self) -> None:
+        self._bits[:] = bytes(len(self._bits))
