@@ -133,16 +133,15 @@ def read_codex(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedg
     for number, line in read_json_lines(path, shown, warnings):
         kind = line.get("type")
         payload = line.get("payload") if isinstance(line.get("payload"), dict) else None
-        if payload is None and kind in _RESPONSE_ITEMS:  # the pre-envelope layout: bare items
-            kind, payload = "response_item", line
         if payload is None:
-            if "record_type" in line:
+            if kind in _RESPONSE_ITEMS:  # the pre-envelope layout: bare items
+                kind, payload = "response_item", line
+            elif "record_type" in line:
                 continue
-            if "instructions" in line and isinstance(line.get("id"), str):
+            elif "instructions" in line and isinstance(line.get("id"), str):
                 kind, payload = "session_meta", line
             else:
-                warnings.add(shown, number, f"line skipped: unknown line type {str(kind)[:40]!r}")
-                continue
+                payload = {}
         if isinstance(payload.get("cwd"), str):
             sanitiser.learn_path(payload["cwd"])
         if kind == "session_meta":
@@ -155,7 +154,7 @@ def read_codex(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedg
         elif kind == "compacted":
             session.ensure().compacted(payload.get("message") if isinstance(payload.get("message"), str) else None)
         elif kind not in _SKIPPED_LINES:
-            warnings.add(shown, number, f"line skipped: unknown line type {str(kind)[:40]!r}")
+            warnings.add(shown, number, f"line skipped: unknown line type {sanitiser.text(str(kind))[:40]!r}")
     if session.assembler is not None:
         closed = session.assembler.close()
         if closed is not None:

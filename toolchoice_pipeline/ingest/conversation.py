@@ -121,8 +121,8 @@ class Conversation:
         messages: list[dict[str, Any]] = []
         if self.system:
             messages.append({"role": "system", "content": self.system})
-        body = self._repaired()
-        omitted = self._trimmed + (len(self._entries) - self._kept)
+        body, kept = self._repaired()
+        omitted = self._trimmed + (len(self._entries) - kept)
         if omitted:
             messages.append({"role": "user", "content": f"[{omitted} earlier messages of this session are left out]"})
         elif body and body[0]["role"] != "user":
@@ -156,12 +156,13 @@ class Conversation:
             self._base += 1
             self._trimmed += 1
 
-    def _repaired(self) -> list[dict[str, Any]]:
+    def _repaired(self) -> tuple[list[dict[str, Any]], int]:
+        """The window's messages made valid (see the module doc), and how many of them were kept."""
         out: list[dict[str, Any]] = []
         answered: set[str] = set()
         pending: list[str] = []  # call ids of the last assistant message still waiting for a result
         offered: set[str] = set()
-        self._kept = 0
+        kept = 0
 
         def close_pending() -> None:
             for call_id in pending:
@@ -179,7 +180,7 @@ class Conversation:
                     continue
                 answered.add(call_id)
                 out.append(dict(message))
-                self._kept += 1
+                kept += 1
                 continue
             close_pending()
             copy = dict(message)
@@ -189,6 +190,6 @@ class Conversation:
                     offered.add(call["id"])
                     pending.append(call["id"])
             out.append(copy)
-            self._kept += 1
+            kept += 1
         close_pending()
-        return out
+        return out, kept

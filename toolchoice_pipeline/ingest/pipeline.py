@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -33,7 +33,7 @@ from .claude_code import SeenRecords, read_claude_code
 from .codex import read_codex
 from .conversation import DEFAULT_MAX_CONTEXT_CHARS
 from .jsonl import Warnings, check_readable
-from .labels import Labels, load_labels
+from .labels import load_labels
 from .model import RecordedTurn
 from .otel import read_otel
 from .sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser

@@ -45,6 +45,7 @@ _SECRET_NAMES = (r"(?:passw(?:or)?d|pwd|secret|api[_-]?key|apikey|access[_-]?key
 _NOT_A_VALUE = re.compile(r"^(?:\$|\{|<|%|\[REDACTED|None$|null$|true$|false$|\*+$|x+$|\.\.\."
                           r"|[A-Za-z_][\w.$]*[(\[]|(?:self|this|cls|os|env|process|document|window|config|settings"
                           r"|request|req|args|options|opts|params|props|ctx|context)\.[\w.$]+$)", re.IGNORECASE)
+_HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)")
 _ALREADY_REDACTED = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GENERIC_USER_NAMES = frozenset({"root", "user", "users", "admin", "home", "shared", "public", "default",
                                  "runner", "ubuntu", "guest", "dev", "app", "work", "workspace", "me"})
@@ -101,7 +102,7 @@ def _rules() -> tuple[_Rule, ...]:
             keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip()))),
         _Rule("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
               ("@",), 0, keep_if=lambda value: value.lower().startswith("git@")),
-        _Rule("user_name", re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)"),
+        _Rule("user_name", _HOME_DIRECTORY,
               ("/home/", "/users/", "users\\"), "secret", keep_if=lambda value: value.startswith("[REDACTED")),
     )
 
@@ -186,7 +187,7 @@ class Sanitiser:
     def learn_path(self, path: Any) -> None:
         """Remember the user name of a home-directory path (e.g. a record's ``cwd``)."""
         if isinstance(path, str) and path:
-            for match in _OUR_RULES[-1].pattern.finditer(path):
+            for match in _HOME_DIRECTORY.finditer(path):
                 self._learn(match.group("secret"))
 
     def _learn(self, name: str) -> None:
