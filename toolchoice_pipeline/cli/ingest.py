@@ -31,7 +31,8 @@ def _options(command):
                      help="Curated catalog (YAML/JSON) the sessions are ingested against "
                           "[default: the demo suite's catalog.yaml]."),
         click.option("--catalog-dump", "catalog_dumps", multiple=True, type=click.Path(path_type=Path),
-                     help="Live catalog dump (JSON: tool list, OpenAI tools, MCP tools/list); curated wins. Repeatable."),
+                     help="Live catalog dump (JSON: tool list, OpenAI tools, MCP tools/list); curated wins. "
+                          "Repeatable."),
         click.option("--labels", type=click.Path(path_type=Path), default=None,
                      help='Expected calls per turn, JSONL: {"session", "turn", "expected"}.'),
         data_dir_option,

@@ -141,8 +141,8 @@ class _SpanReader:
         session = str(attributes.get("gen_ai.conversation.id") or span.get("traceId") or "trace")
         index = sum(1 for message in inputs if _is_prompt(message)) - 1
         if (session, index) in self.seen_turns:
-            self.warnings.add(self.shown, line, f"{where}: turn {index} of {self.sanitiser.text(session)[:16]} seen before; "
-                                                "span skipped")
+            seen_in = self.sanitiser.text(session)[:16]
+            self.warnings.add(self.shown, line, f"{where}: turn {index} of {seen_in} seen before; span skipped")
             return None
         self.seen_turns[(session, index)] = True
         tools = self.tools(attributes, line, where)

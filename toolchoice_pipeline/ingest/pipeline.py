@@ -1,4 +1,4 @@
-"""One ingest: session files → sanitised, labelled tasks with replayed first steps → a suite (see ``docs/ingest.md``).
+"""One ingest: session files → sanitised, labelled tasks with replayed first steps → a suite (``docs/ingest.md``).
 
 Nothing is read but the files named. Every turn with a recorded reply becomes a task ``<session>-t<n>``
 (``<session>-<agent>-t<n>`` for a subagent; ``<session>`` is the first 8 characters of the session id):
@@ -212,7 +212,8 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
         catalog = base + added
         if labels is not None:
             for task, line in labelled:
-                problems.extend(task_problems(task, task.tools if task.tools is not None else catalog, labels.file, line))
+                task_catalog = task.tools if task.tools is not None else catalog
+                problems.extend(task_problems(task, task_catalog, labels.file, line))
         if problems:
             raise InputError(problems)
         summaries = list(sessions.values())
