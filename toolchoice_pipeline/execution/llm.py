@@ -4,10 +4,14 @@ Retries (tenacity): exponential backoff with full jitter, at least the provider'
 limits, 5xx, timeouts and dropped connections; never for authentication, not-found, permission or
 bad-request errors. LiteLLM's own retries and the OpenAI SDK's hidden ones are switched off
 (``num_retries=0``, ``max_retries=0``) so a call is never retried twice over.
+
+In-process deterministic models (``local/``, ``replay/``) get one attempt: their errors would only repeat.
+A call that fails for good raises LiteLLM's exception with ``attempts`` (int) set on it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +22,12 @@ from ..config import ModelSpec, RetryConfig
 from ..offline import is_local_model
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+SINGLE_ATTEMPT_PROVIDERS = ("local", "replay")
+
+
+async def _backoff_sleep(seconds: float) -> None:
+    """The sleep between attempts (a module-level hook, so tests can record the waits)."""
+    await asyncio.sleep(seconds)
 
 
 @dataclass
@@ -84,12 +94,41 @@ class _WaitBackoffOrRetryAfter:
         return backoff if after is None else min(max(backoff, after), max(self.max_wait_s, after))
 
 
+async def _sleep_hook(seconds: float) -> None:
+    await _backoff_sleep(seconds)
+
+
+def assistant_message(message: Any) -> dict[str, Any]:
+    """The OpenAI-format dict (``role``, ``content``, ``tool_calls``) of LiteLLM's reply message, read field by
+    field: pydantic's ``model_dump`` of LiteLLM's ``Message`` costs more than the rest of our per-call work."""
+    out: dict[str, Any] = {"role": "assistant", "content": message.content}
+    tool_calls = getattr(message, "tool_calls", None)
+    if tool_calls:
+        out["tool_calls"] = [
+            {"id": call.id, "type": getattr(call, "type", None) or "function",
+             "function": {"name": call.function.name, "arguments": call.function.arguments}}
+            for call in tool_calls
+        ]
+    function_call = getattr(message, "function_call", None)
+    if function_call is not None:
+        out["function_call"] = {"name": function_call.name, "arguments": function_call.arguments}
+    reasoning = getattr(message, "reasoning_content", None)
+    if reasoning:
+        out["reasoning_content"] = reasoning
+    return out
+
+
 def call_cost(spec: ModelSpec, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
-    """USD for one call: the configured price if any, 0.0 for in-process models, else LiteLLM's pricing."""
+    """USD for one call: the configured price if any (``config.Price``, USD per million tokens), 0.0 for
+    in-process models, else LiteLLM's pricing (the figure LiteLLM computed for the response, or
+    ``litellm.completion_cost``); a model missing from LiteLLM's pricing table costs 0.0."""
     if spec.price is not None:
         return (prompt_tokens * spec.price.input_usd_per_mtok + completion_tokens * spec.price.output_usd_per_mtok) / 1e6
     if is_local_model(spec.model):
         return 0.0
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if isinstance(hidden.get("response_cost"), (int, float)):  # LiteLLM already priced it while logging
+        return float(hidden["response_cost"])
     import litellm
 
     try:
@@ -113,26 +152,49 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
         kwargs["tools"] = tools
     if metadata:
         kwargs["metadata"] = metadata
-    attempts = 0
-    async for attempt in AsyncRetrying(
-        retry=retry_if_exception(is_transient),
-        stop=stop_after_attempt(retries.max_attempts),
-        wait=_WaitBackoffOrRetryAfter(retries),
-        reraise=True,
-    ):
-        with attempt:
-            attempts += 1
-            started = time.perf_counter()
-            response = await litellm.acompletion(
-                model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0,
-                **kwargs,
-            )
-            latency_ms = (time.perf_counter() - started) * 1000
+    max_attempts = 1 if spec.model.split("/", 1)[0] in SINGLE_ATTEMPT_PROVIDERS else retries.max_attempts
+    attempts = 1
+
+    async def attempt_call() -> tuple[Any, float]:
+        started = time.perf_counter()
+        response = await litellm.acompletion(
+            model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0, **kwargs,
+        )
+        return response, (time.perf_counter() - started) * 1000
+
+    try:
+        # The first attempt runs outside tenacity: most calls succeed, and tenacity's per-attempt machinery
+        # costs as much as the rest of our per-call work. A transient failure enters tenacity as its attempt 1,
+        # so backoff, Retry-After and the attempt limit apply exactly as configured.
+        try:
+            response, latency_ms = await attempt_call()
+        except Exception as first:
+            if max_attempts == 1 or not is_transient(first):
+                raise
+            pending: BaseException | None = first
+            async for attempt in AsyncRetrying(
+                retry=retry_if_exception(is_transient),
+                stop=stop_after_attempt(max_attempts),
+                wait=_WaitBackoffOrRetryAfter(retries),
+                sleep=_sleep_hook,
+                reraise=True,
+            ):
+                with attempt:
+                    if pending is not None:
+                        failed, pending = pending, None
+                        raise failed
+                    attempts += 1
+                    response, latency_ms = await attempt_call()
+    except Exception as exc:
+        try:
+            exc.attempts = attempts  # type: ignore[attr-defined]
+        except AttributeError:  # exceptions with __slots__ cannot carry it; the count is only informative
+            pass
+        raise
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    message = response.choices[0].message.model_dump(exclude_none=True)
-    message.setdefault("content", None)
+    message = assistant_message(response.choices[0].message)
     return Completion(
         message=message, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         cost_usd=call_cost(spec, response, prompt_tokens, completion_tokens), latency_ms=latency_ms,

@@ -1,0 +1,97 @@
+"""Turning a failed model call into one clear, secret-free message naming the model.
+
+Every infrastructure error stored on an episode or a step comes from :func:`describe_failure`. Messages start
+with the model string (``"openai/gpt-4o-mini: ..."``), say what kind of failure it was and what to do, and
+never contain an API key: provider texts pass through :func:`redact` first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_MAX_DETAIL = 300
+_KEY_PATTERNS = [
+    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-*]{8,}"),
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-*]{8,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
+]
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with API-key-like strings and the values of secret environment variables masked as ``***``."""
+    for name, value in os.environ.items():
+        if value and len(value) >= 8 and _SECRET_ENV.search(name) and value in text:
+            text = text.replace(value, "***")
+    for pattern in _KEY_PATTERNS:
+        text = pattern.sub("***", text)
+    return text
+
+
+def _detail(exc: BaseException) -> str:
+    text = str(getattr(exc, "message", None) or exc).strip()
+    text = re.sub(r"^(litellm\.\w+:\s*)+", "", text)
+    text = " ".join(text.split())
+    if len(text) > _MAX_DETAIL:
+        text = text[:_MAX_DETAIL] + "..."
+    return redact(text)
+
+
+def is_unknown_provider(exc: BaseException) -> bool:
+    """LiteLLM's "LLM Provider NOT provided" error (a model string without a provider it knows)."""
+    return "LLM Provider NOT provided" in str(exc) or type(exc).__name__ == "LiteLLMUnknownProvider"
+
+
+def is_model_level(exc: BaseException) -> bool:
+    """True when the failure says the model itself is unusable (bad key, no such model, unreachable, or
+    transient errors that outlasted every retry), as opposed to a problem with one request (a 400, a context
+    window, a replay file without this task). Only model-level failures count towards stopping a model."""
+    import litellm
+
+    from .llm import is_transient
+
+    if isinstance(exc, (litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError,
+                        litellm.APIConnectionError)):
+        return True
+    if is_unknown_provider(exc):
+        return True
+    return is_transient(exc)
+
+
+def describe_failure(model: str, exc: BaseException, *, known_model: bool | None = None) -> str:
+    """One line for a call to ``model`` that failed for good.
+
+    ``known_model`` (from LiteLLM's model list, when the caller checked) lets an authentication error be told
+    apart from a misspelt model name, which LiteLLM also reports as an authentication error.
+    """
+    import litellm
+
+    attempts = getattr(exc, "attempts", None)
+    tries = f" after {attempts} attempts" if isinstance(attempts, int) and attempts > 1 else ""
+    detail = _detail(exc)
+    if is_unknown_provider(exc):
+        return f"{model}: unknown provider: LiteLLM has no provider for this model string ({detail})"
+    if isinstance(exc, litellm.AuthenticationError):
+        if known_model is False:
+            return (f"{model}: model not found: LiteLLM's model list does not know it and the provider refused "
+                    f"the call (LiteLLM reports an unknown model as an authentication error): {detail}")
+        return f"{model}: authentication failed: the provider refused the API key from the environment ({detail})"
+    if isinstance(exc, litellm.NotFoundError):
+        return f"{model}: model not found: {detail}"
+    if isinstance(exc, litellm.PermissionDeniedError):
+        return f"{model}: permission denied: {detail}"
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return f"{model}: context window exceeded: {detail}"
+    if isinstance(exc, litellm.RateLimitError):
+        return f"{model}: rate limited{tries}: {detail}"
+    if isinstance(exc, litellm.Timeout):
+        return f"{model}: timed out{tries}: {detail}"
+    if isinstance(exc, litellm.APIConnectionError):
+        return f"{model}: provider unreachable or failed{tries}: {detail}"
+    if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
+        status = getattr(exc, "status_code", None)
+        return f"{model}: provider error {status or ''}{tries}: {detail}".replace("error  ", "error ")
+    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)):
+        return f"{model}: request rejected: {detail}"
+    return f"{model}: {type(exc).__name__}{tries}: {detail}"

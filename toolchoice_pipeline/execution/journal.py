@@ -1,0 +1,163 @@
+"""The durable call journal and cache: every completed agent call, written as it finishes.
+
+One SQLite file (standard library) at ``<data_dir>/<cache.path>`` in WAL mode with ``synchronous=NORMAL``;
+each completed call is committed in its own transaction before the episode moves on. A committed call
+survives the process being killed at any moment (SIGKILL included): SQLite's WAL keeps it. After a power loss
+or an OS crash the calls committed since the last WAL checkpoint may be lost (never half-written): they
+would be asked again. ``synchronous=FULL`` would close that gap at one ``fsync`` per call, which on this
+machine cost more than the whole rest of our per-call work (see ``docs/execution.md``).
+
+Rows are keyed by :func:`request_key`, a SHA-256 over the model, its parameters (secrets never: they are not
+allowed in the configuration and are dropped here too), the messages, the tools, the step and the task.
+Only successful calls are written: errors are never cached.
+
+Cache policies (``cache.policy`` in ``toolchoice.yaml``, or the caller's override):
+
+- ``read_write`` (default; hand and catalog-change runs): a journaled reply is reused, so a re-run with
+  unchanged inputs makes no provider call and a killed run resumes where it stopped;
+- ``write_only`` (nightly): always ask the provider (to catch provider drift), and record the answer; a run
+  given a ``resume_key`` still reuses the calls it journaled itself under that key, so a killed nightly run
+  resumes without asking twice;
+- ``off``: neither read nor write (no file is opened).
+
+A reused reply keeps the tokens, ``cost_usd`` and ``latency_ms`` of the call that produced it; the step is
+marked ``cache_hit`` so "spent now" is the sum over steps that are not cache hits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..canonical import canonical_json
+from ..config import SECRET_PARAMS, CachePolicy
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS agent_calls (
+    request_key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    message_json TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    latency_ms REAL NOT NULL,
+    attempts INTEGER NOT NULL,
+    resume_key TEXT,
+    created_at REAL NOT NULL
+)
+"""
+_KEPT_MESSAGE_FIELDS = ("content", "tool_calls", "function_call")
+
+
+def key_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The call parameters that go into the request key: JSON-safe, secrets dropped."""
+    kept = {k: v for k, v in params.items() if k not in SECRET_PARAMS}
+    return json.loads(json.dumps(kept, default=repr))
+
+
+def digest(value: Any) -> str:
+    """Full SHA-256 (64 hex) of ``value``'s canonical JSON."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def request_key(*, model: str, fingerprint: str | None, params: dict[str, Any], task_id: str, step: int,
+                messages: list[dict[str, Any]], tools_digest: str) -> str:
+    """The journal key of one call (64 hex). ``params`` must already be :func:`key_params`; ``fingerprint``
+    identifies what answers behind the model string when it is ours (a replay file's content, a local agent's
+    code), so editing those is a new key; ``tools_digest`` is :func:`digest` of the tools as sent."""
+    return digest({"model": model, "fingerprint": fingerprint, "params": params, "task_id": task_id,
+                   "step": step, "messages": messages, "tools": tools_digest})
+
+
+@dataclass(frozen=True)
+class JournaledCall:
+    """One completed call as stored: the assistant message as the provider returned it (provider tool names)."""
+
+    message: dict[str, Any]
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_ms: float
+    attempts: int = 1
+
+
+class CallJournal:
+    """The journal of one run, used from the event loop's thread. :meth:`lookup` is a primary-key read, skipped
+    for keys that were not journaled when the run started; :meth:`record` commits one call in its own
+    transaction before returning. ``models`` limits the reusable keys to the run's models."""
+
+    def __init__(self, path: Path | None, policy: CachePolicy, *, resume_key: str | None = None,
+                 models: list[str] | None = None):
+        self.path = path
+        self.policy = policy
+        self.resume_key = resume_key
+        self._known: set[str] = set()
+        self._conn: sqlite3.Connection | None = None
+        if policy == "off" or path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(_SCHEMA)
+        self._conn = conn
+        if policy == "read_write" or resume_key is not None:
+            self._known = self._reusable_keys(models)
+
+    def _reusable_keys(self, models: list[str] | None) -> set[str]:
+        assert self._conn is not None
+        query, args = "SELECT request_key FROM agent_calls WHERE 1=1", []
+        if models is not None:
+            query += f" AND model IN ({','.join('?' * len(models))})"
+            args.extend(models)
+        if self.policy != "read_write":
+            query += " AND resume_key = ?"
+            args.append(self.resume_key)
+        return {row[0] for row in self._conn.execute(query, args)}
+
+    def lookup(self, key: str) -> JournaledCall | None:
+        """The journaled reply for ``key`` if the policy allows reusing it, else None."""
+        if key not in self._known:
+            return None
+        assert self._conn is not None
+        row = self._conn.execute(
+            "SELECT message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, attempts "
+            "FROM agent_calls WHERE request_key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return JournaledCall(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
+
+    def record(self, key: str, *, model: str, task_id: str, step: int, call: JournaledCall) -> None:
+        """Write one completed call in its own transaction; returns once it is committed."""
+        if self._conn is None:
+            return
+        message = {k: call.message[k] for k in _KEPT_MESSAGE_FIELDS if call.message.get(k) is not None}
+        row = (key, model, task_id, step, json.dumps(message, ensure_ascii=False), call.prompt_tokens,
+               call.completion_tokens, call.cost_usd, call.latency_ms, call.attempts, self.resume_key, time.time())
+        with self._conn:  # BEGIN ... COMMIT, or ROLLBACK on error
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.execute("INSERT OR REPLACE INTO agent_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+
+    def keys(self) -> set[str]:
+        """Every request key in the journal (for benchmarks and tests)."""
+        if self._conn is None:
+            return set()
+        return {row[0] for row in self._conn.execute("SELECT request_key FROM agent_calls")}
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> "CallJournal":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,191 @@
+"""Preflight: is each model usable, before any task is spent on it? (DESIGN §5; issue "faults kept apart").
+
+Two parts, each giving ``None`` (usable) or one clear message naming the model:
+
+- :func:`static_problem`, with no network and no provider call: an in-process model is checked where it lives
+  (``local/<name>`` must exist, ``replay/<path>`` must load, ``sim/<name>`` settings must parse, any other
+  in-process provider must be registered); a remote model must have a provider LiteLLM knows
+  (``litellm.get_llm_provider``) and its API key in the environment (``litellm.validate_environment``).
+  A replay file that does not load is bad input: :class:`~toolchoice_pipeline.errors.InputError` is raised,
+  naming file, line and field.
+- :func:`check_by_call`, for remote models: one tiny call (``max_tokens=8``) with the run's retries. A refused
+  call becomes "authentication failed", "model not found" or "unknown provider". LiteLLM reports a misspelt
+  model name as an authentication error; when the name is also missing from LiteLLM's model list
+  (``litellm.model_cost``) the message says "model not found" and suggests the closest known names.
+
+The runner calls the static part before the run and the call lazily, before a model's first cache miss, so
+a run served entirely from the journal makes no provider call at all. Keys are never read into messages:
+only the *names* of missing environment variables are reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+from ..config import ModelSpec, RetryConfig
+from ..offline import is_local_model
+from .failures import describe_failure, is_unknown_provider, redact
+
+PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
+_SECRET_VAR = re.compile(r"(KEY|TOKEN|SECRET|CREDENTIALS|PASSWORD)", re.IGNORECASE)
+
+
+def provider_of(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
+def resolve_model(model: str, data_dir: Path) -> str:
+    """The model string handed to LiteLLM: ``replay/<relative path>`` becomes ``replay/<absolute path>``
+    (``replay//abs/...``) resolved against ``data_dir``; everything else is unchanged."""
+    if provider_of(model) == "replay":
+        path = Path(model.split("/", 1)[1])
+        if not path.is_absolute():
+            return f"replay/{(data_dir / path).resolve()}"
+    return model
+
+
+def replay_file(model: str, data_dir: Path) -> Path:
+    return Path(resolve_model(model, data_dir).split("/", 1)[1])
+
+
+def model_fingerprint(model: str, data_dir: Path) -> str | None:
+    """What answers behind one of our model strings, hashed (12 hex), for the journal key: a replay file's
+    bytes, or the source file of a local agent or of the sim provider. None for remote models (the model
+    string and parameters identify them) and for providers we do not own."""
+    provider = provider_of(model)
+    if provider == "replay":
+        path = replay_file(model, data_dir)
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else None
+    if provider == "local":
+        from ..providers.local import local_models
+
+        function = local_models().get(model.split("/", 1)[1])
+        module = sys.modules.get(getattr(function, "__module__", ""), None)
+        source = getattr(module, "__file__", None)
+        return hashlib.sha256(Path(source).read_bytes()).hexdigest()[:12] if source else None
+    if provider == "sim":
+        from ..providers import sim
+
+        return hashlib.sha256(Path(sim.__file__).read_bytes()).hexdigest()[:12]
+    return None
+
+
+def known_to_litellm(model: str) -> bool:
+    """True when LiteLLM's model list (``litellm.model_cost``) has this model under any of its spellings."""
+    import litellm
+
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model)
+    except Exception:
+        return False
+    return any(key in litellm.model_cost for key in (model, name, f"{provider}/{name}"))
+
+
+def close_matches(model: str) -> list[str]:
+    """Up to three model names LiteLLM knows for the same provider that look like ``model``."""
+    import litellm
+
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model)
+    except Exception:
+        return []
+    names = {key.split("/", 1)[1] if key.startswith(f"{provider}/") else key
+             for key, info in litellm.model_cost.items() if info.get("litellm_provider") == provider}
+    return [f"{provider}/{n}" for n in difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.75)]
+
+
+def _in_process_problem(spec: ModelSpec, data_dir: Path) -> str | None:
+    import litellm
+
+    model = spec.model
+    provider = provider_of(model)
+    name = model.split("/", 1)[1] if "/" in model else ""
+    if provider == "local":
+        from ..providers.local import local_models
+
+        known = local_models()
+        if name not in known:
+            listed = ", ".join(f"local/{n}" for n in sorted(known)) or "none"
+            return f"{model}: unknown local model (known: {listed})"
+        return None
+    if provider == "replay":
+        from ..replay_file import load_replay
+
+        load_replay(replay_file(model, data_dir))  # raises InputError naming file, line and field
+        return None
+    if provider == "sim":
+        from ..providers.sim import SimSettings
+
+        try:
+            SimSettings.from_params(spec.params)
+        except ValueError as exc:
+            return f"{model}: bad sim settings: {exc}"
+        return None
+    if provider not in litellm._custom_providers:
+        return f"{model}: unknown provider '{provider}': no in-process provider of that name is registered"
+    return None
+
+
+def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
+    """The preflight checks that need no provider call (see the module docstring); None when all pass.
+
+    Raises :class:`~toolchoice_pipeline.errors.InputError` for a replay file that does not load.
+    """
+    if is_local_model(spec.model):
+        return _in_process_problem(spec, data_dir)
+    import litellm
+
+    api_base = spec.params.get("api_base")
+    try:
+        litellm.get_llm_provider(spec.model, api_base=api_base)
+    except Exception as exc:
+        if is_unknown_provider(exc) or isinstance(exc, litellm.BadRequestError):
+            return (f"{spec.model}: unknown provider: LiteLLM cannot tell which provider serves this model "
+                    f"string; write it as <provider>/<model>, e.g. openai/gpt-4o-mini")
+        return describe_failure(spec.model, exc)
+    try:
+        environment = litellm.validate_environment(spec.model, api_base=api_base)
+    except Exception:  # LiteLLM cannot check this provider's environment: the preflight call will tell
+        return None
+    missing = [var for var in environment.get("missing_keys") or [] if _SECRET_VAR.search(var)]
+    if missing:
+        return (f"{spec.model}: no API key: set {' or '.join(missing)} in the environment "
+                f"(keys are read from the environment only, never from files)")
+    return None
+
+
+async def check_by_call(spec: ModelSpec, *, retries: RetryConfig) -> str | None:
+    """One tiny call to a remote model through the usual call wrapper; None when it answers."""
+    from .llm import complete
+
+    try:
+        await complete(spec, PREFLIGHT_MESSAGES, retries=retries, max_tokens=8)
+    except Exception as exc:
+        known = known_to_litellm(spec.model)
+        message = describe_failure(spec.model, exc, known_model=known)
+        if not known and ("model not found" in message):
+            suggestions = close_matches(spec.model)
+            if suggestions:
+                message += f" (did you mean {' or '.join(suggestions)}?)"
+        return redact(message)
+    return None
+
+
+async def preflight(models: list[ModelSpec], *, data_dir: Path, retries: RetryConfig) -> dict[str, str | None]:
+    """``{model: None | message}`` for every model: the static checks, then a call for each remote model that
+    passed them. Raises :class:`~toolchoice_pipeline.errors.InputError` for a replay file that does not load."""
+    from ..providers import register_providers
+
+    register_providers()
+    results: dict[str, str | None] = {}
+    for spec in models:
+        problem = static_problem(spec, data_dir)
+        if problem is None and not is_local_model(spec.model):
+            problem = await check_by_call(spec, retries=retries)
+        results[spec.model] = problem
+    return results
+

@@ -1,0 +1,227 @@
+"""Run every model on every task of a suite: the whole agent side of a release, with no Dagster in it.
+
+- **Concurrency**: asyncio; each model has ``ModelSpec.max_concurrency`` (else ``concurrency.per_model``)
+  workers taking its tasks in order, and every provider call also holds one of ``concurrency.max_in_flight``
+  global slots, so all tasks × models run interleaved and no model starves the others. Cache hits take no slot.
+- **Faults kept apart**: a model whose static preflight fails gets one clear message on all its rows and is
+  never called; a remote model gets its preflight call just before its first cache miss (so a run served from
+  the journal calls nobody); a model whose calls fail :data:`CONSECUTIVE_FAILURES_TO_STOP` times in a row
+  for model-level reasons (bad key, no such model, unreachable, transient errors outlasting the retries) is
+  stopped and its remaining uncached rows say why. Other models run on.
+- **Journal**: see :mod:`.journal`; a re-run with unchanged inputs under ``read_write`` makes no provider call,
+  and a killed run resumes without re-issuing a completed call.
+
+The result is one :class:`~toolchoice_pipeline.records.Episode` per (model, task), models in the given order
+and tasks in suite order, including failed ones (``error`` set, steps recorded so far kept).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..config import CachePolicy, ModelSpec, RunConfig
+from ..offline import ensure_offline_default, is_local_model
+from ..records import Episode
+from ..suite import Suite
+from ..tasks import Task
+from .episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
+from .failures import describe_failure, is_model_level
+from .journal import CallJournal, JournaledCall, key_params
+from .preflight import check_by_call, known_to_litellm, model_fingerprint, resolve_model, static_problem
+
+log = logging.getLogger(__name__)
+
+CONSECUTIVE_FAILURES_TO_STOP = 3
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class _ModelGate:
+    """Whether a model may still be called: its preflight result and its run of consecutive failures."""
+
+    model: str
+    needs_call_check: bool
+    blocked: str | None = None
+    consecutive_failures: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def admit(self, spec: ModelSpec, config: RunConfig) -> None:
+        """Raise :class:`ModelUnavailable` when the model may not be called; run its preflight call once."""
+        if self.needs_call_check and self.blocked is None:
+            async with self.lock:
+                if self.needs_call_check:
+                    self.blocked = await check_by_call(spec, retries=config.retries)
+                    self.needs_call_check = False
+                    if self.blocked:
+                        log.warning("preflight failed: %s", self.blocked)
+        if self.blocked is not None:
+            raise ModelUnavailable(self.blocked)
+
+    def failed(self, exc: BaseException, message: str) -> None:
+        if not is_model_level(exc):
+            return
+        self.consecutive_failures += 1
+        if self.blocked is None and self.consecutive_failures >= CONSECUTIVE_FAILURES_TO_STOP:
+            detail = message.split(": ", 1)[1] if message.startswith(self.model + ": ") else message
+            self.blocked = (f"{self.model}: stopped after {self.consecutive_failures} consecutive failed calls; "
+                            f"last error: {detail}")
+            log.warning("%s", self.blocked)
+
+    def succeeded(self) -> None:
+        self.consecutive_failures = 0
+
+
+def _models_to_run(suite: Suite, config: RunConfig, models: list[ModelSpec] | None) -> list[ModelSpec]:
+    if models is not None:
+        return list(models)
+    if suite.spec.models:
+        return config.with_models(suite.spec.models).models
+    return list(config.models)
+
+
+class _Views:
+    """Tool views per (catalog, naming), built once: the suite catalog is shared by every task without ``tools``."""
+
+    def __init__(self, suite: Suite):
+        self.suite_catalog = suite.catalog
+        self._built: dict[tuple[str | None, bool], ToolView] = {}
+
+    def for_task(self, task: Task, *, safe_names: bool) -> ToolView:
+        key = (task.id if task.tools is not None else None, safe_names)
+        view = self._built.get(key)
+        if view is None:
+            catalog = task.tools if task.tools is not None else self.suite_catalog
+            view = self._built[key] = ToolView.build(catalog, safe_names=safe_names)
+        return view
+
+
+async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
+                    cache_policy: CachePolicy | None = None, progress: Progress | None = None,
+                    resume_key: str | None = None) -> list[Episode]:
+    """Run each model on each task of ``suite``; one :class:`Episode` per (model, task), in model then task order.
+
+    ``models`` defaults to the suite's own ``models`` (``suite.yaml``) if it lists any, else the configuration's.
+    ``cache_policy`` overrides ``config.cache.policy``; ``resume_key`` (e.g. the release id) lets a
+    ``write_only`` run resume the calls it journaled itself. ``progress(model, done, total)`` is called after
+    each finished episode. Provider failures never raise: they are stored on the episodes. Raises
+    :class:`~toolchoice_pipeline.errors.InputError` for bad input found before the run (a replay file that
+    does not load).
+    """
+    specs = _models_to_run(suite, config, models)
+    ensure_offline_default(spec.model for spec in specs)
+    from ..providers import register_providers
+
+    register_providers()
+    policy = cache_policy or config.cache.policy
+    tasks = suite.tasks
+    views = _Views(suite)
+    blocked = {spec.model: static_problem(spec, data_dir) for spec in specs}
+    for model, problem in blocked.items():
+        if problem:
+            log.warning("preflight failed: %s", problem)
+    journal = CallJournal(None if policy == "off" else data_dir / config.cache.path, policy, resume_key=resume_key,
+                          models=[spec.model for spec in specs])
+    in_flight = asyncio.Semaphore(config.concurrency.max_in_flight)
+    results: list[list[Episode | None]] = [[None] * len(tasks) for _ in specs]
+    log.info("running %d models on %d tasks of suite %s (cache %s)", len(specs), len(tasks), suite.name, policy)
+
+    def setup_for(spec: ModelSpec) -> EpisodeSetup:
+        remote = not is_local_model(spec.model)
+        call_spec = spec.model_copy(update={"model": resolve_model(spec.model, data_dir)})
+        gate = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
+        known = known_to_litellm(spec.model) if remote else None
+
+        def describe(exc: BaseException) -> str:
+            return describe_failure(spec.model, exc, known_model=known)
+
+        async def call_model(task_id, step, messages, tools) -> JournaledCall:
+            from .llm import complete
+
+            await gate.admit(call_spec, config)
+            async with in_flight:
+                await gate.admit(call_spec, config)
+                try:
+                    completion = await complete(
+                        call_spec, messages, retries=config.retries, tools=tools or None,
+                        metadata={"task_id": task_id, "step": step, "data_dir": str(data_dir)},
+                    )
+                except Exception as exc:
+                    gate.failed(exc, describe(exc))
+                    raise
+            gate.succeeded()
+            return JournaledCall(message=completion.message, prompt_tokens=completion.prompt_tokens,
+                                 completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
+                                 latency_ms=completion.latency_ms, attempts=completion.attempts)
+
+        return EpisodeSetup(model=spec.model, fingerprint=model_fingerprint(spec.model, data_dir),
+                            key_params=key_params(spec.params), journal=journal, call_model=call_model,
+                            describe_failure=describe, max_steps=config.max_steps)
+
+    async def run_model(index: int, spec: ModelSpec) -> None:
+        setup = setup_for(spec)
+        safe_names = not is_local_model(spec.model)
+        order = iter(range(len(tasks)))
+        done = 0
+
+        async def worker() -> None:
+            nonlocal done
+            for task_index in order:
+                task = tasks[task_index]
+                if blocked[spec.model] is not None:
+                    episode = Episode(model=spec.model, task_id=task.id, error=blocked[spec.model])
+                else:
+                    episode = await run_episode(task, views.for_task(task, safe_names=safe_names), setup)
+                results[index][task_index] = episode
+                done += 1
+                if progress is not None:
+                    progress(spec.model, done, len(tasks))
+
+        limit = spec.max_concurrency or config.concurrency.per_model
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, min(limit, len(tasks)))):
+                group.create_task(worker())
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for index, spec in enumerate(specs):
+                group.create_task(run_model(index, spec))
+    except BaseExceptionGroup as group_error:  # a bug, not a provider failure: raise it as itself
+        first = group_error.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
+    finally:
+        journal.close()
+    return [episode for per_model in results for episode in per_model if episode is not None]
+
+
+def run_suite_sync(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
+                   cache_policy: CachePolicy | None = None, progress: Progress | None = None,
+                   resume_key: str | None = None) -> list[Episode]:
+    """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
+    thread when the calling thread already has one running."""
+    coroutine_args = dict(data_dir=data_dir, models=models, cache_policy=cache_policy, progress=progress,
+                          resume_key=resume_key)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_suite(suite, config, **coroutine_args))
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["episodes"] = asyncio.run(run_suite(suite, config, **coroutine_args))
+        except BaseException as exc:  # handed back to the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="run-suite")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["episodes"]  # type: ignore[return-value]

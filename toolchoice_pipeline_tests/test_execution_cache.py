@@ -1,0 +1,126 @@
+"""The call journal as a cache: read_write, write_only (with resume), off; errors never cached; keys."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import litellm
+
+from toolchoice_pipeline.config import RunConfig
+from toolchoice_pipeline.execution.journal import key_params, request_key
+from toolchoice_pipeline.execution.runner import run_suite_sync
+
+from .execution_support import CATALOG, call, numbered_tasks, register_scripted, write_suite
+
+
+def config(models=("scripted/m",), **extra):
+    data = {"models": list(models), "retries": {"max_attempts": 1}}
+    data.update(extra)
+    return RunConfig.model_validate(data)
+
+
+def two_steps(model, messages, tools, metadata):
+    if messages[-1]["role"] == "tool":
+        return {"role": "assistant", "content": "Done."}
+    return {"role": "assistant", "content": None, "tool_calls": [call("Glob", {"pattern": "*.py"}, "g")]}
+
+
+def comparable(episodes):
+    return [(e.model, e.task_id, e.error, [(s.step, s.reply, s.prompt_tokens, s.completion_tokens, s.cost_usd,
+                                            s.latency_ms, s.request_key) for s in e.steps]) for e in episodes]
+
+
+def test_read_write_rerun_makes_no_provider_call_and_keeps_the_original_figures(tmp_path):
+    suite = write_suite(tmp_path, numbered_tasks(5))
+    handler = register_scripted(two_steps)
+    first = run_suite_sync(suite, config(), data_dir=tmp_path)
+    assert len(handler.requests) == 10 and not any(s.cache_hit for e in first for s in e.steps)
+    second = run_suite_sync(suite, config(), data_dir=tmp_path)
+    assert len(handler.requests) == 10
+    assert all(s.cache_hit for e in second for s in e.steps)
+    assert comparable(second) == comparable(first)
+
+
+def test_write_only_always_asks_the_provider_but_records(tmp_path):
+    suite = write_suite(tmp_path, numbered_tasks(3))
+    handler = register_scripted(two_steps)
+    run_suite_sync(suite, config(), data_dir=tmp_path, cache_policy="write_only")
+    again = run_suite_sync(suite, config(), data_dir=tmp_path, cache_policy="write_only")
+    assert len(handler.requests) == 12
+    assert not any(s.cache_hit for e in again for s in e.steps)
+    run_suite_sync(suite, config(), data_dir=tmp_path)  # read_write now finds what write_only recorded
+    assert len(handler.requests) == 12
+
+
+def test_write_only_resumes_only_its_own_run(tmp_path):
+    suite = write_suite(tmp_path, numbered_tasks(3))
+    handler = register_scripted(two_steps)
+    run_suite_sync(suite, config(), data_dir=tmp_path, cache_policy="write_only", resume_key="nightly-1")
+    run_suite_sync(suite, config(), data_dir=tmp_path, cache_policy="write_only", resume_key="nightly-1")
+    assert len(handler.requests) == 6
+    run_suite_sync(suite, config(), data_dir=tmp_path, cache_policy="write_only", resume_key="nightly-2")
+    assert len(handler.requests) == 12
+
+
+def test_off_neither_reads_nor_writes(tmp_path):
+    suite = write_suite(tmp_path, numbered_tasks(2))
+    handler = register_scripted(two_steps)
+    cfg = config(cache={"policy": "off"})
+    run_suite_sync(suite, cfg, data_dir=tmp_path)
+    run_suite_sync(suite, cfg, data_dir=tmp_path)
+    assert len(handler.requests) == 8
+    assert not (tmp_path / cfg.cache.path).exists()
+
+
+def test_errors_are_never_cached(tmp_path):
+    suite = write_suite(tmp_path, numbered_tasks(3))
+    broken = {"t001"}
+
+    def script(model, messages, tools, metadata):
+        if metadata["task_id"] in broken:
+            raise litellm.BadRequestError(message="try later", llm_provider="scripted", model=model)
+        return two_steps(model, messages, tools, metadata)
+
+    handler = register_scripted(script)
+    first = run_suite_sync(suite, config(), data_dir=tmp_path)
+    assert [e.error is None for e in first] == [True, False, True]
+    broken.clear()
+    second = run_suite_sync(suite, config(), data_dir=tmp_path)
+    assert all(e.error is None for e in second)
+    retried = [r["metadata"]["task_id"] for r in handler.requests[5:]]
+    assert retried == ["t001", "t001"]
+    rows = sqlite3.connect(tmp_path / config().cache.path).execute("SELECT COUNT(*) FROM agent_calls").fetchone()
+    assert rows == (6,)
+
+
+def test_a_changed_tool_description_is_a_new_request(tmp_path):
+    suite = write_suite(tmp_path, numbered_tasks(2))
+    handler = register_scripted(two_steps)
+    run_suite_sync(suite, config(), data_dir=tmp_path)
+    changed = [dict(tool) for tool in CATALOG]
+    changed[0]["description"] = "Read a text file (any encoding)."
+    suite = write_suite(tmp_path, numbered_tasks(2), catalog=changed)
+    episodes = run_suite_sync(suite, config(), data_dir=tmp_path)
+    assert len(handler.requests) == 8
+    assert not any(s.cache_hit for e in episodes for s in e.steps)
+
+
+def test_models_and_parameters_are_part_of_the_key_but_secrets_are_not():
+    base = dict(fingerprint=None, task_id="t", step=0, messages=[{"role": "user", "content": "x"}],
+                tools_digest="d")
+    key = request_key(model="a/m", params=key_params({"temperature": 0}), **base)
+    assert key != request_key(model="b/m", params=key_params({"temperature": 0}), **base)
+    assert key != request_key(model="a/m", params=key_params({"temperature": 1}), **base)
+    assert key != request_key(model="a/m", params=key_params({"temperature": 0}), **{**base, "step": 1})
+    assert key == request_key(model="a/m", params=key_params({"temperature": 0, "api_key": "sk-secret"}), **base)
+    assert "api_key" not in key_params({"api_key": "sk-secret", "top_p": 1})
+
+
+def test_the_journal_stores_no_secret(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCRIPTED_API_KEY", "sk-very-secret-value-1234")
+    suite = write_suite(tmp_path, numbered_tasks(2))
+    register_scripted(two_steps)
+    run_suite_sync(suite, config(), data_dir=tmp_path)
+    raw = (tmp_path / config().cache.path).read_bytes()
+    assert b"sk-very-secret-value-1234" not in raw
+    assert b"Glob" in raw  # the file holds the replies (so the check above looked at real content)
