@@ -180,11 +180,12 @@ def test_polls_are_never_served_from_litellm_cache():
     assert len(handler.calls) == 6
 
 
-def test_a_provider_failure_is_an_invalid_vote_not_a_crash():
-    scripted([CustomLLMError(401, "invalid api key")])
+def test_a_provider_failure_is_an_invalid_vote_not_a_crash_and_no_key_is_stored():
+    scripted([CustomLLMError(401, "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz0123")])
     (vote,) = run([item()], judge_config(polls=1, max_attempts=3))
     assert not vote.valid and vote.attempts == 1
-    assert vote.error.startswith("judge call failed")
+    assert vote.error.startswith("judge call failed") and "Incorrect API key" in vote.error
+    assert "abcdefghijklmnop" not in vote.error
 
 
 def test_budget_stops_judging_with_a_clear_flag():

@@ -96,8 +96,11 @@ def _takes_seed(model: str) -> bool:
 
 
 def _error_line(exc: BaseException) -> str:
+    """The failure's type and first line, API-key-like strings masked (never store a secret in a vote)."""
+    from ..execution.failures import redact
+
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
+    return redact(f"{type(exc).__name__}: {text[0][:300] if text else ''}")
 
 
 class _Poller:
