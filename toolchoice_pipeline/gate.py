@@ -21,7 +21,6 @@ import xml.etree.ElementTree as ET
 from typing import Any, Literal, Mapping
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel, Field
 
 MAX_DROP_POINTS = 2.0
@@ -154,29 +153,37 @@ def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: 
                       notes=notes)
 
 
-def task_flips(now: pa.Table, baseline: pa.Table) -> Flips:
+def task_flips(now: pa.Table, baseline: pa.Table, threads: int | None = None) -> Flips:
     """Per model and metric, the tasks whose ``right_tool`` / ``right_args`` changed from ``baseline`` to ``now``.
 
     Both tables need ``model``, ``task_id``, ``right_tool``, ``right_args`` (``task_scores`` rows); tasks
-    unscored (null) in either release are left out. Vectorised (Arrow join), so it scales to millions of rows.
+    unscored (null) in either release are left out. The join runs in DuckDB, so it scales to millions of rows.
     """
-    keys = ["model", "task_id"]
-    columns = keys + list(FLIP_METRICS)
-    joined = now.select(columns).join(baseline.select(columns), keys=keys, join_type="inner",
-                                      left_suffix="_now", right_suffix="_baseline")
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
+        columns = ["model", "task_id", *FLIP_METRICS]
+        con.register("now_scores", now.select(columns))
+        con.register("baseline_scores", baseline.select(columns))
+        changed = con.sql("""
+            SELECT n.model, n.task_id,
+                   b.right_tool AS right_tool_was, n.right_tool AS right_tool_now,
+                   b.right_args AS right_args_was, n.right_args AS right_args_now
+            FROM now_scores n JOIN baseline_scores b ON n.model = b.model AND n.task_id = b.task_id
+            WHERE b.right_tool <> n.right_tool OR b.right_args <> n.right_args
+            ORDER BY n.model, n.task_id""").fetchall()
+    finally:
+        con.close()
     flips: Flips = {}
-    for metric in FLIP_METRICS:
-        was, is_ = joined.column(f"{metric}_baseline"), joined.column(f"{metric}_now")
-        for label, mask in (("right_to_wrong", pc.and_(was, pc.invert(is_))),
-                            ("wrong_to_right", pc.and_(pc.invert(was), is_))):
-            changed = joined.filter(pc.fill_null(mask, False)).select(keys)
-            for model, task_id in zip(changed.column("model").to_pylist(), changed.column("task_id").to_pylist()):
-                model_flips = flips.setdefault(model, {})
-                getattr(model_flips.setdefault(metric, TaskFlips()), label).append(task_id)
-    for model_flips in flips.values():
-        for metric_flips in model_flips.values():
-            metric_flips.right_to_wrong.sort()
-            metric_flips.wrong_to_right.sort()
+    for model, task_id, tool_was, tool_now, args_was, args_now in changed:
+        for metric, was, is_ in (("right_tool", tool_was, tool_now), ("right_args", args_was, args_now)):
+            if was is None or is_ is None or was == is_:
+                continue
+            bucket = flips.setdefault(model, {}).setdefault(metric, TaskFlips())
+            (bucket.right_to_wrong if was else bucket.wrong_to_right).append(task_id)
     return flips
 
 

@@ -26,7 +26,7 @@ from .lineage import Lineage
 from .records import Episode, JudgeVote
 from .scoring import score_episodes, summarise
 from .suite import Suite
-from .warehouse import ReleaseCommit, Warehouse, write_file_atomically
+from .warehouse import SAFE_RELEASE_ID, ReleaseCommit, Warehouse, write_file_atomically
 from .warehouse_tables import (
     agent_calls_table,
     judge_votes_table,
@@ -49,6 +49,10 @@ class ReleaseStore:
         self.root = self.data_dir / "releases"
 
     def scores_path(self, release_id: str) -> Path:
+        """``releases/<id>/scores.json``; raises :class:`InputError` for an id that is not a safe directory name."""
+        if not SAFE_RELEASE_ID.match(release_id or ""):
+            raise InputError(Problem(file="<release>", field="release_id",
+                                     message=f"{release_id!r} is not a release id (letters, digits, '.', '_', '-')"))
         return self.root / release_id / SCORES_FILE
 
     def has_scores(self, release_id: str) -> bool:

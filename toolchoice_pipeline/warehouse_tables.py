@@ -9,7 +9,8 @@ dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
   as JSON text in ``tags_json``, flag counts as ``n_<flag>`` columns).
 - ``agent_calls``: one row per model call (episode step). ``tool_name`` / ``arguments_json`` /
   ``arguments_valid`` describe the step's *first* call; ``n_calls`` and ``calls_json`` hold all of them
-  with their flags, so a step's cost and tokens are stored once. An episode that failed before any model
+  with their flags (:func:`calls_json`), so a step's cost and tokens are stored once; ``calls_json`` is null
+  when the model call returned no reply. An episode that failed before any model
   call gets one step-0 row with no reply; ``episode_error`` repeats the episode's infrastructure error on
   each of its rows.
 - ``judge_votes``: one row per judge poll, with its reasoning.
@@ -24,7 +25,7 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
-from .calls import flag_hallucinated
+from .calls import ToolCall, flag_hallucinated
 from .canonical import canonical_json
 from .catalog import ToolDefinition
 from .lineage import LINEAGE_COLUMNS, Lineage
@@ -162,7 +163,7 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
                 "arguments_json": first.arguments_json() if first else None,
                 "arguments_valid": first.arguments_valid if first else None,
                 "n_calls": len(reply.calls) if reply is not None else 0,
-                "calls_json": json.dumps([c.model_dump() for c in reply.calls], ensure_ascii=False)
+                "calls_json": calls_json(reply.calls)
                 if reply is not None else None,
                 "flags": reply.flags if reply is not None else [],
                 "content": reply.text if reply is not None else None,
@@ -172,6 +173,15 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
                 "episode_error": episode.error,
             })
     return build_table("agent_calls", rows, lineage)
+
+
+def calls_json(calls: list[ToolCall]) -> str:
+    """All calls of a step as JSON: name, decoded ``arguments``, ``raw_arguments`` and ``flags`` of each.
+
+    Provider call ids are left out: they are unique per call, carry no information about the choice, and
+    would make every row distinct (the columnar scorer matches each distinct value once).
+    """
+    return json.dumps([call.model_dump(exclude={"id"}) for call in calls], ensure_ascii=False, sort_keys=True)
 
 
 def judge_votes_table(votes: Iterable[JudgeVote], lineage: Lineage) -> pa.Table:

@@ -123,6 +123,7 @@ def test_gate_command_exit_codes_and_junit(stored_releases, tmp_path, capsys):
     assert failure is not None and "t03, t07" in failure.text
     assert run_guarded(cli, ["gate", "r2", "--baseline", "r2", "--data-dir", data]) == 0  # against itself
     assert run_guarded(cli, ["gate", "nope", "--data-dir", data]) == 2
+    assert run_guarded(cli, ["gate", "../r1", "--data-dir", data]) == 2
     assert run_guarded(cli, ["gate", "r2", "--baseline", "nope", "--data-dir", data]) == 2
     assert "no finished release 'nope'" in capsys.readouterr().err
 

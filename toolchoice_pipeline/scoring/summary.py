@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -101,47 +102,91 @@ class ModelScores(BaseModel):
     tags: dict[str, TagScores] = Field(default_factory=dict)
 
 
-def _shares(scores: list[TaskScore]) -> dict:
-    scored = [s for s in scores if s.error is None and s.right_tool is not None]
-    tool_hits = sum(bool(s.right_tool) for s in scored)
-    args_hits = sum(bool(s.right_args) for s in scored)
-    tsq = [s.tsq for s in scores if s.error is None and s.tsq is not None]
-    return {
-        "n_tasks": len(scores),
-        "errors": sum(s.error is not None for s in scores),
-        "n_scored": len(scored),
-        "right_tool_pct": points(tool_hits, len(scored)),
-        "right_args_pct": points(args_hits, len(scored)),
-        "right_tool_ci95_pct": interval_points(tool_hits, len(scored)),
-        "right_args_ci95_pct": interval_points(args_hits, len(scored)),
-        "tsq_mean": _round(sum(tsq) / len(tsq), 4) if tsq else None,
-    }
+@dataclass
+class Tally:
+    """Counts behind the shares of one model (or one model and tag); the columnar path fills them with SQL."""
+
+    n_tasks: int = 0
+    errors: int = 0
+    n_scored: int = 0
+    right_tool: int = 0
+    right_args: int = 0
+    tsq_sum: float = 0.0
+    tsq_n: int = 0
+
+    @classmethod
+    def of(cls, scores: Iterable[TaskScore]) -> "Tally":
+        tally = cls()
+        for s in scores:
+            tally.n_tasks += 1
+            if s.error is not None:
+                tally.errors += 1
+                continue
+            if s.right_tool is not None:
+                tally.n_scored += 1
+                tally.right_tool += bool(s.right_tool)
+                tally.right_args += bool(s.right_args)
+            if s.tsq is not None:
+                tally.tsq_sum += s.tsq
+                tally.tsq_n += 1
+        return tally
+
+    def shares(self) -> dict[str, Any]:
+        """The fields of :class:`TagScores` (points, Wilson intervals, TSQ mean) from these counts."""
+        return {
+            "n_tasks": self.n_tasks,
+            "errors": self.errors,
+            "n_scored": self.n_scored,
+            "right_tool_pct": points(self.right_tool, self.n_scored),
+            "right_args_pct": points(self.right_args, self.n_scored),
+            "right_tool_ci95_pct": interval_points(self.right_tool, self.n_scored),
+            "right_args_ci95_pct": interval_points(self.right_args, self.n_scored),
+            "tsq_mean": _round(self.tsq_sum / self.tsq_n, 4) if self.tsq_n else None,
+        }
+
+
+def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost_usd: float, judge_cost_usd: float,
+                       latency_ms_p50: float | None, latency_ms_p95: float | None, n_unlabelled: int,
+                       flags: dict[str, int], tags: dict[str, Tally]) -> ModelScores:
+    """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error)."""
+    shares = overall.shares()
+    return ModelScores(
+        **shares,
+        calls_per_task=_round(calls_sum / n_ran, 2) if n_ran else None,
+        agent_cost_usd=round(agent_cost_usd, 6),
+        judge_cost_usd=round(judge_cost_usd, 6),
+        latency_ms_p50=_round(latency_ms_p50, 2),
+        latency_ms_p95=_round(latency_ms_p95, 2),
+        n_unlabelled=n_unlabelled,
+        error_pct=points(overall.errors, overall.n_tasks) or 0.0,
+        flags={flag: 0 for flag in FLAG_ORDER} | flags,
+        tags={tag: TagScores(**tally.shares()) for tag, tally in sorted(tags.items())},
+    )
 
 
 def model_scores(scores: list[TaskScore]) -> ModelScores:
     """The scores of one model from its task scores (see the module docstring for units and denominators)."""
-    shares = _shares(scores)
     ran = [s for s in scores if s.error is None]
     latencies = [s.latency_ms for s in ran]
     by_tag: dict[str, list[TaskScore]] = defaultdict(list)
     for score in scores:
         for tag in dict.fromkeys(score.tags):
             by_tag[tag].append(score)
-    flags = {flag: 0 for flag in FLAG_ORDER}
+    flags: dict[str, int] = {}
     for score in scores:
         for flag in set(score.flags):
             flags[flag] = flags.get(flag, 0) + 1
-    return ModelScores(
-        **shares,
-        calls_per_task=_round(sum(s.calls for s in ran) / len(ran), 2) if ran else None,
-        agent_cost_usd=round(sum(s.agent_cost_usd for s in scores), 6),
-        judge_cost_usd=round(sum(s.judge_cost_usd for s in scores), 6),
-        latency_ms_p50=_round(percentile(latencies, 0.50), 2),
-        latency_ms_p95=_round(percentile(latencies, 0.95), 2),
+    return build_model_scores(
+        Tally.of(scores),
+        n_ran=len(ran),
+        calls_sum=sum(s.calls for s in ran),
+        agent_cost_usd=sum(s.agent_cost_usd for s in scores),
+        judge_cost_usd=sum(s.judge_cost_usd for s in scores),
+        latency_ms_p50=percentile(latencies, 0.50),
+        latency_ms_p95=percentile(latencies, 0.95),
         n_unlabelled=sum(s.error is None and s.right_tool is None for s in scores),
-        error_pct=points(shares["errors"], len(scores)) or 0.0,
         flags=flags,
-        tags={tag: TagScores(**_shares(items)) for tag, items in sorted(by_tag.items())},
+        tags={tag: Tally.of(items) for tag, items in by_tag.items()},
     )
 
 
