@@ -112,7 +112,8 @@ json_scalars = st.one_of(
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(st.text(max_size=6), children, max_size=3)),
+    lambda children: st.one_of(st.lists(children, max_size=3),
+                               st.dictionaries(st.text(max_size=6), children, max_size=3)),
     max_leaves=12,
 )
 argument_objects = st.dictionaries(st.text(min_size=1, max_size=8), json_values, max_size=4)

@@ -34,7 +34,8 @@ def make_suite(tasks):
 
 def episode(task_id, *calls, model="m", error=None, latency_ms=10.0, cost_usd=0.001, more_steps=()):
     steps = [StepRecord(step=0, reply=Reply(calls=list(calls)), latency_ms=latency_ms, cost_usd=cost_usd)]
-    steps += [StepRecord(step=i + 1, reply=Reply(calls=list(c)), latency_ms=latency_ms) for i, c in enumerate(more_steps)]
+    steps += [StepRecord(step=i + 1, reply=Reply(calls=list(c)), latency_ms=latency_ms)
+              for i, c in enumerate(more_steps)]
     return Episode(model=model, task_id=task_id, steps=steps, error=error)
 
 
@@ -133,8 +134,8 @@ def test_summary_shares_in_points_over_scored_tasks_with_wilson_intervals():
 
 
 def test_summary_rounds_points_to_two_decimals_and_keeps_models_apart():
-    scores = [score("a", True, True, model="x"), score("b", True, False, model="x"), score("c", False, False, model="x"),
-              score("a", None, None, model="y", error="down")]
+    scores = [score("a", True, True, model="x"), score("b", True, False, model="x"),
+              score("c", False, False, model="x"), score("a", None, None, model="y", error="down")]
     summary = summarise(scores)
     assert list(summary) == ["x", "y"]
     assert (summary["x"].right_tool_pct, summary["x"].right_args_pct) == (66.67, 33.33)

@@ -63,7 +63,8 @@ def test_columnar_scores_equal_the_pure_path(seed):
     columnar = score_columnar(agent_calls_table(episodes, LINEAGE, suite), judge_votes_table(votes, LINEAGE),
                               tasks_table(suite), profile="key_args", catalogs=suite_catalogs(suite))
     fields = ["model", "task_id", "right_tool", "right_args", "calls", "first_tool", "tsq", "error", "flags", "tags"]
-    pure_rows = sorted(({f: getattr(s, f) for f in fields} for s in pure_scores), key=lambda r: (r["model"], r["task_id"]))
+    pure_rows = sorted(({f: getattr(s, f) for f in fields} for s in pure_scores),
+                       key=lambda r: (r["model"], r["task_id"]))
     columnar_rows = sorted(({f: row[f] for f in fields} for row in columnar.task_scores.to_pylist()),
                            key=lambda r: (r["model"], r["task_id"]))
     for got, want in zip(columnar_rows, pure_rows):

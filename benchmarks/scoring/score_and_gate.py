@@ -118,7 +118,8 @@ def pure(data: Path, out: Path) -> dict:
         before = baseline.get((score.model, score.task_id))
         if before is None:
             continue
-        for metric, was, now in (("right_tool", before[0], score.right_tool), ("right_args", before[1], score.right_args)):
+        for metric, was, now in (("right_tool", before[0], score.right_tool),
+                                 ("right_args", before[1], score.right_args)):
             if was is None or now is None or was == now:
                 continue
             bucket = flips.setdefault(score.model, {}).setdefault(metric, TaskFlips())

@@ -7,9 +7,9 @@ matcher cache). Each episode's first step is one of ten reply variants (exact ca
 /40.0-style differences and an extra argument, wrong arguments, wrong tool, no call, call written in text,
 truncated JSON arguments, a hallucinated tool, two calls right-first, two calls wrong-first), drawn with a
 per-model quality against a per-task skill that is the same in every release (so a release differs from its
-baseline only on the tasks where a model's quality moved); 15% of episodes have a second step; 1.5% are infrastructure errors; 3 judge polls per
-episode. Replies go through the project's own normalisation (:func:`make_call`, :func:`flag_hallucinated`,
-:func:`calls_json`), so the rows are what a real run would store.
+baseline only on the tasks where a model's quality moved); 15% of episodes have a second step; 1.5% are
+infrastructure errors; 3 judge polls per episode. Replies go through the project's own normalisation
+(:func:`make_call`, :func:`flag_hallucinated`, :func:`calls_json`), so the rows are what a real run would store.
 """
 
 from __future__ import annotations

@@ -163,8 +163,9 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         unknown = task_scores.column("unknown_task")
         if pc.any(unknown).as_py():
             row = task_scores.slice(pc.index(unknown, True).as_py(), 1).to_pylist()[0]
-            raise InputError(Problem(file="<tasks>", field="id", message=f"episode of model '{row['model']}' names "
-                                                                         f"task '{row['task_id']}', which is not in the suite"))
+            raise InputError(Problem(file="<tasks>", field="id",
+                                     message=f"episode of model '{row['model']}' names task '{row['task_id']}', "
+                                             "which is not in the suite"))
         task_scores = task_scores.drop_columns(["unknown_task"])
         models = _summarise(con, task_scores)
         return ColumnarScores(task_scores=task_scores, models=models, distinct_matches=keys.num_rows)
