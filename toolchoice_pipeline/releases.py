@@ -23,7 +23,7 @@ from filelock import FileLock
 from .errors import InputError, Problem, display_path
 from .gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
 from .lineage import Lineage
-from .records import Episode, JudgeVote
+from .records import Episode, JudgeVote, TaskScore
 from .scoring import score_episodes, summarise
 from .suite import Suite
 from .warehouse import SAFE_RELEASE_ID, ReleaseCommit, Warehouse, write_file_atomically
@@ -173,6 +173,7 @@ class PublishedRelease:
     promoted: bool
     commit: ReleaseCommit
     scores_path: Path
+    gate_markdown: str = ""
 
 
 def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *, models: dict[str, Any] | None = None,
@@ -213,18 +214,22 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *, m
 
 def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, episodes: Iterable[Episode],
                     votes: Iterable[JudgeVote] = (), *, judge: dict[str, Any] | None = None,
-                    force: bool = False) -> PublishedRelease:
+                    force: bool = False, scores: list[TaskScore] | None = None,
+                    promote: bool = True) -> PublishedRelease:
     """Score a release, commit its warehouse tables, gate it, write ``scores.json`` (last), then promote it.
 
     ``kind`` is ``release``, ``nightly``, ``catalog-change`` or ``adhoc``; ``judge`` is the ``judge`` object of
-    ``scores.json`` (``model``, ``polls``, ``rubric_version``; None when the judge did not run). Also writes
-    ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished release and
-    ``force`` is False.
+    ``scores.json`` (``model``, ``polls``, ``rubric_version``; None when the judge did not run); ``scores`` are
+    the task scores when already computed (the Dagster ``task_scores`` asset), else they are computed here.
+    With ``promote=False`` promotion is left to the caller (the Dagster ``baseline`` asset, after the blocking
+    gate check); a forced re-run of a promoted release that no longer qualifies is withdrawn either way.
+    Also writes ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished
+    release and ``force`` is False.
     """
     store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
     store.check_release_id_free(lineage.release_id, force)
     episodes, votes = list(episodes), list(votes)
-    scores = score_episodes(suite, episodes, votes)
+    scores = score_episodes(suite, episodes, votes) if scores is None else scores
     models = summarise(scores)
     tables = {
         "task_scores": task_scores_table(scores, lineage),
@@ -251,13 +256,15 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
         "models": figures,
         "gate": gate.to_json(),
     }
-    write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE,
-                          gate_markdown(gate, figures, baseline_models, suite.name))
+    markdown = gate_markdown(gate, figures, baseline_models, suite.name)
+    write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
     path = store.write_scores(document)
-    promoted = store.promote(lineage.release_id)
-    if not promoted and store.was_promoted(suite.name, lineage.release_id):
+    qualifies = kind == PROMOTABLE_KIND and gate.passed
+    if not qualifies and store.was_promoted(suite.name, lineage.release_id):
         store.withdraw(suite.name, lineage.release_id)
-    return PublishedRelease(scores=document, gate=gate, promoted=promoted, commit=commit, scores_path=path)
+    promoted = store.promote(lineage.release_id) if promote else False
+    return PublishedRelease(scores=document, gate=gate, promoted=promoted, commit=commit, scores_path=path,
+                            gate_markdown=markdown)
 
 
 def write_junit(path: Path, gate: GateResult, suite: str | None = None) -> None:

@@ -70,9 +70,22 @@ class Suite:
     def catalog(self) -> list[ToolDefinition]:
         return merge_live(self.curated, self.live)
 
+    def all_tools(self) -> list[ToolDefinition]:
+        """The merged catalog, then every distinct inline tool of the tasks (by definition), in first-seen order."""
+        tools = list(self.catalog)
+        seen = {tool.definition_hash for tool in tools}
+        for task in self.tasks:
+            for tool in task.tools or ():
+                if tool.definition_hash not in seen:
+                    seen.add(tool.definition_hash)
+                    tools.append(tool)
+        return tools
+
     @property
     def catalog_version(self) -> str:
-        return catalog_version(self.catalog)
+        """DESIGN §2's ``catalog_version`` of :meth:`all_tools`: for a suite without inline catalogs exactly the
+        merged catalog's version; inline tools (BFCL-style suites) count too, same-name tools ordered by hash."""
+        return catalog_version(sorted(self.all_tools(), key=lambda tool: tool.definition_hash))
 
     @property
     def fixture_version(self) -> str:

@@ -7,6 +7,7 @@ takes ``--data-dir`` (default ``./data``, environment variable ``TOOLCHOICE_DATA
 from __future__ import annotations
 
 import sys
+import warnings
 
 import click
 
@@ -32,6 +33,9 @@ for command in (run_command, gate_command, report_command, validate_command, sch
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: runs the group, mapping bad input to exit code 2."""
+    # Dagster flags the APIs we use (data versions, partitioned checks) as beta/preview on every run;
+    # users of the CLI can do nothing about it.
+    warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview)")
     code = run_guarded(cli, argv)
     sys.exit(code)
 

@@ -1,11 +1,147 @@
-"""`toolchoice run` (placeholder until its issue lands)."""
+"""``toolchoice run``: materialise one release through Dagster, show progress, print the scores and the gate.
+
+The run goes through the local Dagster instance in ``<data-dir>/dagster_home``, so it shows up in
+``dagster dev`` (started with ``DAGSTER_HOME=<data-dir>/dagster_home``) like a scheduled run.
+Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 the run failed for another reason
+(a provider or a bug: the failing step's error is printed).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
 import click
+
+from ..config import load_run_config
+from ..errors import InputError, Problem
+from ..offline import ensure_offline_default
+from ..release_request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
+from ..suite import load_suite
+from .common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
+
+EXIT_RUN_FAILED = 3
+
+
+def split_models(values: tuple[str, ...]) -> list[str]:
+    """``--models a,b --models c`` → ``[a, b, c]`` (order kept, duplicates dropped)."""
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    return list(dict.fromkeys(names))
 
 
 @click.command("run")
-def run_command() -> None:
-    """Not available yet."""
-    raise click.ClickException("toolchoice run is not available yet")
+@click.option("--suite", "suite_name", default="coding_agent", show_default=True, help="Suite to evaluate.")
+@click.option("--release", "release_id", default=None, help="Release id (default: <kind>-<UTC timestamp>).")
+@click.option("--kind", type=click.Choice(RELEASE_KINDS), default="adhoc", show_default=True,
+              help="release = may become the baseline; nightly, catalog-change and adhoc never do.")
+@click.option("--models", "models", multiple=True, metavar="MODEL[,MODEL...]",
+              help="LiteLLM model strings to evaluate (repeat or comma-separate); default: suite's, else config's.")
+@click.option("--no-judge", is_flag=True, help="Skip the judge (no TSQ, no judge cost).")
+@click.option("--force", is_flag=True, help="Re-run a release id that already finished (even a baseline).")
+@data_dir_option
+def run_command(suite_name: str, release_id: str | None, kind: str, models: tuple[str, ...], no_judge: bool,
+                force: bool, data_dir: Path) -> int:
+    """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
+    from ..releases import ReleaseStore
+    from .run_display import RunDisplay, print_outcome
+
+    data_dir = data_dir.resolve()
+    config = load_run_config(data_dir)
+    suite = load_suite(data_dir, suite_name)
+    release_id = check_release_id(release_id or f"{kind}-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}")
+    chosen = split_models(models) or suite.spec.models or config.model_names()
+    run_config = config.with_models(chosen)
+    ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
+    store = ReleaseStore(data_dir)
+    store.check_release_id_free(release_id, force)
+    _preflight(run_config, data_dir, judge=not no_judge)
+
+    request = ReleaseRequest(release_id=release_id, kind=kind, suite=suite.name, models=chosen, judge=not no_judge,
+                             force=force, requested_by="cli")
+    click.echo(f"release {release_id} ({kind}) · suite {suite.name} · {len(suite.tasks)} tasks · "
+               f"catalog {suite.catalog_version} · models {', '.join(chosen)}"
+               + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}"))
+    display = RunDisplay(models=chosen, n_tasks=len(suite.tasks), judge=not no_judge)
+    with display:
+        result = materialise_release(data_dir, request, display)
+    if not store.has_scores(release_id) or store.read_scores(release_id).get("run_id") != result.run_id:
+        click.echo(f"error: the run failed before the release was scored (Dagster run {result.run_id}):", err=True)
+        for message in result.failures:
+            click.echo(f"  {message}", err=True)
+        return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
+    passed = print_outcome(store.read_scores(release_id), data_dir, result)
+    return EXIT_OK if passed else EXIT_GATE_FAILED
+
+
+def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
+    """One clear message per model that cannot be reached (not found, no API key, unknown provider): exit 2."""
+    from ..execution.preflight import preflight
+
+    specs = list(run_config.models) + ([run_config.judge.model] if judge else [])
+    problems = asyncio.run(preflight(specs, data_dir=data_dir, retries=run_config.retries))
+    found = [Problem(file="<models>", field=model, message=message) for model, message in problems.items() if message]
+    if found:
+        raise InputError(found)
+
+
+class RunResult:
+    """What the Dagster run left: its id, whether it succeeded, and the failing steps' messages."""
+
+    def __init__(self, run_id: str, success: bool, failures: list[str], bad_input: bool,
+                 check_messages: list[str]):
+        self.run_id = run_id
+        self.success = success
+        self.failures = failures
+        self.bad_input = bad_input
+        self.check_messages = check_messages
+
+
+def dagster_home(data_dir: Path) -> Path:
+    """``<data-dir>/dagster_home``, created on first use with telemetry off (the tool runs offline by default;
+    edit its ``dagster.yaml`` to opt in)."""
+    home = data_dir / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    settings = home / "dagster.yaml"
+    if not settings.exists():
+        settings.write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    return home
+
+
+def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> RunResult:
+    """Add the release partition and run ``release_job`` for it in-process against ``<data-dir>/dagster_home``."""
+    import dagster as dg
+
+    from ..definitions import build_definitions
+    from ..defs.partitions import RELEASE_PARTITIONS_NAME
+
+    os.environ["DAGSTER_HOME"] = str(dagster_home(data_dir))
+    write_request(data_dir, request)
+    defs = build_definitions(str(data_dir))
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
+        job = defs.resolve_job_def("release_job")
+        outcome = job.execute_in_process(
+            partition_key=request.release_id,
+            instance=instance,
+            raise_on_error=False,
+            resources={"progress": reporter},
+            tags={"toolchoice/kind": request.kind, "toolchoice/suite": request.suite,
+                  "toolchoice/release": request.release_id, "toolchoice/requested_by": "cli"},
+            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        )
+        failures, bad_input = [], False
+        for event in outcome.all_events:
+            if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
+                error = event.step_failure_data.error
+                description = (event.step_failure_data.user_failure_data.description
+                               if event.step_failure_data.user_failure_data else None)
+                text = description or error.message.strip()
+                bad_input = bad_input or text.startswith("bad input")
+                failures.append(f"{event.step_key}: {text}")
+        checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
+                  for e in outcome.all_events
+                  if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.asset_check_evaluation_data.passed
+                  and e.asset_check_evaluation_data.check_name != "release_gate"]  # the gate is printed in full
+        return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks)

@@ -1,0 +1,89 @@
+"""The terminal side of ``toolchoice run``: a progress bar per model and stage, then the scores and the gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+class RunDisplay:
+    """Progress bars (tasks done/total per model, ETA) fed by the assets' progress callbacks."""
+
+    def __init__(self, models: list[str], n_tasks: int, judge: bool):
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), console=self.console, transient=False,
+        )
+        self.tasks: dict[tuple[str, str], Any] = {}
+        for model in models:
+            self.tasks[("agents", model)] = self.progress.add_task(f"agents {model}", total=n_tasks)
+        if judge:
+            self.tasks[("judge", "all models")] = self.progress.add_task(
+                f"judge ({len(models)} models)", total=n_tasks * len(models))
+
+    def __enter__(self) -> "RunDisplay":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.progress.stop()
+
+    def __call__(self, stage: str, model: str, done: int, total: int) -> None:
+        key = (stage, model)
+        if key not in self.tasks:
+            self.tasks[key] = self.progress.add_task(f"{stage} {model}", total=total)
+        self.progress.update(self.tasks[key], completed=done, total=total)
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def scores_table(scores: dict[str, Any]) -> Table:
+    """The per-model scores of ``scores.json`` (shares in points, costs in USD, latency in ms)."""
+    table = Table(title=f"release {scores['release_id']} ({scores['kind']}) · suite {scores['suite']} · "
+                        f"catalog {scores['catalog_version']}")
+    table.add_column("model", no_wrap=True)
+    for column in ("tasks", "errors", "right tool %", "right args %", "calls/task", "TSQ", "agent USD",
+                   "judge USD", "p50 ms", "p95 ms"):
+        table.add_column(column, justify="right")
+    for model, m in scores["models"].items():
+        table.add_row(model, str(m.get("n_tasks")), str(m.get("errors")), _fmt(m.get("right_tool_pct")),
+                      _fmt(m.get("right_args_pct")), _fmt(m.get("calls_per_task")), _fmt(m.get("tsq_mean")),
+                      _fmt(m.get("agent_cost_usd"), 4), _fmt(m.get("judge_cost_usd"), 4),
+                      _fmt(m.get("latency_ms_p50"), 1), _fmt(m.get("latency_ms_p95"), 1))
+    return table
+
+
+def print_outcome(scores: dict[str, Any], data_dir: Path, result) -> bool:
+    """Print the scores, the gate and any failed check; return whether the gate passed."""
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(scores_table(scores))
+    gate = scores["gate"]
+    baseline = scores.get("baseline_release_id")
+    if gate["passed"]:
+        console.print(f"[green]gate passed[/green] against baseline {baseline or '(none yet: first release)'}")
+    else:
+        console.print(f"[red]gate FAILED[/red] against baseline {baseline}:")
+        for failure in gate.get("failures", []):
+            console.print(f"  {failure['model']}: {failure.get('reason') or failure.get('status')}")
+        failed = {failure["model"] for failure in gate.get("failures", [])}
+        for model in sorted(failed):
+            flipped = ((gate.get("flips") or {}).get(model) or {}).get("right_tool", {}).get("right_to_wrong", [])
+            if flipped:
+                console.print(f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
+                              f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}")
+    for message in result.check_messages:
+        console.print(f"[yellow]check failed[/yellow] {message}")
+    release_dir = data_dir / "releases" / scores["release_id"]
+    console.print(f"scores: {release_dir / 'scores.json'} · gate report: {release_dir / 'gate.md'} · "
+                  f"Dagster run {result.run_id}")
+    return bool(gate["passed"])

@@ -1,0 +1,30 @@
+"""The Dagster Definitions of toolchoice-pipeline (loaded by ``workspace.yaml``, ``dagster dev`` and ``dg``)."""
+
+import dagster as dg
+
+from .defs.assets import release_assets
+from .defs.checks import release_checks
+from .defs.io_manager import StagedRecordsIOManager
+from .defs.jobs import release_job
+from .defs.resources import DEFAULT_DATA_DIR, ProgressReporter, ToolchoiceResource
+from .defs.schedules import nightly_eval
+from .defs.sensors import catalog_change
+
+
+def build_definitions(data_dir: str = DEFAULT_DATA_DIR) -> dg.Definitions:
+    """Definitions over the data directory ``data_dir`` (default ``$TOOLCHOICE_DATA_DIR`` or ``data``)."""
+    return dg.Definitions(
+        assets=release_assets,
+        asset_checks=release_checks,
+        jobs=[release_job],
+        schedules=[nightly_eval],
+        sensors=[catalog_change],
+        resources={
+            "toolchoice": ToolchoiceResource(data_dir=data_dir),
+            "staged_io": StagedRecordsIOManager(data_dir=data_dir),
+            "progress": ProgressReporter(),
+        },
+    )
+
+
+defs = build_definitions()

@@ -1,0 +1,216 @@
+"""The release graph: tool_catalog → eval_tasks → agent_runs → judge_votes → task_scores → release_scores → baseline.
+
+Every asset is partitioned by release (a dynamic partition). The assets only wire the pure core: they load
+the release's request and suite, call the core, and put the numbers in Dagster metadata. Stage outputs are
+staged per release by :class:`~.io_manager.StagedRecordsIOManager`; ``release_scores`` commits the release's
+warehouse tables all at once and writes ``scores.json`` last; ``baseline`` promotes the release, and runs
+only when the blocking gate check on ``release_scores`` passed.
+"""
+
+
+from collections import Counter
+
+import dagster as dg
+
+from ..catalog import ToolDefinition, diff_catalogs
+from ..errors import InputError
+from ..lineage import Lineage
+from ..records import Episode, JudgeVote, TaskScore
+from ..release_request import ReleaseRequest
+from ..releases import ReleaseStore
+from ..suite import Suite
+from ..tasks import Task
+from .jobs import RELEASE_GROUP
+from .metadata import catalog_diff_against_baseline, episode_metadata, judge_metadata, scores_markdown
+from .partitions import release_partitions
+from .resources import ProgressReporter, ToolchoiceResource, logged_progress
+
+CODE_VERSION = "1"
+COMMON = dict(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION,
+              io_manager_key="staged_io")
+
+
+class ReleaseContext:
+    """The release request, suite and lineage of one partition, loaded once per asset."""
+
+    def __init__(self, context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource):
+        self.release_id = context.partition_key
+        try:
+            self.request: ReleaseRequest = toolchoice.request(self.release_id)
+            self.suite: Suite = toolchoice.suite(self.request)
+            self.config = toolchoice.run_config(self.request, self.suite)
+        except InputError as exc:
+            raise dg.Failure(description=f"bad input for release {self.release_id}:\n{exc}") from None
+        self.lineage = Lineage(release_id=self.release_id, suite=self.suite.name,
+                               catalog_version=self.suite.catalog_version, run_id=context.run_id)
+
+
+@dg.asset(**COMMON, kinds={"yaml", "python"},
+          description="The tool catalog the agents choose from: the suite's curated tools merged with its live "
+                      "dumps (curated wins). Its data version is the catalog_version, so every score downstream "
+                      "traces back to the exact tool descriptions.")
+def tool_catalog(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.Output[list[ToolDefinition]]:
+    release = ReleaseContext(context, toolchoice)
+    suite = release.suite
+    tools = suite.all_tools()
+    diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, suite, tools)
+    return dg.Output(
+        tools,
+        data_version=dg.DataVersion(suite.catalog_version),
+        metadata={
+            "suite": suite.name,
+            "catalog_version": suite.catalog_version,
+            "n_tools": len(tools),
+            "live_tools": len(suite.live),
+            "baseline_release_id": baseline_id or "none",
+            "catalog_diff_vs_baseline": dg.MetadataValue.md(diff_md),
+        },
+    )
+
+
+@dg.asset(**COMMON, kinds={"python"}, deps=[tool_catalog],
+          description="The suite's eval tasks: a conversation and the tool (with key arguments) a good agent "
+                      "calls first, or none. fixture_version hashes the tasks and the matching profile.")
+def eval_tasks(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.Output[list[Task]]:
+    release = ReleaseContext(context, toolchoice)
+    suite = release.suite
+    tags = Counter(tag for task in suite.tasks for tag in task.tags)
+    return dg.Output(
+        suite.tasks,
+        metadata={
+            "suite": suite.name,
+            "catalog_version": suite.catalog_version,
+            "fixture_version": suite.fixture_version,
+            "match_profile": suite.match_profile,
+            "n_tasks": len(suite.tasks),
+            "n_no_call_tasks": sum(1 for t in suite.tasks if t.expected is not None and t.expected.tool is None),
+            "n_unlabelled_tasks": sum(1 for t in suite.tasks if t.expected is None),
+            "tags": dg.MetadataValue.json(dict(sorted(tags.items()))),
+        },
+    )
+
+
+@dg.asset(**COMMON, kinds={"litellm", "python"},
+          description="Every configured model on every task through LiteLLM: episodes of up to max_steps model "
+                      "calls, every call recorded with tokens, cost (USD) and latency (ms). Served from the call "
+                      "journal where the cache policy allows.")
+def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
+               eval_tasks: list[Task]) -> dg.Output[list[Episode]]:
+    from ..execution.runner import run_suite_sync
+
+    release = ReleaseContext(context, toolchoice)
+    policy = release.request.cache_policy or release.config.cache.policy
+    try:
+        episodes = run_suite_sync(release.suite, release.config, data_dir=toolchoice.path, cache_policy=policy,
+                                  progress=logged_progress(context, progress, "agents"),
+                                  resume_key=release.release_id)
+    except InputError as exc:
+        raise dg.Failure(description=f"bad input for release {release.release_id}:\n{exc}") from None
+    return dg.Output(episodes, metadata={
+        "catalog_version": release.suite.catalog_version,
+        "fixture_version": release.suite.fixture_version,
+        "models": dg.MetadataValue.json(release.config.model_names()),
+        "cache_policy": policy,
+        **episode_metadata(episodes),
+    })
+
+
+@dg.asset(**COMMON, kinds={"litellm", "python"},
+          description="ChainPoll: the judge grades each episode's first step several times (independent "
+                      "chain-of-thought votes, never cached); every vote is kept with its reasoning. TSQ = "
+                      "yes-votes / valid votes.")
+def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
+                agent_runs: list[Episode]) -> dg.Output[list[JudgeVote]]:
+    from ..judge import RUBRIC_VERSION, judge_episodes_sync
+
+    release = ReleaseContext(context, toolchoice)
+    judge = release.config.judge
+    if not release.request.judge:
+        return dg.Output([], metadata={"judge": "skipped (--no-judge)", "rubric_version": RUBRIC_VERSION})
+    report = logged_progress(context, progress, "judge")
+    votes = judge_episodes_sync(release.suite, agent_runs, judge, retries=release.config.retries,
+                                progress=lambda done, total: report("all models", done, total))
+    return dg.Output(votes, metadata={
+        "judge_model": judge.model.model,
+        "polls": judge.polls,
+        "rubric_version": RUBRIC_VERSION,
+        **judge_metadata(votes),
+    })
+
+
+@dg.asset(**COMMON, kinds={"python"},
+          description="One score per episode: right tool and right arguments of the first call (matching "
+                      "profile of the suite), calls per task, TSQ, flags.")
+def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
+                judge_votes: list[JudgeVote]) -> dg.Output[list[TaskScore]]:
+    from ..scoring import score_episodes
+
+    release = ReleaseContext(context, toolchoice)
+    scores = score_episodes(release.suite, agent_runs, judge_votes)
+    flags = Counter(flag for score in scores for flag in score.flags)
+    return dg.Output(scores, metadata={
+        "n_scores": len(scores),
+        "n_infrastructure_errors": sum(1 for s in scores if s.error),
+        "flags": dg.MetadataValue.json(dict(sorted(flags.items()))),
+    })
+
+
+@dg.asset(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION,
+          kinds={"duckdb", "parquet"},
+          description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
+                      "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
+                      "writes releases/<id>/scores.json last.")
+def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, tool_catalog: list[ToolDefinition],
+                   agent_runs: list[Episode], judge_votes: list[JudgeVote],
+                   task_scores: list[TaskScore]) -> dg.MaterializeResult:
+    from ..judge import RUBRIC_VERSION
+    from ..releases import publish_release
+    from ..report import load_trend, render_chart
+
+    release = ReleaseContext(context, toolchoice)
+    judge = release.config.judge
+    published = publish_release(
+        toolchoice.path, release.suite, release.lineage, release.request.kind, agent_runs, judge_votes,
+        scores=task_scores, force=release.request.force, promote=False,
+        judge=({"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION}
+               if release.request.judge else None),
+    )
+    chart = render_chart(load_trend(toolchoice.path, release.suite.name),
+                         published.scores_path.parent / "trend.png",
+                         title=f"{release.suite.name}: tool choice over releases")
+    gate = published.gate
+    metadata = {
+        "catalog_version": release.suite.catalog_version,
+        "fixture_version": release.suite.fixture_version,
+        "kind": release.request.kind,
+        "baseline_release_id": gate.baseline_release_id or "none",
+        "gate_passed": gate.passed,
+        "scores": dg.MetadataValue.md(scores_markdown(published.scores)),
+        "gate_report": dg.MetadataValue.md(published.gate_markdown),
+        "scores_json": dg.MetadataValue.path(str(published.scores_path)),
+        "agent_cost_usd": round(sum(m["agent_cost_usd"] or 0 for m in published.scores["models"].values()), 6),
+        "judge_cost_usd": round(sum(m["judge_cost_usd"] or 0 for m in published.scores["models"].values()), 6),
+    }
+    if chart is not None:
+        metadata["trend_chart"] = dg.MetadataValue.path(str(chart))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION,
+          kinds={"python"}, deps=[release_scores],
+          description="Promotion: a `release`-kind release whose gate passed becomes its suite's baseline. Runs "
+                      "only after the blocking gate check passed; nightly, catalog-change and adhoc runs never "
+                      "become the baseline.")
+def baseline(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.MaterializeResult:
+    store = ReleaseStore(toolchoice.path)
+    release_id = context.partition_key
+    promoted = store.promote(release_id)
+    suite = store.read_scores(release_id)["suite"]
+    return dg.MaterializeResult(metadata={
+        "promoted": promoted,
+        "baseline_release_id": store.baseline(suite) or "none",
+        "suite": suite,
+    })
+
+
+release_assets = [tool_catalog, eval_tasks, agent_runs, judge_votes, task_scores, release_scores, baseline]

@@ -1,0 +1,67 @@
+"""Resources: where the project's data lives, and how progress is reported while a release runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import dagster as dg
+
+from ..config import ModelSpec, RunConfig, load_run_config
+from ..release_request import ReleaseRequest, read_request
+from ..suite import Suite, load_suite
+
+DEFAULT_DATA_DIR = os.environ.get("TOOLCHOICE_DATA_DIR", "data")
+
+Progress = Callable[[str, int, int], None]
+
+
+class ToolchoiceResource(dg.ConfigurableResource):
+    """The project's data directory (suites, run configuration, releases, warehouse)."""
+
+    data_dir: str = DEFAULT_DATA_DIR
+
+    @property
+    def path(self) -> Path:
+        return Path(self.data_dir)
+
+    def request(self, release_id: str) -> ReleaseRequest:
+        return read_request(self.path, release_id)
+
+    def suite(self, request: ReleaseRequest) -> Suite:
+        return load_suite(self.path, request.suite)
+
+    def run_config(self, request: ReleaseRequest, suite: Suite) -> RunConfig:
+        """The run configuration with this release's models: the request's, else the suite's, else the config's."""
+        config = load_run_config(self.path)
+        models = request.models or suite.spec.models
+        return config.with_models(models) if models else config
+
+    def models(self, request: ReleaseRequest, suite: Suite) -> list[ModelSpec]:
+        return self.run_config(request, suite).models
+
+
+class ProgressReporter:
+    """Receives ``(stage, model, done, total)`` as episodes and judge polls finish.
+
+    The CLI passes one that drives its progress bar; in ``dagster dev`` runs the default does nothing and the
+    assets log progress through Dagster's logger instead.
+    """
+
+    def __call__(self, stage: str, model: str, done: int, total: int) -> None:  # pragma: no cover - default no-op
+        return None
+
+
+def logged_progress(context: dg.AssetExecutionContext, reporter: ProgressReporter, stage: str) -> Progress:
+    """A progress callback that feeds ``reporter`` and logs each model's progress at every 25%."""
+    last_quarter: dict[str, int] = {}
+
+    def report(model: str, done: int, total: int) -> None:
+        reporter(stage, model, done, total)
+        quarter = (4 * done) // max(total, 1)
+        if quarter > last_quarter.get(model, 0):
+            last_quarter[model] = quarter
+            context.log.info(f"{stage}: {model} {done}/{total}")
+
+    return report

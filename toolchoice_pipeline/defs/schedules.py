@@ -1,0 +1,30 @@
+"""``nightly_eval``: every night at 02:00 UTC, evaluate the default suite as a ``nightly`` release.
+
+Nightly runs ask every provider afresh (agent cache policy ``write_only``) to catch provider drift; they are
+compared with the baseline but never become it.
+"""
+
+
+import dagster as dg
+
+from ..release_request import ReleaseRequest, write_request
+from .jobs import release_job
+from .partitions import RELEASE_PARTITIONS_NAME
+from .resources import ToolchoiceResource
+
+
+@dg.schedule(
+    name="nightly_eval",
+    cron_schedule="0 2 * * *",
+    execution_timezone="UTC",
+    job=release_job,
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Adds partition nightly-YYYY-MM-DD (kind nightly, agent cache write_only) and runs it.",
+)
+def nightly_eval(context: dg.ScheduleEvaluationContext, toolchoice: ToolchoiceResource) -> dg.RunRequest:
+    release_id = f"nightly-{context.scheduled_execution_time:%Y-%m-%d}"
+    write_request(toolchoice.path, ReleaseRequest(release_id=release_id, kind="nightly", cache_policy="write_only",
+                                                  requested_by="schedule:nightly_eval"))
+    context.instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
+    return dg.RunRequest(run_key=release_id, partition_key=release_id,
+                         tags={"toolchoice/kind": "nightly", "toolchoice/release": release_id})

@@ -1,0 +1,69 @@
+"""``catalog_change``: when a suite's tool catalog (curated + live dumps) gets a new version, evaluate it.
+
+The cursor keeps the last seen ``catalog_version`` of every suite. A suite seen for the first time is only
+recorded. A new version adds partition ``catalog-<version>`` (kind ``catalog-change``) and requests a run with
+the version as run key, so one catalog version never runs twice.
+"""
+
+
+import json
+
+import dagster as dg
+
+from ..catalog import catalog_version
+from ..errors import InputError
+from ..release_request import ReleaseRequest, write_request
+from ..suite import list_suites, load_suite
+from .jobs import release_job
+from .partitions import RELEASE_PARTITIONS_NAME
+from .resources import ToolchoiceResource
+
+
+def current_catalog_versions(toolchoice: ToolchoiceResource, log=None) -> dict[str, str]:
+    """``{suite: catalog_version}`` for every suite that loads; a broken suite is logged and left out."""
+    versions: dict[str, str] = {}
+    for name in list_suites(toolchoice.path):
+        try:
+            suite = load_suite(toolchoice.path, name, check=False)
+        except InputError as exc:
+            if log is not None:
+                log.warning(f"suite {name} skipped: {exc.problems[0]}")
+            continue
+        versions[name] = catalog_version(suite.catalog)
+    return versions
+
+
+@dg.sensor(
+    name="catalog_change",
+    job=release_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Runs a catalog-change release when a suite's tool descriptions or parameters change.",
+)
+def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceResource) -> dg.SensorResult:
+    seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    now = current_catalog_versions(toolchoice, context.log)
+    run_requests: list[dg.RunRequest] = []
+    new_partitions: list[str] = []
+    for suite, version in sorted(now.items()):
+        if suite not in seen or seen[suite] == version:
+            continue
+        release_id = f"catalog-{version}"
+        write_request(toolchoice.path, ReleaseRequest(release_id=release_id, kind="catalog-change", suite=suite,
+                                                      requested_by="sensor:catalog_change"))
+        new_partitions.append(release_id)
+        run_requests.append(dg.RunRequest(
+            run_key=version, partition_key=release_id,
+            tags={"toolchoice/kind": "catalog-change", "toolchoice/suite": suite, "toolchoice/release": release_id},
+        ))
+    return dg.SensorResult(
+        run_requests=run_requests,
+        cursor=json.dumps({**seen, **now}, sort_keys=True),
+        dynamic_partitions_requests=(
+            [release_partitions_request(new_partitions)] if new_partitions else []
+        ),
+    )
+
+
+def release_partitions_request(keys: list[str]) -> dg.AddDynamicPartitionsRequest:
+    return dg.AddDynamicPartitionsRequest(partitions_def_name=RELEASE_PARTITIONS_NAME, partition_keys=keys)

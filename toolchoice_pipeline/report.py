@@ -1,0 +1,82 @@
+"""The trend of each share per model over releases: a terminal table and a chart image.
+
+Reads only ``releases/<id>/scores.json`` (the DESIGN §3 contract), in the order the releases were
+evaluated. Shares are in points (0–100).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+SHARES = ("right_tool_pct", "right_args_pct")
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One model's shares in one release."""
+
+    release_id: str
+    kind: str
+    model: str
+    right_tool_pct: float | None
+    right_args_pct: float | None
+    tsq_mean: float | None
+    gate_passed: bool | None
+
+
+def load_trend(data_dir: Path, suite: str | None = None) -> list[TrendPoint]:
+    """Every model's shares in every stored release (optionally of one suite), oldest release first."""
+    root = data_dir / "releases"
+    scored = []
+    for path in root.glob("*/scores.json") if root.is_dir() else []:
+        try:
+            scores = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if suite is not None and scores.get("suite") != suite:
+            continue
+        scored.append((scores.get("evaluated_at") or "", path.stat().st_mtime, scores))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    points = []
+    for _, _, scores in scored:
+        gate = scores.get("gate") or {}
+        for model, figures in (scores.get("models") or {}).items():
+            points.append(TrendPoint(
+                release_id=scores["release_id"], kind=scores.get("kind", ""), model=model,
+                right_tool_pct=figures.get("right_tool_pct"), right_args_pct=figures.get("right_args_pct"),
+                tsq_mean=figures.get("tsq_mean"), gate_passed=gate.get("passed"),
+            ))
+    return points
+
+
+def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice over releases") -> Path | None:
+    """Write a PNG line chart (one line per model and share) to ``path``; None when there is nothing to plot."""
+    if not points:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    releases = list(dict.fromkeys(p.release_id for p in points))
+    models = list(dict.fromkeys(p.model for p in points))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for axis, share, label in zip(axes, SHARES, ("right tool (points)", "right arguments (points)")):
+        for model in models:
+            by_release = {p.release_id: getattr(p, share) for p in points if p.model == model}
+            xs = [i for i, r in enumerate(releases) if by_release.get(r) is not None]
+            axis.plot(xs, [by_release[releases[i]] for i in xs], marker="o", label=model)
+        axis.set_title(label)
+        axis.set_xticks(range(len(releases)), releases, rotation=30, ha="right", fontsize=8)
+        axis.set_ylim(0, 100)
+        axis.grid(alpha=0.3)
+    axes[0].set_ylabel("share (points, 0–100)")
+    axes[1].legend(fontsize=8, loc="lower right")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
