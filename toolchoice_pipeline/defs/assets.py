@@ -12,7 +12,7 @@ from collections import Counter
 
 import dagster as dg
 
-from ..catalog import ToolDefinition, diff_catalogs
+from ..catalog import ToolDefinition
 from ..errors import InputError
 from ..lineage import Lineage
 from ..records import Episode, JudgeVote, TaskScore
@@ -160,8 +160,8 @@ def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
           description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
                       "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
                       "writes releases/<id>/scores.json last.")
-def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, tool_catalog: list[ToolDefinition],
-                   agent_runs: list[Episode], judge_votes: list[JudgeVote],
+def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
+                   judge_votes: list[JudgeVote],
                    task_scores: list[TaskScore]) -> dg.MaterializeResult:
     from ..judge import RUBRIC_VERSION
     from ..releases import publish_release
