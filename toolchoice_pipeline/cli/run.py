@@ -105,7 +105,8 @@ def dagster_home(data_dir: Path) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
     if not settings.exists():
-        settings.write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+        settings.write_text("telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n",
+                            encoding="utf-8")
     return home
 
 
