@@ -86,6 +86,7 @@ def main() -> None:
                   "latency_bound_s": round(calls * args.latency_ms / 1000 / args.concurrency, 3)},
         "rounds": rounds,
         "ratio_median": statistics.median(ratios),
+        "cpu_ratio_median": round(statistics.median(r["runner_cpu_s"] / r["bare_cpu_s"] for r in rounds), 3),
         "ratio_of_best_walls": round(min(r["runner_wall_s"] for r in rounds) / min(r["bare_wall_s"] for r in rounds), 3),
         "goal": "runner wall / bare loop wall <= 1.10",
         "goal_met": statistics.median(ratios) <= 1.10,

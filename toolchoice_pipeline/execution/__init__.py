@@ -1,1 +1,8 @@
-"""Multi-model execution through LiteLLM: one call wrapper (:mod:`.llm`), episodes, concurrency, cache."""
+"""Multi-model execution through LiteLLM: the call wrapper (:mod:`.llm`), episodes (:mod:`.episode`), the
+runner with its concurrency limits (:mod:`.runner`), the call journal and cache (:mod:`.journal`), preflight
+(:mod:`.preflight`) and failure messages (:mod:`.failures`). See ``docs/execution.md``."""
+
+from .preflight import preflight
+from .runner import run_suite, run_suite_sync
+
+__all__ = ["preflight", "run_suite", "run_suite_sync"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,11 +140,13 @@ def call_cost(spec: ModelSpec, response: Any, prompt_tokens: int, completion_tok
 
 async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: RetryConfig,
                    tools: list[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None,
-                   **params: Any) -> Completion:
+                   limiter: AbstractAsyncContextManager | None = None, **params: Any) -> Completion:
     """Call ``spec.model`` once through ``litellm.acompletion``, retrying transient errors per ``retries``.
 
-    ``params`` (e.g. ``temperature``, ``seed``, ``response_format``) override ``spec.params``. Raises the last
-    LiteLLM exception when the call fails for good (non-transient, or attempts exhausted).
+    ``params`` (e.g. ``temperature``, ``seed``, ``response_format``) override ``spec.params``. ``limiter``
+    (e.g. an ``asyncio.Semaphore``) is held during each attempt but not while waiting between attempts, so a
+    model backing off does not keep others from calling. Raises the last LiteLLM exception when the call
+    fails for good (non-transient, or attempts exhausted), with ``attempts`` set on it.
     """
     import litellm
 
@@ -156,11 +159,13 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
     attempts = 1
 
     async def attempt_call() -> tuple[Any, float]:
-        started = time.perf_counter()
-        response = await litellm.acompletion(
-            model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0, **kwargs,
-        )
-        return response, (time.perf_counter() - started) * 1000
+        async with limiter or nullcontext():
+            started = time.perf_counter()
+            response = await litellm.acompletion(
+                model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0,
+                **kwargs,
+            )
+            return response, (time.perf_counter() - started) * 1000
 
     try:
         # The first attempt runs outside tenacity: most calls succeed, and tenacity's per-attempt machinery

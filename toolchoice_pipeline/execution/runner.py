@@ -1,8 +1,9 @@
 """Run every model on every task of a suite: the whole agent side of a release, with no Dagster in it.
 
 - **Concurrency**: asyncio; each model has ``ModelSpec.max_concurrency`` (else ``concurrency.per_model``)
-  workers taking its tasks in order, and every provider call also holds one of ``concurrency.max_in_flight``
-  global slots, so all tasks × models run interleaved and no model starves the others. Cache hits take no slot.
+  workers taking its tasks in order, and every provider call attempt also holds one of
+  ``concurrency.max_in_flight`` global slots (released while backing off between attempts), so all tasks ×
+  models run interleaved and no model starves the others. Cache hits take no slot.
 - **Faults kept apart**: a model whose static preflight fails gets one clear message on all its rows and is
   never called; a remote model gets its preflight call just before its first cache miss (so a run served from
   the journal calls nobody); a model whose calls fail :data:`CONSECUTIVE_FAILURES_TO_STOP` times in a row
@@ -143,16 +144,14 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
             from .llm import complete
 
             await gate.admit(call_spec, config)
-            async with in_flight:
-                await gate.admit(call_spec, config)
-                try:
-                    completion = await complete(
-                        call_spec, messages, retries=config.retries, tools=tools or None,
-                        metadata={"task_id": task_id, "step": step, "data_dir": str(data_dir)},
-                    )
-                except Exception as exc:
-                    gate.failed(exc, describe(exc))
-                    raise
+            try:
+                completion = await complete(
+                    call_spec, messages, retries=config.retries, tools=tools or None, limiter=in_flight,
+                    metadata={"task_id": task_id, "step": step, "data_dir": str(data_dir)},
+                )
+            except Exception as exc:
+                gate.failed(exc, describe(exc))
+                raise
             gate.succeeded()
             return JournaledCall(message=completion.message, prompt_tokens=completion.prompt_tokens,
                                  completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
