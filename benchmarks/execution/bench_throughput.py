@@ -87,7 +87,8 @@ def main() -> None:
         "rounds": rounds,
         "ratio_median": statistics.median(ratios),
         "cpu_ratio_median": round(statistics.median(r["runner_cpu_s"] / r["bare_cpu_s"] for r in rounds), 3),
-        "ratio_of_best_walls": round(min(r["runner_wall_s"] for r in rounds) / min(r["bare_wall_s"] for r in rounds), 3),
+        "ratio_of_best_walls": round(min(r["runner_wall_s"] for r in rounds)
+                                     / min(r["bare_wall_s"] for r in rounds), 3),
         "goal": "runner wall / bare loop wall <= 1.10",
         "goal_met": statistics.median(ratios) <= 1.10,
     })

@@ -124,7 +124,8 @@ def call_cost(spec: ModelSpec, response: Any, prompt_tokens: int, completion_tok
     in-process models, else LiteLLM's pricing (the figure LiteLLM computed for the response, or
     ``litellm.completion_cost``); a model missing from LiteLLM's pricing table costs 0.0."""
     if spec.price is not None:
-        return (prompt_tokens * spec.price.input_usd_per_mtok + completion_tokens * spec.price.output_usd_per_mtok) / 1e6
+        price = spec.price
+        return (prompt_tokens * price.input_usd_per_mtok + completion_tokens * price.output_usd_per_mtok) / 1e6
     if is_local_model(spec.model):
         return 0.0
     hidden = getattr(response, "_hidden_params", None) or {}
