@@ -8,7 +8,6 @@ Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 the run failed
 
 from __future__ import annotations
 
-import asyncio
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -76,12 +75,22 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
 
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
-    """One clear message per model that cannot be reached (not found, no API key, unknown provider): exit 2."""
-    from ..execution.preflight import preflight
+    """Refuse to start (exit 2) when a model cannot work: unknown provider, no API key in the environment,
+    unknown local model, a replay file that does not load. One clear message per model.
 
+    No provider is called here: the engine makes each remote model's preflight call just before its first
+    uncached call (so a fully cached re-run calls nobody) and keeps a model that fails it apart from the others.
+    """
+    from ..execution.preflight import static_problem
+    from ..providers import register_providers
+
+    register_providers()
     specs = list(run_config.models) + ([run_config.judge.model] if judge else [])
-    problems = asyncio.run(preflight(specs, data_dir=data_dir, retries=run_config.retries))
-    found = [Problem(file="<models>", field=model, message=message) for model, message in problems.items() if message]
+    found = []
+    for spec in specs:
+        problem = static_problem(spec, data_dir)
+        if problem:
+            found.append(Problem(file="<models>", message=problem))
     if found:
         raise InputError(found)
 
