@@ -101,7 +101,8 @@ def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
     release = ReleaseContext(context, toolchoice)
     policy = release.request.cache_policy or release.config.cache.policy
     try:
-        episodes = run_suite_sync(release.suite, release.config, data_dir=toolchoice.path, cache_policy=policy,
+        episodes = run_suite_sync(release.suite, release.config, data_dir=toolchoice.path,
+                                  models=release.config.models, cache_policy=policy,
                                   progress=logged_progress(context, progress, "agents"),
                                   resume_key=release.release_id)
     except InputError as exc:

@@ -185,7 +185,8 @@ class _SpanReader:
         except InputError as exc:
             raise InputError([Problem(file=p.file, line=None, field=f"gen_ai.tool.definitions{p.field or ''}",
                                       message=p.message) for p in exc.problems]) from None
-        return [t.model_copy(update={"description": self.sanitiser.text(t.description),
+        return [t.model_copy(update={"name": self.sanitiser.text(t.name),
+                                     "description": self.sanitiser.text(t.description),
                                      "parameters": self.sanitiser.value(t.parameters)}) for t in tools]
 
     def _system(self, value: Any) -> str | None:

@@ -146,6 +146,8 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
     if not files:
         raise InputError(Problem(file="<command line>", field="FILE", message="name at least one session file"))
     sanitiser = Sanitiser(max_tool_result_bytes=options.max_tool_result_bytes)
+    for path in files:  # ~/.claude/projects/-home-<user>-<project>/...: shown relative, it may lack the /home/
+        sanitiser.learn_path(str(path.absolute()))
     shown_files = [sanitiser.text(display_path(path)) for path in files]
     missing = [problem for path, shown in zip(files, shown_files) if (problem := check_readable(path, shown))]
     if missing:
@@ -172,7 +174,8 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
                                           max_context_chars=options.max_context_chars)
             for turn in read(path, index, **common):
                 summary = sessions.setdefault((turn.session_id, turn.agent_id, index), SessionSummary(
-                    session_id=sanitiser.text(turn.session_id), agent_id=turn.agent_id, file=shown))
+                    session_id=sanitiser.text(turn.session_id),
+                    agent_id=sanitiser.text(turn.agent_id) if turn.agent_id else None, file=shown))
                 summary.turns += 1
                 label = labels.take(turn.session_id, turn.agent_id, turn.index) if labels is not None else None
                 if turn.first_step is None:
@@ -185,7 +188,7 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
                                                    f"same session: stored as {task_id}-f{index}")
                     task_id = f"{task_id}-f{index}"
                 task_ids.add(task_id)
-                task = _task(turn, task_id, label[0] if label else None)
+                task = _task(turn, task_id, _sanitised_tools(label[0], sanitiser) if label else None)
                 if label:
                     labelled.append((task, label[1]))
                 if turn.tools is None:
@@ -216,6 +219,8 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
                 problems.extend(task_problems(task, task_catalog, labels.file, line))
         if problems:
             raise InputError(problems)
+        # Warnings were written while reading; a user name learned later (a cwd) may sit in an earlier one.
+        warnings.items[:] = [sanitiser.text(item) for item in warnings.items]
         summaries = list(sessions.values())
         manifest = _manifest(source, shown_files, summaries, writer.task_count, len(labelled), catalog,
                              catalog_sources, added, sanitiser, warnings, options)
@@ -255,6 +260,12 @@ def _task(turn: RecordedTurn, task_id: str, expected: Expected | None) -> Task:
     tags = [turn.source] + (["subagent"] if turn.agent_id else [])
     return Task(id=task_id, messages=turn.messages, expected=expected, tools=turn.tools,
                 tool_results=turn.tool_results or None, tags=tags)
+
+
+def _sanitised_tools(expected: Expected, sanitiser: Sanitiser) -> Expected:
+    """A label's expected tool names sanitised like the recorded calls' names, so they still match them."""
+    calls = expected.calls and [call.model_copy(update={"tool": sanitiser.text(call.tool)}) for call in expected.calls]
+    return expected.model_copy(update={"tool": expected.tool and sanitiser.text(expected.tool), "calls": calls})
 
 
 def _replay_line(task_id: str, turn: RecordedTurn) -> dict[str, Any]:

@@ -49,6 +49,10 @@ _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<
 _ALREADY_REDACTED = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GENERIC_USER_NAMES = frozenset({"root", "user", "users", "admin", "home", "shared", "public", "default",
                                  "runner", "ubuntu", "guest", "dev", "app", "work", "workspace", "me"})
+# A learned user name this long is also redacted as a part of a snake_case identifier (``alice_notes``,
+# ``mcp__alice_vault__put``); shorter ones (``max``, ``sam``) are common parts of identifiers (``max_tokens``)
+# and are redacted as whole words only.
+_IDENTIFIER_PART_MIN_LENGTH = 5
 
 
 @dataclass(frozen=True)
@@ -169,8 +173,9 @@ class Sanitiser:
 
     ``counts`` tallies replacements by kind (never the values). User names seen in home-directory paths
     (``/home/<user>``, ``/Users/<user>``, ``C:\\Users\\<user>``) are remembered and redacted wherever they
-    appear later as a whole word, unless they are generic (``root``, ``user``, ``dev``...) or shorter than
-    3 characters. Call :meth:`learn_path` with each record's ``cwd`` before sanitising its content.
+    appear later as a whole word (or, from 5 characters on, as a part of a snake_case identifier), unless they
+    are generic (``root``, ``user``, ``dev``...) or shorter than 3 characters. Call :meth:`learn_path` with
+    each record's ``cwd`` before sanitising its content.
     """
 
     max_tool_result_bytes: int = DEFAULT_MAX_TOOL_RESULT_BYTES
@@ -194,8 +199,12 @@ class Sanitiser:
         if len(name) < 3 or name.lower() in _GENERIC_USER_NAMES or name in self._names or name.startswith("["):
             return
         self._names.add(name)
-        alternatives = "|".join(re.escape(n) for n in sorted(self._names, key=len, reverse=True))
-        self._names_pattern = re.compile(rf"(?<![A-Za-z0-9_]){alternatives}(?![A-Za-z0-9_])")
+        by_length = sorted(self._names, key=len, reverse=True)
+        long = "|".join(re.escape(n) for n in by_length if len(n) >= _IDENTIFIER_PART_MIN_LENGTH)
+        short = "|".join(re.escape(n) for n in by_length if len(n) < _IDENTIFIER_PART_MIN_LENGTH)
+        alternatives = [f"(?<![A-Za-z0-9])(?:{long})(?![A-Za-z0-9])" if long else None,
+                        f"(?<![A-Za-z0-9_])(?:{short})(?![A-Za-z0-9_])" if short else None]
+        self._names_pattern = re.compile("|".join(a for a in alternatives if a))
 
     # --- redaction ----------------------------------------------------------------------------------------
 

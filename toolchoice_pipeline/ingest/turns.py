@@ -161,8 +161,9 @@ class TurnAssembler:
 
 
 def recorded_call(name: str, arguments: Any, call_id: str | None, sanitiser: Sanitiser) -> RecordedCall:
-    """A sanitised :class:`RecordedCall`; arguments given as JSON text are decoded (kept raw when they do not
-    decode to an object, as :func:`toolchoice_pipeline.calls.decode_arguments` does)."""
+    """A sanitised :class:`RecordedCall` (the tool name too: an MCP server's name can hold a user name);
+    arguments given as JSON text are decoded (kept raw when they do not decode to an object, as
+    :func:`toolchoice_pipeline.calls.decode_arguments` does)."""
     decoded, raw = decode_arguments(arguments)
     clean = sanitiser.value(decoded) if decoded is not None else sanitiser.text(raw or "")
-    return RecordedCall(name=name, arguments=clean, id=call_id)
+    return RecordedCall(name=sanitiser.text(name), arguments=clean, id=call_id)
