@@ -42,7 +42,7 @@ class ReleaseContext:
         except InputError as exc:
             raise dg.Failure(description=f"bad input for release {self.release_id}:\n{exc}") from None
         self.lineage = Lineage(release_id=self.release_id, suite=self.suite.name,
-                               catalog_version=self.suite.catalog_version, run_id=context.run_id)
+                               catalog_version=self.suite.catalog_version, run_id=context.run.run_id)
 
 
 @dg.asset(**COMMON, kinds={"yaml", "python"},

@@ -1,0 +1,118 @@
+"""``toolchoice report`` (the trend of each share per model, in the terminal and as a PNG) and
+``toolchoice gate <id> --junit`` (exit 0/1, valid JUnit XML), through the installed console script, on three
+demo releases materialised through Dagster: r1 and r2 pass, r3 (Bash description degraded) fails the gate.
+
+The releases are produced in-process with the judge off (the report and the gate read the shares only);
+the commands under test run as subprocesses.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from PIL import Image
+
+from .pipeline_helpers import (
+    DEMO_MODELS,
+    copy_data,
+    dagster_instance,
+    materialise,
+    read_scores,
+    set_description,
+    toolchoice,
+)
+
+pytestmark = pytest.mark.slow
+
+ROUTER = "local/bm25-router"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli_report")
+    data_dir = copy_data(root / "data")
+    with dagster_instance(root / "dagster_home") as instance:
+        assert materialise(data_dir, instance, "r1", kind="release", judge=False).success
+        assert materialise(data_dir, instance, "r2", kind="release", judge=False).success
+        set_description(data_dir, "Bash", "A utility.")
+        assert not materialise(data_dir, instance, "r3", kind="release", judge=False).success
+    return data_dir
+
+
+def test_report_prints_each_models_shares_per_release_and_the_gate(data_dir, tmp_path):
+    chart = tmp_path / "charts" / "trend.png"
+    done = toolchoice("report", "--data-dir", str(data_dir), "--chart", str(chart))
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines()
+            if line.startswith("│") and line.split("│")[1].strip() in ("r1", "r2", "r3")}
+    assert list(rows) == ["r1", "r2", "r3"]  # oldest first
+    for release_id, gate in (("r1", "pass"), ("r2", "pass"), ("r3", "FAIL")):
+        figures = read_scores(data_dir, release_id)["models"]
+        cells = [cell.strip() for cell in rows[release_id].split("│")]
+        assert cells[2:4] == ["release", gate]
+        for model in DEMO_MODELS:
+            assert f"{figures[model]['right_tool_pct']:.2f} / {figures[model]['right_args_pct']:.2f}" in cells
+    assert all(model in done.stdout for model in DEMO_MODELS)
+    assert f"chart: {chart}" in done.stdout.replace("\n", "")
+
+
+def test_report_writes_a_png_chart(data_dir, tmp_path):
+    chart = tmp_path / "trend.png"
+    assert toolchoice("report", "--data-dir", str(data_dir), "--chart", str(chart)).returncode == 0
+    with Image.open(chart) as image:
+        assert image.format == "PNG" and image.width > 400 and image.height > 200
+
+
+def test_report_writes_the_chart_with_the_latest_release_by_default(data_dir):
+    default = data_dir / "releases" / "r3" / "trend.png"
+    default.unlink()
+    done = toolchoice("report", "--data-dir", str(data_dir), "--suite", "coding_agent")
+    assert done.returncode == 0, done.stderr
+    with Image.open(default) as image:
+        assert image.format == "PNG"
+
+
+def test_report_on_a_suite_without_releases_exits_2_naming_it(data_dir):
+    done = toolchoice("report", "--data-dir", str(data_dir), "--suite", "no_such_suite")
+    assert done.returncode == 2
+    assert "no scored release found for suite no_such_suite" in done.stderr
+
+
+def _junit(path):
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    [suite] = root.findall("testsuite")
+    return suite, {case.get("name"): case for case in suite.findall("testcase")}
+
+
+def test_gate_of_a_passing_release_exits_0_with_junit_xml(data_dir, tmp_path):
+    junit = tmp_path / "out.xml"
+    done = toolchoice("gate", "r2", "--data-dir", str(data_dir), "--junit", str(junit))
+    assert done.returncode == 0, done.stdout + done.stderr
+    suite, cases = _junit(junit)
+    assert set(cases) == set(DEMO_MODELS)
+    assert suite.get("failures") == "0" and suite.get("tests") == "2"
+    assert all(case.find("failure") is None for case in cases.values())
+    assert "r1" in suite.get("name")
+
+
+def test_gate_of_the_degraded_release_exits_1_with_the_regression_in_junit_xml(data_dir, tmp_path):
+    junit = tmp_path / "out.xml"
+    done = toolchoice("gate", "r3", "--data-dir", str(data_dir), "--junit", str(junit))
+    assert done.returncode == 1, done.stdout + done.stderr
+    suite, cases = _junit(junit)
+    assert suite.get("failures") == "1"
+    failure = cases[ROUTER].find("failure")
+    assert failure is not None and failure.get("type") == "regression"
+    flipped = read_scores(data_dir, "r3")["gate"]["flips"][ROUTER]["right_tool"]["right_to_wrong"]
+    assert all(task_id in failure.text for task_id in flipped)
+    assert cases["local/name-match"].find("failure") is None
+    assert flipped[0] in done.stdout  # the Markdown summary
+
+
+def test_gate_of_an_unknown_release_exits_2(data_dir, tmp_path):
+    done = toolchoice("gate", "r404", "--data-dir", str(data_dir), "--junit", str(tmp_path / "out.xml"))
+    assert done.returncode == 2
+    assert "r404" in done.stderr
+    assert not (tmp_path / "out.xml").exists()

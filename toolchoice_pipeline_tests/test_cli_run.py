@@ -1,0 +1,121 @@
+"""``toolchoice run`` through the installed console script on a copy of ``data/``: the first release passes
+(exit 0); an unchanged re-run with every default (``./data``, the demo suite, a generated adhoc release id)
+makes no agent model call while the judge polls afresh; a degraded description fails the gate (exit 1);
+bad input exits 2 with one line naming the problem; the runs are in ``<data-dir>/dagster_home``.
+
+Real parts: the console script in a subprocess, the local agents and judge through LiteLLM, the Dagster
+instance of the data directory, Parquet + DuckDB.
+"""
+
+from __future__ import annotations
+
+import re
+
+import dagster as dg
+import pytest
+
+from toolchoice_pipeline.suite import load_suite
+
+from .pipeline_helpers import DEMO_MODELS, DEMO_SUITE, copy_data, query, read_scores, set_description, toolchoice
+
+pytestmark = pytest.mark.slow
+
+GENERATED_ID = re.compile(r"^adhoc-\d{8}-\d{6}$")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """r1 (kind release), then the unchanged re-run with every default, then r3 after degrading Bash."""
+    root = tmp_path_factory.mktemp("cli_run")
+    data_dir = copy_data(root / "data")
+    first = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release")
+    rerun = toolchoice("run", cwd=root)
+    [rerun_id] = [p.name for p in (data_dir / "releases").iterdir() if p.is_dir() and p.name != "r1"]
+    set_description(data_dir, "Bash", "A utility.")
+    degraded = toolchoice("run", "--data-dir", str(data_dir), "--release", "r3", "--kind", "release")
+    return {"data_dir": data_dir, "first": first, "rerun": rerun, "rerun_id": rerun_id, "degraded": degraded}
+
+
+def test_the_first_release_exits_0_and_prints_the_scores_and_the_gate(runs):
+    done = runs["first"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    scores = read_scores(runs["data_dir"], "r1")
+    for model in DEMO_MODELS:
+        assert model in done.stdout
+        assert f"{scores['models'][model]['right_tool_pct']:.2f}" in done.stdout
+    assert "gate passed" in done.stdout
+    assert "73/73" in done.stderr  # the progress bar: tasks done / total per model
+
+
+def test_an_unchanged_rerun_with_the_defaults_makes_no_agent_model_call_but_the_judge_polls_again(runs):
+    done, data_dir, rerun_id = runs["rerun"], runs["data_dir"], runs["rerun_id"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert GENERATED_ID.match(rerun_id)
+    scores = read_scores(data_dir, rerun_id)
+    assert (scores["kind"], scores["suite"], scores["baseline_release_id"]) == ("adhoc", DEMO_SUITE, "r1")
+    n_tasks = len(load_suite(data_dir, DEMO_SUITE).tasks)
+    calls = query(data_dir, "SELECT count(*), sum(cache_hit::INT) FROM agent_calls WHERE release_id = ?", [rerun_id])
+    assert calls[0][0] > 0 and calls[0][0] == calls[0][1]  # every agent call of the re-run came from the cache
+    first = query(data_dir, "SELECT sum(cache_hit::INT) FROM agent_calls WHERE release_id = 'r1'")
+    assert first == [(0,)]
+    votes = dict(query(data_dir, "SELECT release_id, count(*) FROM judge_votes GROUP BY release_id"))
+    assert votes[rerun_id] == votes["r1"] == len(DEMO_MODELS) * n_tasks * 3
+    assert {m: f["right_tool_pct"] for m, f in scores["models"].items()} == {
+        m: f["right_tool_pct"] for m, f in read_scores(data_dir, "r1")["models"].items()}
+
+
+def test_a_degraded_description_fails_the_gate_and_exits_1_listing_the_flipped_tasks(runs):
+    done, data_dir = runs["degraded"], runs["data_dir"]
+    assert done.returncode == 1, done.stdout + done.stderr
+    gate = read_scores(data_dir, "r3")["gate"]
+    assert gate["passed"] is False and gate["baseline_release_id"] == "r1"
+    assert "gate FAILED" in done.stdout and "local/bm25-router" in done.stdout
+    flipped = gate["flips"]["local/bm25-router"]["right_tool"]["right_to_wrong"]
+    assert f"flipped right → wrong on {len(flipped)} tasks" in done.stdout
+    assert all(task_id in done.stdout for task_id in flipped[:12])
+
+
+def test_the_cli_runs_are_recorded_in_the_data_directorys_dagster_instance(runs, monkeypatch):
+    data_dir = runs["data_dir"]
+    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))  # as `dagster dev` would open it
+    with dg.DagsterInstance.get() as instance:
+        statuses = {run.tags["toolchoice/release"]: run.status for run in instance.get_runs()}
+        partitions = set(instance.get_dynamic_partitions("release"))
+    assert statuses == {"r1": dg.DagsterRunStatus.SUCCESS, runs["rerun_id"]: dg.DagsterRunStatus.SUCCESS,
+                        "r3": dg.DagsterRunStatus.FAILURE}
+    assert partitions == {"r1", runs["rerun_id"], "r3"}
+
+
+# --- bad input: exit 2, one line naming the problem, nothing earlier lost -------------------------------------
+
+def _one_line_error(done) -> str:
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_an_unknown_suite_exits_2(runs):
+    line = _one_line_error(toolchoice("run", "--data-dir", str(runs["data_dir"]), "--suite", "no_such_suite"))
+    assert "no_such_suite" in line and DEMO_SUITE in line  # names it, and the suites there are
+
+
+def test_a_bad_release_id_exits_2(runs):
+    line = _one_line_error(toolchoice("run", "--data-dir", str(runs["data_dir"]), "--release", "../r9"))
+    assert "'../r9'" in line and "release" in line
+
+
+def test_an_unknown_local_model_exits_2(runs):
+    line = _one_line_error(toolchoice("run", "--data-dir", str(runs["data_dir"]), "--release", "r9",
+                                      "--models", "local/bm25-router,local/no-such-agent"))
+    assert "local/no-such-agent" in line and "unknown local model" in line
+    assert not (runs["data_dir"] / "releases" / "r9").exists()
+
+
+def test_reusing_a_finished_release_id_without_force_exits_2_and_keeps_the_release(runs):
+    data_dir = runs["data_dir"]
+    before = (data_dir / "releases" / "r1" / "scores.json").read_bytes()
+    line = _one_line_error(toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release"))
+    assert "'r1'" in line and "--force" in line
+    assert (data_dir / "releases" / "r1" / "scores.json").read_bytes() == before

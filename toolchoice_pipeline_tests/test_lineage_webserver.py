@@ -1,0 +1,131 @@
+"""The lineage users see in the UI: ``dagster-webserver`` started from the repo root with ``-w workspace.yaml``
+(as ``dagster dev`` would), queried over GraphQL for the asset graph, the blocking gate check, the schedule and
+the sensor. The test starts the webserver on 127.0.0.1 at a free port with a temporary DAGSTER_HOME and a
+copy of ``data/``, and always stops the processes it started."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from .pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data, free_port
+
+pytestmark = pytest.mark.slow
+
+READY_TIMEOUT_S = 120
+STOP_TIMEOUT_S = 20
+
+
+def _get(url: str) -> bytes | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read() if response.status == 200 else None
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+def graphql(base: str, query: str) -> dict:
+    request = urllib.request.Request(f"{base}/graphql", data=json.dumps({"query": query}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = json.loads(response.read())
+    assert "errors" not in body, body
+    return body["data"]
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the process group the webserver leads (it and its code server), SIGKILL on timeout."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=STOP_TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def webserver(tmp_path_factory):
+    root = tmp_path_factory.mktemp("webserver")
+    home = root / "dagster_home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "TOOLCHOICE_DATA_DIR": str(copy_data(root / "data")),
+           "DAGSTER_DISABLE_TELEMETRY": "yes"}
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = (root / "webserver.log").open("w")
+    process = subprocess.Popen(
+        [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port), "-w", "workspace.yaml"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while _get(f"{base}/server_info") is None:
+            assert process.poll() is None, (root / "webserver.log").read_text()
+            assert time.monotonic() < deadline, "webserver not ready in time"
+            time.sleep(0.5)
+        while _location_status(base) != "LOADED":
+            assert time.monotonic() < deadline, "code location not loaded in time"
+            time.sleep(0.5)
+        yield base
+    finally:
+        _stop(process)
+        log.close()
+
+
+def _location_status(base: str) -> str | None:
+    data = graphql(base, "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
+                         "locationOrLoadError { __typename ... on PythonError { message } } } } } }")
+    entries = data["workspaceOrError"]["locationEntries"]
+    [entry] = entries
+    assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", entry
+    return entry["loadStatus"]
+
+
+def test_server_info_reports_the_installed_dagster(webserver):
+    import dagster
+
+    info = json.loads(_get(f"{webserver}/server_info"))
+    assert info["dagster_version"] == dagster.__version__
+
+
+def test_the_ui_shows_the_lineage_from_tool_catalog_to_baseline(webserver):
+    nodes = graphql(webserver, "{ assetNodes { assetKey { path } dependencyKeys { path } groupName isPartitioned "
+                               "partitionDefinition { name type } kinds opVersion description } }")["assetNodes"]
+    by_name = {"/".join(n["assetKey"]["path"]): n for n in nodes}
+    assert set(by_name) == set(ASSET_CHAIN)
+    parents = {name: {"/".join(d["path"]) for d in node["dependencyKeys"]} for name, node in by_name.items()}
+    for upstream, downstream in zip(ASSET_CHAIN, ASSET_CHAIN[1:]):
+        assert upstream in parents[downstream], f"{upstream} → {downstream} not in the UI's graph"
+    assert parents["tool_catalog"] == set()
+    for node in nodes:
+        assert node["groupName"] == "release" and node["isPartitioned"]
+        assert node["partitionDefinition"] == {"name": "release", "type": "DYNAMIC"}
+        assert node["kinds"] and node["opVersion"] and node["description"]
+
+
+def test_the_ui_shows_release_gate_as_the_blocking_check_on_release_scores(webserver):
+    nodes = graphql(webserver, "{ assetNodes { assetKey { path } assetChecksOrError { __typename "
+                               "... on AssetChecks { checks { name blocking description } } } } }")["assetNodes"]
+    checks = {(tuple(n["assetKey"]["path"]), c["name"]): c["blocking"]
+              for n in nodes for c in n["assetChecksOrError"]["checks"]}
+    assert checks[(("release_scores",), "release_gate")] is True
+    assert [key for key, blocking in checks.items() if blocking] == [(("release_scores",), "release_gate")]
+    assert (("judge_votes",), "judge_calibration") in checks
+
+
+def test_the_ui_shows_the_schedule_and_the_sensor_running(webserver):
+    data = graphql(webserver, "{ repositoriesOrError { ... on RepositoryConnection { nodes { name "
+                              "schedules { name cronSchedule executionTimezone scheduleState { status } } "
+                              "sensors { name sensorState { status } } } } } }")
+    [repository] = data["repositoriesOrError"]["nodes"]
+    assert repository["schedules"] == [{"name": "nightly_eval", "cronSchedule": "0 2 * * *",
+                                        "executionTimezone": "UTC", "scheduleState": {"status": "RUNNING"}}]
+    assert repository["sensors"] == [{"name": "catalog_change", "sensorState": {"status": "RUNNING"}}]

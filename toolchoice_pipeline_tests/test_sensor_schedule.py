@@ -1,0 +1,166 @@
+"""The ``catalog_change`` sensor and the ``nightly_eval`` schedule, evaluated with ``build_sensor_context`` /
+``build_schedule_context`` against a real Dagster instance (``instance_for_test``) and a copy of ``data/``."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import dagster as dg
+import pytest
+
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.defs.schedules import nightly_eval
+from toolchoice_pipeline.defs.sensors import catalog_change
+from toolchoice_pipeline.release_request import read_request
+from toolchoice_pipeline.suite import load_suite
+
+from .pipeline_helpers import (
+    DEMO_SUITE,
+    copy_data,
+    dagster_instance,
+    materialise,
+    query,
+    read_scores,
+    set_description,
+)
+
+TOOL = "Bash"
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    return copy_data(tmp_path / "data")
+
+
+@pytest.fixture
+def instance(tmp_path):
+    with dagster_instance(tmp_path / "dagster_home") as instance:
+        yield instance
+
+
+def evaluate_sensor(instance, data_dir, cursor: str | None) -> dg.SensorResult:
+    context = dg.build_sensor_context(instance=instance, cursor=cursor,
+                                      resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))})
+    return catalog_change(context)
+
+
+def version(data_dir) -> str:
+    return load_suite(data_dir, DEMO_SUITE).catalog_version
+
+
+def added_partitions(result: dg.SensorResult) -> list[str]:
+    keys = []
+    for request in result.dynamic_partitions_requests or []:
+        assert isinstance(request, dg.AddDynamicPartitionsRequest)
+        assert request.partitions_def_name == "release"
+        keys.extend(request.partition_keys)
+    return keys
+
+
+def test_the_first_evaluation_only_records_the_catalog_versions(instance, data_dir):
+    result = evaluate_sensor(instance, data_dir, None)
+    assert result.run_requests == [] and added_partitions(result) == []
+    assert json.loads(result.cursor) == {DEMO_SUITE: version(data_dir)}
+    assert not (data_dir / "releases").exists()
+
+
+def test_a_changed_description_adds_a_catalog_partition_and_requests_one_run_keyed_by_the_version(instance, data_dir):
+    first = evaluate_sensor(instance, data_dir, None)
+    old_version = version(data_dir)
+    set_description(data_dir, TOOL, "A utility.")
+    new_version = version(data_dir)
+    assert new_version != old_version
+
+    result = evaluate_sensor(instance, data_dir, first.cursor)
+    release_id = f"catalog-{new_version}"
+    [run] = result.run_requests
+    assert run.run_key == new_version
+    assert run.partition_key == release_id
+    assert run.tags["toolchoice/kind"] == "catalog-change" and run.tags["toolchoice/suite"] == DEMO_SUITE
+    assert added_partitions(result) == [release_id]
+    request = read_request(data_dir, release_id)
+    assert (request.kind, request.suite, request.requested_by) == ("catalog-change", DEMO_SUITE,
+                                                                   "sensor:catalog_change")
+    assert json.loads((data_dir / "releases" / release_id / "request.json").read_text())["kind"] == "catalog-change"
+    assert json.loads(result.cursor) == {DEMO_SUITE: new_version}
+
+    again = evaluate_sensor(instance, data_dir, result.cursor)
+    assert again.run_requests == [] and added_partitions(again) == []
+    assert again.cursor == result.cursor
+
+
+def test_going_back_to_an_evaluated_description_requests_that_versions_run_key_again(instance, data_dir):
+    """Dagster runs a sensor's run key once (it skips a request whose run key already has a run): the
+    sensor's part is to key a catalog version's run by that version, whatever the order of the edits."""
+    cursor = evaluate_sensor(instance, data_dir, None).cursor
+    set_description(data_dir, TOOL, "A utility.")
+    first = evaluate_sensor(instance, data_dir, cursor)
+    set_description(data_dir, TOOL, "Runs things.")
+    second = evaluate_sensor(instance, data_dir, first.cursor)
+    set_description(data_dir, TOOL, "A utility.")
+    back = evaluate_sensor(instance, data_dir, second.cursor)
+
+    keys = [result.run_requests[0].run_key for result in (first, second, back)]
+    assert keys[0] != keys[1] and keys[2] == keys[0]
+    assert back.run_requests[0].partition_key == first.run_requests[0].partition_key == f"catalog-{keys[0]}"
+
+
+def test_a_live_dump_change_is_a_catalog_change_too(instance, data_dir):
+    suite_dir = data_dir / "suites" / DEMO_SUITE
+    cursor = evaluate_sensor(instance, data_dir, None).cursor
+    dump = [{"name": "mcp__docs__search", "description": "Search the team's documentation.",
+             "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}]
+    (suite_dir / "live.json").write_text(json.dumps(dump), encoding="utf-8")
+    spec = (suite_dir / "suite.yaml").read_text(encoding="utf-8")
+    (suite_dir / "suite.yaml").write_text(spec + "live_catalogs: [live.json]\n", encoding="utf-8")
+    assert any(tool.name == "mcp__docs__search" for tool in load_suite(data_dir, DEMO_SUITE).all_tools())
+
+    [run] = evaluate_sensor(instance, data_dir, cursor).run_requests
+    assert run.run_key == version(data_dir)
+
+
+def test_a_broken_suite_is_skipped_and_the_others_still_watched(instance, data_dir):
+    broken = data_dir / "suites" / "broken"
+    broken.mkdir()
+    (broken / "suite.yaml").write_text("name: broken\ncatalog: missing.yaml\ntasks: missing.jsonl\n")
+    result = evaluate_sensor(instance, data_dir, None)
+    assert json.loads(result.cursor) == {DEMO_SUITE: version(data_dir)}
+    set_description(data_dir, TOOL, "A utility.")
+    [run] = evaluate_sensor(instance, data_dir, result.cursor).run_requests
+    assert run.tags["toolchoice/suite"] == DEMO_SUITE
+
+
+def test_the_nightly_schedule_adds_its_partition_and_requests_a_write_only_nightly_run(instance, data_dir):
+    context = dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc),
+        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))})
+    run = nightly_eval(context)
+    assert isinstance(run, dg.RunRequest)
+    assert run.partition_key == run.run_key == "nightly-2026-11-30"
+    assert run.tags["toolchoice/kind"] == "nightly"
+    assert "nightly-2026-11-30" in instance.get_dynamic_partitions("release")
+    request = read_request(data_dir, "nightly-2026-11-30")
+    assert (request.kind, request.cache_policy, request.suite) == ("nightly", "write_only", DEMO_SUITE)
+
+
+def test_the_nightly_run_asks_every_model_afresh_even_with_a_warm_cache(instance, data_dir):
+    """A nightly run ignores the call journal (cache policy write_only), so provider drift shows up."""
+    warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)
+    assert warm.success
+    context = dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc),
+        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))})
+    run = nightly_eval(context)
+    from toolchoice_pipeline.definitions import build_definitions
+
+    result = build_definitions(str(data_dir)).resolve_job_def("release_job").execute_in_process(
+        partition_key=run.partition_key, instance=instance, tags=run.tags, raise_on_error=False)
+    assert result.success
+    control = materialise(data_dir, instance, "control", kind="adhoc", judge=False)  # read_write: served warm
+    assert control.success
+    hits = dict(query(data_dir, "SELECT release_id, avg(cache_hit::INT) FROM agent_calls GROUP BY release_id"))
+    assert hits == {"warm-up": 0.0, "nightly-2026-12-01": 0.0, "control": 1.0}
+    scores = read_scores(data_dir, "nightly-2026-12-01")
+    assert scores["kind"] == "nightly" and scores["gate"]["passed"] is True
+    assert scores["judge"] is not None  # the nightly run is judged
