@@ -87,6 +87,15 @@ def test_kappa_is_not_judged_on_fewer_than_twenty_labelled_episodes():
     assert result.passed and "checked from 20" in result.message
 
 
+def test_kappa_is_not_judged_when_right_tool_is_the_same_on_every_episode():
+    # A gold replay: every choice right; a judge that fails some of them is not "at chance" on that evidence.
+    right = {("m", f"t{i}"): True for i in range(40)}
+    judge = {key: i % 3 != 0 for i, key in enumerate(right)}
+    result = calibrate(judge, right, 0.25)
+    assert result.passed and result.kappa is None
+    assert "kappa not checked: right tool is the same on every labelled episode" in result.message
+
+
 def test_unlabelled_episodes_and_ties_are_left_out():
     judge, right = labelled(20, 18)
     judge[("m", "extra")] = True

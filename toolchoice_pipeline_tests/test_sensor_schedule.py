@@ -90,20 +90,47 @@ def test_a_changed_description_adds_a_catalog_partition_and_requests_one_run_key
     assert again.cursor == result.cursor
 
 
-def test_going_back_to_an_evaluated_description_requests_that_versions_run_key_again(instance, data_dir):
-    """Dagster runs a sensor's run key once (it skips a request whose run key already has a run): the
-    sensor's part is to key a catalog version's run by that version, whatever the order of the edits."""
+def apply(instance, result: dg.SensorResult) -> None:
+    """What the sensor daemon does with a result's partition requests."""
+    for key in added_partitions(result):
+        instance.add_dynamic_partitions("release", [key])
+
+
+def test_going_back_to_an_evaluated_description_runs_nothing_and_keeps_its_release(instance, data_dir):
     cursor = evaluate_sensor(instance, data_dir, None).cursor
     set_description(data_dir, TOOL, "A utility.")
     first = evaluate_sensor(instance, data_dir, cursor)
+    apply(instance, first)
+    release_id = first.run_requests[0].partition_key
+    request_file = data_dir / "releases" / release_id / "request.json"
+    written = request_file.read_text(encoding="utf-8")
     set_description(data_dir, TOOL, "Runs things.")
     second = evaluate_sensor(instance, data_dir, first.cursor)
+    apply(instance, second)
     set_description(data_dir, TOOL, "A utility.")
     back = evaluate_sensor(instance, data_dir, second.cursor)
 
-    keys = [result.run_requests[0].run_key for result in (first, second, back)]
-    assert keys[0] != keys[1] and keys[2] == keys[0]
-    assert back.run_requests[0].partition_key == first.run_requests[0].partition_key == f"catalog-{keys[0]}"
+    assert first.run_requests[0].run_key != second.run_requests[0].run_key
+    assert back.run_requests == [] and added_partitions(back) == []
+    assert json.loads(back.cursor) == {DEMO_SUITE: first.run_requests[0].run_key}
+    assert request_file.read_text(encoding="utf-8") == written
+
+
+def test_two_suites_reaching_the_same_catalog_in_one_tick_run_once(instance, data_dir):
+    import shutil
+
+    twin = data_dir / "suites" / "twin"
+    shutil.copytree(data_dir / "suites" / DEMO_SUITE, twin)
+    spec = (twin / "suite.yaml").read_text(encoding="utf-8")
+    (twin / "suite.yaml").write_text(spec.replace(f"name: {DEMO_SUITE}", "name: twin"), encoding="utf-8")
+    cursor = evaluate_sensor(instance, data_dir, None).cursor
+    set_description(data_dir, TOOL, "A utility.")
+    set_description(data_dir, TOOL, "A utility.", suite="twin")
+
+    result = evaluate_sensor(instance, data_dir, cursor)
+    [run] = result.run_requests
+    assert added_partitions(result) == [run.partition_key]
+    assert json.loads(result.cursor)["twin"] == json.loads(result.cursor)[DEMO_SUITE] == run.run_key
 
 
 def test_a_live_dump_change_is_a_catalog_change_too(instance, data_dir):

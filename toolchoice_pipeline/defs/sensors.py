@@ -2,7 +2,9 @@
 
 The cursor keeps the last seen ``catalog_version`` of every suite. A suite seen for the first time is only
 recorded. A new version adds partition ``catalog-<version>`` (kind ``catalog-change``) and requests a run with
-the version as run key, so one catalog version never runs twice.
+the version as run key, so one catalog version never runs twice: a version whose partition already exists
+(it ran before, or another suite reached the same catalog first) is only recorded, and its finished release is
+left untouched.
 """
 
 
@@ -45,10 +47,14 @@ def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceRe
     now = current_catalog_versions(toolchoice, context.log)
     run_requests: list[dg.RunRequest] = []
     new_partitions: list[str] = []
+    existing = set(context.instance.get_dynamic_partitions(RELEASE_PARTITIONS_NAME))
     for suite, version in sorted(now.items()):
         if suite not in seen or seen[suite] == version:
             continue
         release_id = f"catalog-{version}"
+        if release_id in existing or release_id in new_partitions:
+            context.log.info(f"suite {suite}: catalog {version} was evaluated before ({release_id}); not run again")
+            continue
         write_request(toolchoice.path, ReleaseRequest(release_id=release_id, kind="catalog-change", suite=suite,
                                                       requested_by="sensor:catalog_change"))
         new_partitions.append(release_id)

@@ -87,7 +87,10 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
              if verdict is not None and right_tool.get(key) is not None]
     n = len(pairs)
     accuracy = sum(a == b for a, b in pairs) / n if n else None
-    kappa = cohen_kappa(pairs)
+    # Agreement beyond chance needs both outcomes among the labels: when right tool is the same on every
+    # episode (a replay of gold answers, say), kappa is 0 by construction and says nothing about the judge.
+    labels_vary = len({label for label, _ in pairs}) > 1
+    kappa = cohen_kappa(pairs) if labels_vary else None
     reasons: list[str] = []
     if canary_tsq is None:
         reasons.append("the canary session got no valid judge vote, so the judge's teeth could not be shown")
@@ -105,6 +108,8 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
                f"kappa {shown_kappa} on {n} labelled episodes")
     if n < MIN_LABELLED:
         figures += f" (kappa is checked from {MIN_LABELLED} labelled episodes)"
+    elif not labels_vary:
+        figures += " (kappa not checked: right tool is the same on every labelled episode)"
     message = (f"judge calibration failed, the judge is toothless: {'; '.join(reasons)} [{figures}]" if reasons
                else f"judge calibration passed: {figures}")
     return CalibrationResult(passed=not reasons, n_labelled=n, accuracy=accuracy, kappa=kappa,
