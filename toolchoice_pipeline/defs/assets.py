@@ -124,10 +124,16 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
                 agent_runs: list[Episode]) -> dg.Output[list[JudgeVote]]:
     from ..judge import RUBRIC_VERSION, judge_episodes_sync
 
+    from ..judge.preflight import JudgePreflightError, preflight_judge_sync
+
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
     if not release.request.judge:
         return dg.Output([], metadata={"judge": "skipped (--no-judge)", "rubric_version": RUBRIC_VERSION})
+    try:
+        preflight_judge_sync(judge, data_dir=toolchoice.path, retries=release.config.retries)
+    except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
+        raise dg.Failure(description=f"bad input for release {release.release_id}: {exc}") from None
     report = logged_progress(context, progress, "judge")
     votes = judge_episodes_sync(release.suite, agent_runs, judge, retries=release.config.retries,
                                 progress=lambda done, total: report("all models", done, total))
