@@ -19,6 +19,7 @@ class TrendPoint:
 
     release_id: str
     kind: str
+    suite: str
     model: str
     right_tool_pct: float | None
     right_args_pct: float | None
@@ -44,7 +45,8 @@ def load_trend(data_dir: Path, suite: str | None = None) -> list[TrendPoint]:
         gate = scores.get("gate") or {}
         for model, figures in (scores.get("models") or {}).items():
             points.append(TrendPoint(
-                release_id=scores["release_id"], kind=scores.get("kind", ""), model=model,
+                release_id=scores["release_id"], kind=scores.get("kind", ""), suite=scores.get("suite", ""),
+                model=model,
                 right_tool_pct=figures.get("right_tool_pct"), right_args_pct=figures.get("right_args_pct"),
                 tsq_mean=figures.get("tsq_mean"), gate_passed=gate.get("passed"),
             ))
@@ -73,9 +75,10 @@ def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice
         axis.set_ylim(0, 100)
         axis.grid(alpha=0.3)
     axes[0].set_ylabel("share (points, 0–100)")
-    axes[1].legend(fontsize=8, loc="lower right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(models), 4), fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -9,26 +9,46 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import InputError, Problem, display_path
-from ..report import load_trend, render_chart
+from ..report import TrendPoint, load_trend, render_chart
 from .common import EXIT_OK, data_dir_option
 
 
 @click.command("report")
-@click.option("--suite", "suite_name", default=None, help="Only releases of this suite (default: all suites).")
+@click.option("--suite", "suite_name", default=None, help="Only releases of this suite (default: every suite).")
 @click.option("--chart", "chart_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where to write the chart (default: releases/<latest>/trend.png).")
+              help="Where to write the chart (default: releases/<latest release of the suite>/trend.png).")
 @data_dir_option
 def report_command(suite_name: str | None, chart_path: Path | None, data_dir: Path) -> int:
-    """Show right-tool and right-arguments shares (points) per model over releases, and write a chart."""
+    """Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite."""
     points = load_trend(data_dir, suite_name)
+    releases = display_path(data_dir / "releases")
     if not points:
-        where = f"suite {suite_name}" if suite_name else display_path(data_dir / "releases")
-        raise InputError(Problem(file=display_path(data_dir / "releases"),
-                                 message=f"no scored release found for {where}: run `toolchoice run` first"))
+        what = f"suite {suite_name}" if suite_name else releases
+        raise InputError(Problem(file=releases, message=f"no scored release found for {what}: "
+                                                        "run `toolchoice run` first"))
+    suites = list(dict.fromkeys(p.suite for p in points))
+    if chart_path is not None and len(suites) > 1:
+        raise InputError(Problem(file="<command line>", field="--chart",
+                                 message=f"releases of {len(suites)} suites ({', '.join(suites)}): "
+                                         "give --suite to chart one of them"))
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    for suite in suites:
+        of_suite = [p for p in points if p.suite == suite]
+        console.print(trend_table(suite, of_suite))
+        target = chart_path or data_dir / "releases" / of_suite[-1].release_id / "trend.png"
+        render_chart(of_suite, target, title=f"{suite}: tool choice over releases")
+        console.print(f"chart: {display_path(target)}\n")
+    return EXIT_OK
+
+
+def trend_table(suite: str, points: list[TrendPoint]) -> Table:
+    """One row per release (oldest first), one column per model: right tool % / right args %."""
     models = list(dict.fromkeys(p.model for p in points))
-    table = Table(title="tool choice over releases (right tool % / right args %)")
-    table.add_column("release")
-    table.add_column("kind")
+    table = Table(title=f"suite {suite}: right tool % / right args % per release")
+    table.add_column("release", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
     table.add_column("gate")
     for model in models:
         table.add_column(model, justify="right")
@@ -39,13 +59,7 @@ def report_command(suite_name: str | None, chart_path: Path | None, data_dir: Pa
         cells = [f"{_pct(rows[m].right_tool_pct)} / {_pct(rows[m].right_args_pct)}" if m in rows else ""
                  for m in models]
         table.add_row(release_id, first.kind, gate, *cells)
-    console = Console()
-    console.print(table)
-    target = chart_path or data_dir / "releases" / points[-1].release_id / "trend.png"
-    title = f"{suite_name}: tool choice over releases" if suite_name else "tool choice over releases"
-    render_chart(points, target, title=title)
-    console.print(f"chart: {display_path(target)}")
-    return EXIT_OK
+    return table
 
 
 def _pct(value: float | None) -> str:

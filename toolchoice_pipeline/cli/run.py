@@ -139,7 +139,8 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
             resources={"progress": reporter},
             tags={"toolchoice/kind": request.kind, "toolchoice/suite": request.suite,
                   "toolchoice/release": request.release_id, "toolchoice/requested_by": "cli"},
-            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+            # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
+            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
         )
         failures, bad_input = [], False
         for event in outcome.all_events:
@@ -147,7 +148,9 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
                 error = event.step_failure_data.error
                 description = (event.step_failure_data.user_failure_data.description
                                if event.step_failure_data.user_failure_data else None)
-                text = description or error.message.strip()
+                if error.cls_name == "DagsterAssetCheckFailedError":
+                    continue  # the blocking gate did its job: the gate's verdict is printed in full
+                text = description or error.to_string().strip()
                 bad_input = bad_input or text.startswith("bad input")
                 failures.append(f"{event.step_key}: {text}")
         checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"

@@ -32,8 +32,11 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
     if problems:
         raise InputError(problems)
     catalog = suite.catalog
-    click.echo(f"suite {suite.name}: {len(suite.tasks)} tasks, {len(catalog)} tools "
-               f"({len(suite.live)} from live dumps), match profile {suite.match_profile}")
+    inline = sum(1 for task in suite.tasks if task.tools is not None)
+    tools = (f"{len(catalog)} tools ({len(suite.live)} from live dumps)" if not inline else
+             f"{len(catalog)} suite tools; {inline} tasks carry their own catalog "
+             f"({len(suite.all_tools()) - len(catalog)} distinct inline tools)")
+    click.echo(f"suite {suite.name}: {len(suite.tasks)} tasks, {tools}, match profile {suite.match_profile}")
     click.echo(f"catalog_version {suite.catalog_version}")
     click.echo(f"fixture_version {suite.fixture_version}")
     models = suite.spec.models or config.model_names()
