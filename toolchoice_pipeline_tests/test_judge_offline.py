@@ -9,7 +9,9 @@ from toolchoice_pipeline.calls import FLAG_INVALID_CALL, Reply, ToolCall
 from toolchoice_pipeline.catalog import ToolDefinition
 from toolchoice_pipeline.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline.judge import JudgeItem, build_judge_messages, judge_items, parse_verdict, read_judge_input
+from toolchoice_pipeline.judge.arguments import names_literal, numbers
 from toolchoice_pipeline.judge.fit import capabilities, terms
+from toolchoice_pipeline.judge.mentions import tool_mentions
 from toolchoice_pipeline.judge.offline import assess, catalog_judge
 from toolchoice_pipeline.providers import register_providers
 
@@ -125,3 +127,155 @@ def test_through_litellm_the_local_judge_gives_three_valid_votes():
     votes = asyncio.run(judge_items([item], JudgeConfig(), retries=RetryConfig(max_attempts=1)))
     assert [(v.valid, v.verdict, v.judge_model) for v in votes] == [(True, "incorrect", "local/catalog-judge")] * 3
     assert all(v.cost_usd == 0.0 and v.prompt_tokens > 0 for v in votes)
+
+
+# --- faults found in end-to-end runs (real sessions, BFCL gold replay): one small catalog each ---------------
+
+def tool(name, description, properties=None, required=(), closed=True):
+    schema = {"type": "object", "properties": properties or {}, "required": list(required)}
+    if closed:
+        schema["additionalProperties"] = False
+    return ToolDefinition(name=name, description=description, parameters=schema)
+
+
+TEXT = {"type": "string"}
+NAMING_CATALOG = [
+    tool("Read", "Return the text of one local file. It cannot change or delete files.",
+         {"file_path": TEXT}, ["file_path"]),
+    tool("Task", "Hand a piece of work to a helper agent that has the same tools and reports back when done.",
+         {"prompt": TEXT}, ["prompt"]),
+    tool("WebSearch", "Search the public internet for pages. It knows nothing about the local files.",
+         {"query": TEXT}, ["query"]),
+    tool("Bash", "Run a shell command: tests, builds, deleting files.", {"command": TEXT}, ["command"]),
+]
+
+
+def test_a_tool_the_user_names_counts_as_an_instruction():
+    # Task's description shares "back" and "tools" with the request, Read only "read": by words alone Task wins.
+    request = "can you read it back with the Read tool?"
+    named = verdict(request, call("Read", file_path="notes.txt"), NAMING_CATALOG)
+    assert named.verdict == "correct" and "asked for Read" in named.conclusion
+    assert verdict(request, call("Task", prompt="read notes.txt back"), NAMING_CATALOG).verdict == "incorrect"
+    assert verdict(request, Reply(text="Sure."), NAMING_CATALOG).verdict == "incorrect"
+    # By its exact name, any case, with no marker: a multi-token name is no ordinary word.
+    search = "scrolling back still does not work in the embedded terminal, websearch terminal scroll events"
+    assert verdict(search, call("WebSearch", query="terminal scroll events"), NAMING_CATALOG).verdict == "correct"
+    assert verdict(search, call("Task", prompt="find out why"), NAMING_CATALOG).verdict == "incorrect"
+
+
+def test_naming_a_tool_does_not_override_what_its_description_denies_or_what_the_user_rules_out():
+    denied = verdict("delete the stale notes file with the Read tool", call("Read", file_path="notes"),
+                     NAMING_CATALOG)
+    assert denied.verdict == "incorrect" and "rules out" in denied.conclusion
+    assert verdict("delete the stale notes file with the Read tool", call("Bash", command="rm notes"),
+                   NAMING_CATALOG).verdict == "correct"
+    ruled_out = verdict("don't use the Bash tool for this, show me what the notes file says",
+                        call("Bash", command="cat notes"), NAMING_CATALOG)
+    assert ruled_out.verdict == "incorrect" and "ruled out Bash" in ruled_out.conclusion
+
+
+def test_an_ordinary_word_that_is_also_a_tool_name_is_not_an_instruction():
+    mentions = tool_mentions("read the notes file, then search the web", [t.name for t in NAMING_CATALOG])
+    assert mentions == []
+    found = tool_mentions("do a web search, then use `Read` or the tool Task", [t.name for t in NAMING_CATALOG])
+    assert [(m.tool, m.negated) for m in found] == [("WebSearch", False), ("Read", False), ("Task", False)]
+    # A dotted tool name is the tool's, not a file name; words of a multi-token name are no instruction unmarked.
+    dotted = tool_mentions("Invoke the 'random_forest.train' function twice", ["random_forest.train"])
+    assert [m.tool for m in dotted] == ["random_forest.train"]
+    assert tool_mentions("Train a random forest on the data", ["random_forest.train"]) == []
+
+
+CONDITIONAL_CATALOG = [
+    tool("forest_growth_forecast", "Predicts the forest growth over the next N years.", {
+        "location": TEXT, "years": {"type": "integer"},
+        "include_human_impact": {"type": "boolean", "description": "Whether or not to include the impact of human "
+                                 "activities in the forecast. If not provided, defaults to false."}},
+        ["location", "years"], closed=False),
+    tool("get_weather", "Current weather for a city. It cannot forecast forest growth or human impact.",
+         {"city": TEXT}, ["city"], closed=False),
+]
+
+
+def test_conditions_and_defaults_in_a_description_are_not_denials():
+    request = "Predict the growth of forest in Yellowstone for the next 5 years including human impact."
+    good = call("forest_growth_forecast", location="Yellowstone", years=5, include_human_impact=True)
+    found = verdict(request, good, CONDITIONAL_CATALOG)
+    assert found.verdict == "correct" and "human" in found.conclusion
+    # A real denial still counts ("cannot forecast forest growth").
+    assert verdict(request, call("get_weather", city="Yellowstone"), CONDITIONAL_CATALOG).verdict == "incorrect"
+    caps = capabilities("t", "If the file does not exist, it is created. If not provided, defaults to 10. Whether "
+                             "or not to sort. It searches inside files, not file names. Not for quick lookups. It "
+                             "never deletes anything. The helper does not see this conversation.")
+    assert sorted(sorted(d.terms) for d in caps.denials) == [
+        ["convers", "see"], ["delet"], ["file", "name"], ["lookup", "quick"]]
+
+
+DATE_CATALOG = [
+    tool("air_quality", "Retrieve the air quality index for a location on a date.",
+         {"location": TEXT, "date": {"type": "string", "description": "The date (month-day-year)."}},
+         ["location", "date"]),
+    tool("get_best_sushi_places", "Returns the best sushi places given the city, review rate and top number.",
+         {"city": TEXT, "top": {"type": "integer"}, "review_rate": {"type": "number"}}, ["city", "top"]),
+    tool("paint_requirement", "Calculate the gallons of paint required for a wall.",
+         {"width": {"type": "integer"}, "height": {"type": "integer"}, "coverage": {"type": "integer"},
+          "unit": TEXT}, ["width", "height", "coverage"]),
+]
+
+
+@pytest.mark.parametrize("request_text, reply, want", [
+    ("What is the air quality index in London on 2022/08/16?",
+     call("air_quality", location="London", date="08-16-2022"), "correct"),
+    ("What is the air quality index in London on 2022/08/16?",
+     call("air_quality", location="London", date="August 16, 2022"), "correct"),
+    ("What is the air quality index in London on 2022/08/16?",
+     call("air_quality", location="London", date="2021-01-01"), "incorrect"),
+    ("Top five sushi restaurants in Tokyo rated above 4/5?",
+     call("get_best_sushi_places", city="Tokyo", top=5, review_rate=4.0), "correct"),
+    ("Top five sushi restaurants in Tokyo rated above 4/5?",
+     call("get_best_sushi_places", city="Tokyo", top=5, review_rate=3.0), "incorrect"),
+    ("How much paint for a wall 20ft wide and 12ft high, if a gallon covers 350 sq.ft?",
+     call("paint_requirement", width=20, height=12, coverage=350, unit="feet"), "correct"),
+])
+def test_values_in_the_request_match_reformatted_arguments_by_value(request_text, reply, want):
+    assert verdict(request_text, reply, DATE_CATALOG).verdict == want
+
+
+def test_numbers_compare_by_value_whatever_their_format():
+    assert names_literal({"date": "16.08.2022"}, "2022/08/16")
+    assert names_literal({"year": 2022, "month": 8, "day": 16}, "2022/08/16")
+    assert names_literal({"rate": 0.8}, "4/5") and not names_literal({"rate": 5}, "4/5")
+    assert names_literal({"old": "django==4.2.7"}, "4.2.7") and not names_literal({"old": "django==4.2.6"}, "4.2.7")
+    assert numbers({"amount": "$1,000", "flag": True}) >= {1000.0} and 1.0 not in numbers({"flag": True})
+    assert names_literal({"open_until": 22}, "22:00") and names_literal({"time": "7:30 pm"}, "19:30")
+    assert not names_literal({"time": "8:30 pm"}, "19:30")
+
+
+def test_what_the_user_named_may_be_the_job_of_a_later_call_of_the_step():
+    catalog = [tool("find_movie_showing", "Find theatres showing a movie at a time.",
+                    {"movie": TEXT, "time": TEXT}, ["movie", "time"])]
+    request = "Find theatres with Tenet at 5 pm and No Time To Die at 7:30 pm."
+    both = Reply(calls=[ToolCall(name="find_movie_showing", arguments={"movie": "Tenet", "time": "5 pm"}),
+                        ToolCall(name="find_movie_showing", arguments={"movie": "No Time To Die", "time": "7:30 pm"})])
+    assert verdict(request, both, catalog).verdict == "correct"
+    assert verdict(request, call("find_movie_showing", movie="Tenet", time="5 pm"), catalog).verdict == "incorrect"
+
+
+SHELL = {"command": TEXT, "description": TEXT}
+
+
+def test_an_undeclared_extra_argument_fails_the_call_but_the_reasoning_says_the_tool_was_right():
+    closed = [tool("Bash", "Run a shell command: start servers, tests, builds.", SHELL, ["command"]),
+              tool("Read", "Return the text of one local file.", {"file_path": TEXT}, ["file_path"])]
+    reply = call("Bash", command="mix phx.server", run_in_background=True)
+    found = verdict("run the phoenix server in the background", reply, closed)
+    assert found.verdict == "incorrect"
+    assert found.conclusion.startswith("the tool is right (Bash")
+    assert '"run_in_background", which its parameter schema does not declare' in found.conclusion
+    # A schema that does not close the object allows the extra argument: the same call is correct.
+    open_ = [tool("Bash", "Run a shell command: start servers, tests, builds.", SHELL, ["command"], closed=False),
+             closed[1]]
+    assert verdict("run the phoenix server in the background", reply, open_).verdict == "correct"
+    # Any other schema failure (a missing required argument) is reported as it is, not as a right tool.
+    missing = verdict("run the phoenix server in the background", call("Bash", description="start"), closed)
+    assert missing.verdict == "incorrect" and "'command' is a required property" in missing.conclusion
+    assert "the tool is right" not in missing.conclusion

@@ -4,9 +4,16 @@ Used by the offline judge (:mod:`.offline`). Pure functions, no model:
 
 - Terms are lower-cased words (identifiers split at ``_``, ``-``, ``.``, ``/`` and camelCase humps), stop words
   dropped, reduced by the Snowball English stemmer (``deleting`` → ``delet``).
+- Numbers are values, not capabilities: they are never terms ("defaults to 10" says nothing a request for "10
+  results" needs).
 - A tool's *capability text* is its description plus its parameters' descriptions. Parts of it are *denials*:
-  - a negated clause: from a negation cue (``cannot``, ``does not``, ``not``, ``knows nothing about``,
-    ``never``...) to the end of the clause or the next cue ("cannot create, change or delete a file");
+  - a negated clause: from a capability-denial cue (``cannot``, ``can't``, ``does not``, ``do not``, ``never``,
+    ``knows nothing about``, ``unable to``, ``not for``...) to the end of the clause or the next cue ("cannot
+    create, change or delete a file"); a bare ``not`` only as a contrast ("searches inside files, not file
+    names") or at the start of a clause ("Not for a single quick lookup"). A negation inside a condition is no
+    denial: "if not provided, defaults to ...", "whether or not to include ...", "if the file does not exist,
+    it is created" say what happens in a case, not what the tool cannot do (a cue preceded, in its clause and
+    with no comma in between, by ``if``, ``unless``, ``when``, ``whether``, ``otherwise``...);
   - ``read-only``: each mutation verb (create, write, change, delete...) on its own;
   - a deferral: a clause that sends a job to another tool of the catalog ("Prefer Read to show a file",
     "use Glob for names"); its words count *for* the named tool too.
@@ -36,9 +43,11 @@ URL_TERM = "<url>"
 
 NEGATION_CUES = (
     "knows nothing about", "know nothing about", "cannot", "can't", "can not", "could not", "does not",
-    "doesn't", "do not", "don't", "is not", "isn't", "are not", "aren't", "unable to", "no access to", "never",
-    "not", "without access to",
+    "doesn't", "do not", "don't", "unable to", "no access to", "never", "not for", "without access to",
 )
+# Words that open a condition: a negation after one of them (in the same clause, no comma in between) says what
+# happens in a case ("if not provided, defaults to 10"), not what the tool cannot do.
+CONDITION_WORDS = ("if", "unless", "when", "whenever", "whether", "otherwise", "in case", "until", "once")
 READ_ONLY_CUES = ("read-only", "read only", "readonly")
 MUTATION_VERBS = ("create", "write", "change", "modify", "edit", "update", "delete", "remove", "rename", "move",
                   "overwrite", "save", "append", "insert", "replace")
@@ -46,8 +55,11 @@ DEFERRAL_CUES = ("use", "prefer", "instead", "rather")
 # A clause ends at sentence punctuation or a dash; a negation also ends where the text turns to an alternative.
 _CLAUSE_SPLIT = re.compile(r"[.;:!?()\n]|\s[-–—]\s")
 _NEGATION_END = re.compile(r"\b(?:but|use|instead|except|only|however|so)\b", re.IGNORECASE)
+# A cue, or a contrasting bare "not": at the start of a clause or after a comma ("inside files, not file names").
 _CUE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(c) for c in sorted(NEGATION_CUES, key=len, reverse=True))
-                  + r")(?![A-Za-z])", re.IGNORECASE)
+                  + r")(?![A-Za-z])|(?:^|,)\s*(?:but\s+)?not(?![A-Za-z])", re.IGNORECASE)
+_CONDITION = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(w) for w in CONDITION_WORDS) + r")(?![A-Za-z])",
+                        re.IGNORECASE)
 
 STOP_WORDS = frozenset("""
 a about above after again all also already am an and any anything anywhere are as at be been being below both
@@ -101,11 +113,54 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
+# Values that look like names: digits between separators are a date, a ratio or a time ("2022/08/16", "4/5"),
+# not a path; a file-like word right after a number is its unit ("350 sq.ft"), not a file name.
+_NUMERIC_NAME = re.compile(r"(?=[^\d]*\d)[\d/.:,-]+")
+_AFTER_NUMBER = re.compile(r"\d\s?$")
+
+
+@dataclass(frozen=True)
+class NameSpan:
+    """A name of a thing in a text: ``kind`` is ``url``, ``path`` or ``file``; ``value`` is the name as written
+    (trailing sentence punctuation dropped)."""
+
+    start: int
+    end: int
+    kind: str
+    value: str
+
+
+def name_spans(text: str) -> list[NameSpan]:
+    """The URLs, paths and file names in ``text``, in order; a URL's path is not a path of its own, and a
+    numeric "path" (a date, a ratio) or a unit after a number is not a name at all."""
+    found: list[NameSpan] = []
+    taken = [False] * len(text)
+    for kind, pattern in (("url", URL_PATTERN), ("path", PATH_PATTERN), ("file", FILE_PATTERN)):
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if any(taken[start:end]):
+                continue
+            value = match.group(0)
+            if kind != "url" and _NUMERIC_NAME.fullmatch(value):
+                continue
+            if kind == "file" and _AFTER_NUMBER.search(text[:start]):
+                continue
+            found.append(NameSpan(start, end, kind, value.strip().rstrip(".,;:!?")))
+            taken[start:end] = [True] * (end - start)
+    return sorted(found, key=lambda span: span.start)
+
+
+def blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each ``(start, end)`` span replaced by as many spaces (offsets stay valid)."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
 def strip_names(text: str) -> str:
-    """``text`` with URLs, paths and file names blanked out."""
-    for pattern in (URL_PATTERN, PATH_PATTERN, FILE_PATTERN):
-        text = pattern.sub(" ", text)
-    return text
+    """``text`` with URLs, paths and file names (:func:`name_spans`) blanked out, offsets kept."""
+    return blank(text, ((span.start, span.end) for span in name_spans(text)))
 
 
 def canonical_words(text: str) -> str:
@@ -128,8 +183,8 @@ def words(text: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """Stemmed content terms of ``text``, in order, stop words dropped (repeats kept)."""
-    return [_stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
+    """Stemmed content terms of ``text``, in order, stop words and numbers dropped (repeats kept)."""
+    return [_stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1 and not w.isdigit()]
 
 
 @dataclass(frozen=True)
@@ -164,12 +219,20 @@ def _clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE_SPLIT.split(text) if c.strip()]
 
 
+def _conditional(clause: str, at: int) -> bool:
+    """Whether the negation cue at ``at`` belongs to a condition: a condition word before it in the clause, with
+    no comma in between ("if not provided", "whether or not", "if the file does not exist")."""
+    return bool(_CONDITION.search(clause[:at].rsplit(",", 1)[-1]))
+
+
 def _negations(clause: str) -> tuple[list[tuple[str, frozenset[str]]], str]:
     """The negated parts of a clause (phrase, terms) and the clause with them blanked out."""
     found: list[tuple[str, frozenset[str]]] = []
     cues = list(_CUE.finditer(clause))
     kept = clause
     for index, cue in enumerate(cues):
+        if _conditional(clause, cue.start()):
+            continue  # its words stay in the clause's positive text
         limit = cues[index + 1].start() if index + 1 < len(cues) else len(clause)
         stop = _NEGATION_END.search(clause, cue.end(), limit)
         end = stop.start() if stop else limit

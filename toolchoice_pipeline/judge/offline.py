@@ -4,22 +4,31 @@ It reads only its prompt (:func:`.prompt.read_judge_input`): the conversation, t
 output. It never sees the expected answer. For the first step's reply it checks, in order:
 
 1. every chosen tool exists in the catalog and was called through the tool interface (not written in text);
-2. every call's arguments validate against the tool's JSON Schema (the ``jsonschema`` library, the dialect
-   named by ``$schema``, 2020-12 otherwise);
-3. when the latest request names paths, file names or URLs, the first call's arguments mention one of them;
-4. the request's fit to the first chosen tool's description against the best alternative (:mod:`.fit`): the
-   choice is wrong when the request hits something the description denies ("cannot ... delete a file",
-   "knows nothing about ... git history", "prefer Read to show a file"), or when another tool *clearly*
-   fits better: with no denial hit, it beats the chosen tool by more than :data:`CLEAR_MARGIN` distinctive
-   terms;
-5. for "no tool call": the choice is wrong when some tool clearly fitted: with no denial hit, its fit is
-   above :data:`CLEAR_FIT` distinctive terms.
+2. every call's arguments validate against the tool's JSON Schema (:mod:`.arguments`: the ``jsonschema``
+   library, the dialect named by ``$schema``, 2020-12 otherwise). A call that fails is incorrect even when the
+   tool is right; when the only failure is an argument the schema does not declare (``additionalProperties:
+   false``), the reasoning says so: the right tool, called in a way its schema rejects;
+3. when the latest request names paths, file names, URLs or numeric values with separators (dates, ratios,
+   times), the step's calls name one of them in their arguments (numbers by value, whatever their format);
+4. the tool choice:
+   - a tool the user ruled out by name ("don't use the Bash tool") is wrong;
+   - a tool whose description denies what the request asks ("cannot ... delete a file", "knows nothing about
+     ... git history", "prefer Read to show a file") is wrong, even when the user named it;
+   - a tool the latest request names explicitly (:mod:`.mentions`: "websearch ...", "with the Read tool") is
+     right: the user's instruction counts more than the fit of words; choosing another tool than the one
+     named is wrong, unless the named tool's description denies the request;
+   - otherwise the request's fit to the tool's description against the best alternative (:mod:`.fit`): wrong
+     when another tool *clearly* fits better: with no denial hit, it beats the chosen tool by more than
+     :data:`CLEAR_MARGIN` distinctive terms;
+5. for "no tool call": the choice is wrong when the user named a tool (its description not denying the
+   request) or when some tool clearly fitted: with no denial hit, its fit is above :data:`CLEAR_FIT`
+   distinctive terms.
 
 A *distinctive term* is a request term only one tool of the catalog has (the largest idf in the catalog), so
 the thresholds mean the same for a 3-tool and a 30-tool catalog. With no descriptions in the catalog the judge
-has no grounds to object and passes every existing, schema-valid choice: the calibration check
-(:mod:`.calibration`) exists to catch exactly that. The verdict never depends on temperature or seed; with
-temperature > 0 the seed picks one of several equivalent wordings of the reasoning.
+has no grounds to object (beyond the user's own naming of a tool) and passes every existing, schema-valid
+choice: the calibration check (:mod:`.calibration`) exists to catch exactly that. The verdict never depends on
+temperature or seed; with temperature > 0 the seed picks one of several equivalent wordings of the reasoning.
 """
 
 from __future__ import annotations
@@ -29,20 +38,21 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from .arguments import is_value_literal, names_literal, numbers, request_literals, schema_problems, strings
 from .fit import (
-    FILE_PATTERN,
-    PATH_PATTERN,
     PATH_TERM,
-    URL_PATTERN,
     URL_TERM,
     ToolFit,
+    blank,
     catalog_capabilities,
     distinctive_weight,
+    name_spans,
     strip_names,
     terms,
     tool_fits,
     words,
 )
+from .mentions import Mention, named_tools, tool_mentions
 from .prompt import JudgeInput, JudgeInputError, read_judge_input
 
 CLEAR_MARGIN = 0.5
@@ -63,39 +73,31 @@ def _message_text(message: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class Request:
     """What was asked: the latest user message (``latest``), plus the turns before it (``context``) when it
-    is a bare follow-up; its stemmed ``terms``, the ``literals`` it names, and a stem → word map for display."""
+    is a bare follow-up; its stemmed ``terms``, the ``literals`` it names, the catalog tools it names
+    (``mentions``, in the latest message only), and a stem → word map for display."""
 
     latest: str
     context: str | None
     terms: tuple[str, ...]
     literals: tuple[str, ...]
     surface: dict[str, str]
+    mentions: tuple[Mention, ...] = ()
 
 
-def literals(text: str) -> tuple[str, ...]:
-    """URLs, paths and file names named in ``text``, in order, each once."""
-    found: list[str] = []
-    remaining = text
-    for pattern in (URL_PATTERN, PATH_PATTERN, FILE_PATTERN):
-        for match in pattern.finditer(remaining):
-            value = match.group(0).strip().rstrip(".,;:!?")
-            if len(value) >= 2 and value.strip("/.") and value not in found:
-                found.append(value)
-        remaining = pattern.sub(" ", remaining)
-    return tuple(found)
-
-
-def read_request(conversation: list[dict[str, Any]]) -> Request:
+def read_request(conversation: list[dict[str, Any]], tool_names: tuple[str, ...] = ()) -> Request:
     """The request behind the choice: the last user message with text; when it has fewer than
-    :data:`MIN_REQUEST_TERMS` content terms ("yes, do it"), the two turns before it as well."""
+    :data:`MIN_REQUEST_TERMS` content terms ("yes, do it"), the two turns before it as well. The words that name
+    a tool ("the Read tool") are an instruction (``mentions``), not request terms."""
     indices = [i for i, m in enumerate(conversation) if m.get("role") == "user" and _message_text(m).strip()]
     if not indices:
         return Request("", None, (), (), {})
     last = indices[-1]
     latest = _message_text(conversation[last]).strip()
-    texts = [latest]
+    mentions = tuple(tool_mentions(latest, tool_names))
+    asked = blank(latest, ((m.start, m.end) for m in mentions))
+    texts = [asked]
     context = None
-    if len(set(terms(strip_names(latest)))) < MIN_REQUEST_TERMS:
+    if len(set(terms(strip_names(asked)))) < MIN_REQUEST_TERMS:
         earlier = [_message_text(m).strip() for m in conversation[:last]
                    if m.get("role") in ("user", "assistant") and _message_text(m).strip()]
         if earlier:
@@ -108,50 +110,16 @@ def read_request(conversation: list[dict[str, Any]]) -> Request:
         for stem in terms(word):
             surface.setdefault(stem, word)
     found = tuple(dict.fromkeys(terms(unnamed)))
-    named = literals(latest)
-    if URL_PATTERN.search(joined):
+    kinds = {span.kind for span in name_spans(joined)}
+    if "url" in kinds:
         found += (URL_TERM,)
         surface[URL_TERM] = "a URL"
-    if PATH_PATTERN.search(URL_PATTERN.sub(" ", joined)) or FILE_PATTERN.search(URL_PATTERN.sub(" ", joined)):
+    if kinds & {"path", "file"}:
         found += (PATH_TERM,)
         surface[PATH_TERM] = "a file path"
-    return Request(latest, context, found, named, surface)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _mentions(arguments: dict[str, Any], literal: str) -> bool:
-    haystack = "\n".join(_strings(arguments)).lower()
-    needle = literal.lower().removeprefix("./")
-    base = needle.rstrip("/").rsplit("/", 1)[-1]
-    return needle in haystack or (len(base) >= 3 and base in haystack)
-
-
-def schema_errors(parameters: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    """Why ``arguments`` fail the tool's JSON Schema (empty when they validate); the dialect from ``$schema``."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
-
-    try:
-        cls = validator_for(parameters, default=Draft202012Validator)
-        cls.check_schema(parameters)
-        errors = sorted(cls(parameters).iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    except SchemaError as exc:
-        return [f"the tool's parameter schema is itself invalid ({exc.message})"]
-    out = []
-    for error in errors[:5]:
-        where = "/".join(str(p) for p in error.absolute_path)
-        out.append(f"{where + ': ' if where else ''}{error.message}")
-    return out
+    own = {name.lower() for name in tool_names}
+    named = tuple(literal for literal in request_literals(latest) if literal.lower() not in own)
+    return Request(latest, context, found, named, surface, mentions)
 
 
 @dataclass(frozen=True)
@@ -184,22 +152,73 @@ def _clearly_fits(fit: ToolFit | None, threshold: float) -> bool:
     return fit is not None and not fit.denied and bool(fit.matched) and fit.score > threshold
 
 
+def _naming(request: Request, tool: str) -> str:
+    texts = [m.text for m in request.mentions if m.tool == tool]
+    return f"{tool} ({_quoted(texts[:2])})"
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """The verdict on the first chosen tool alone (arguments aside) and why."""
+
+    correct: bool
+    reason: str
+
+
+def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float, any_described: bool) -> ToolChoice:
+    """Step 4 of the module docstring: is ``mine`` (the first chosen tool's fit) a right tool for the request?"""
+    asked_for, ruled_out = named_tools(request.mentions)
+    fit_by_name = {f.name: f for f in fits}
+    surface = request.surface
+    if mine.name in ruled_out:
+        return ToolChoice(False, f"the user ruled out {_naming(request, mine.name)}, yet the agent called it")
+    if mine.denied:
+        return ToolChoice(False, f"the request asks for what {mine.name}'s description rules out: "
+                                 f"{_describe_fit(mine, surface)}")
+    if mine.name in asked_for:
+        return ToolChoice(True, f"the user asked for {_naming(request, mine.name)} by name, and its description "
+                                "rules out nothing asked: an explicit instruction outweighs the fit of words")
+    wanted = [fit_by_name[t] for t in asked_for if t in fit_by_name and not fit_by_name[t].denied]
+    if wanted:
+        return ToolChoice(False, f"the user asked for {_naming(request, wanted[0].name)} by name, and its "
+                                 f"description rules out nothing asked, but the agent called {mine.name}")
+    others = [f for f in fits if f.name != mine.name]
+    best_other = others[0] if others else None
+    if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
+        return ToolChoice(False, f"{_describe_fit(best_other, surface)} serves the request clearly better than "
+                                 f"{_describe_fit(mine, surface)}")
+    if not mine.described and not any_described:
+        return ToolChoice(True, f"{mine.name} exists and nothing says what any tool is for, so there is nothing "
+                                "to object to")
+    if mine.score > 0:
+        return ToolChoice(True, f"{_describe_fit(mine, surface)} is among the best fits for the request")
+    return ToolChoice(True, f"no tool fits the request clearly better than {mine.name}, and its description "
+                            "rules out nothing asked")
+
+
 def assess(data: JudgeInput) -> Assessment:
     """Grade the choice in ``data`` (see the module docstring for the rules)."""
-    request = read_request(data.conversation)
     tools = {str(t.get("name")): t for t in data.catalog if isinstance(t, dict)}
+    request = read_request(data.conversation, tuple(tools))
     caps = catalog_capabilities(list(tools.values()))
     fits = tool_fits(request.terms, caps)
     fit_by_name = {f.name: f for f in fits}
     unit = distinctive_weight(len(caps))
+    any_described = any(c.described for c in caps)
+    asked_for, ruled_out = named_tools(request.mentions)
 
     asked = f"the user asks {json.dumps(request.latest[:300], ensure_ascii=False)}"
     if request.context:
         asked += f", a follow-up to {json.dumps(request.context[-300:], ensure_ascii=False)}"
     shown_terms = [request.surface.get(t, t) for t in request.terms]
-    asked += f" (what it is about: {', '.join(shown_terms[:12]) or 'nothing specific'})."
+    asked += f" (what it is about: {', '.join(shown_terms[:12]) or 'nothing specific'})"
+    if asked_for:
+        asked += "; it names the tool to use: " + ", ".join(_naming(request, t) for t in asked_for)
+    if ruled_out:
+        asked += "; it rules out " + ", ".join(_naming(request, t) for t in ruled_out)
+    asked += "."
 
-    if not any(c.described for c in caps):
+    if not any_described:
         available = (f"{len(caps)} tools ({', '.join(list(tools)[:12])}), named only: no tool has a description, "
                      "so nothing says what a tool is for or what it cannot do.")
     else:
@@ -218,6 +237,11 @@ def assess(data: JudgeInput) -> Assessment:
         if data.text:
             chosen += f"; the agent answered {json.dumps(data.text[:200], ensure_ascii=False)}"
         arguments = "nothing to check, as there is no call."
+        wanted = [fit_by_name[t] for t in asked_for if t in fit_by_name and not fit_by_name[t].denied]
+        if wanted:
+            return Assessment("incorrect", asked, available, chosen + ".", arguments,
+                              f"the user asked for {_naming(request, wanted[0].name)} by name, yet no tool was "
+                              "called.")
         best = fits[0] if fits else None
         if _clearly_fits(best, CLEAR_FIT * unit):
             return Assessment("incorrect", asked, available, chosen + ".", arguments,
@@ -234,6 +258,7 @@ def assess(data: JudgeInput) -> Assessment:
     chosen = "the agent called " + "; then ".join(shown_calls) + "."
 
     problems: list[str] = []
+    undeclared: list[tuple[str, list[str]]] = []  # (tool, arguments it does not declare) per call that has only that
     notes: list[str] = []
     for call in calls:
         name = call.get("name")
@@ -244,42 +269,43 @@ def assess(data: JudgeInput) -> Assessment:
         elif not isinstance(call.get("arguments"), dict):
             problems.append(f"the arguments of {name} are not a JSON object")
         else:
-            errors = schema_errors(tools[name].get("parameters") or {"type": "object"}, call["arguments"])
-            if errors:
-                problems.append(f"the arguments of {name} fail its parameter schema: {'; '.join(errors)}")
-            else:
+            found = schema_problems(tools[name].get("parameters") or {"type": "object"}, call["arguments"])
+            if not found:
                 notes.append(f"the arguments of {name} validate against its parameter schema")
+                continue
+            problems.append(f"the arguments of {name} fail its parameter schema: "
+                            f"{'; '.join(p.message for p in found)}")
+            if all(p.undeclared for p in found):
+                undeclared.append((name, [n for p in found for n in p.undeclared]))
     first = calls[0]
-    first_args = first.get("arguments")
-    if not problems and request.literals and isinstance(first_args, dict) and _strings(first_args):
-        if any(_mentions(first_args, lit) for lit in request.literals):
+    # What the user named may be the job of any call of the step ("Tenet at 5 pm and No Time To Die at 7:30 pm").
+    step_args = {str(i): c["arguments"] for i, c in enumerate(calls) if isinstance(c.get("arguments"), dict)}
+    checkable = [lit for lit in request.literals
+                 if strings(step_args) or (is_value_literal(lit) and numbers(step_args))]
+    if not problems and checkable:
+        if any(names_literal(step_args, lit) for lit in checkable):
             notes.append("they name what the user named")
         else:
-            problems.append(f"the arguments of {first.get('name')} name none of what the user named "
-                            f"({', '.join(request.literals[:4])})")
+            problems.append(f"the arguments of {' and '.join(dict.fromkeys(str(c.get('name')) for c in calls))} "
+                            f"name none of what the user named ({', '.join(checkable[:4])})")
     arguments = "; ".join(notes + problems) + "."
-    if problems:
-        return Assessment("incorrect", asked, available, chosen, arguments,
-                          problems[0] + ".")
 
-    mine = fit_by_name[str(first["name"])]
-    if mine.denied:
-        return Assessment("incorrect", asked, available, chosen, arguments,
-                          f"the request asks for what {mine.name}'s description rules out: "
-                          f"{_describe_fit(mine, request.surface)}.")
-    others = [f for f in fits if f.name != mine.name]
-    best_other = others[0] if others else None
-    if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
-        return Assessment("incorrect", asked, available, chosen, arguments,
-                          f"{_describe_fit(best_other, request.surface)} serves the request clearly better than "
-                          f"{_describe_fit(mine, request.surface)}.")
-    if not mine.described and not any(c.described for c in caps):
-        reason = f"{mine.name} exists and its arguments are valid; without descriptions there is nothing to object to."
-    elif mine.score > 0:
-        reason = f"{_describe_fit(mine, request.surface)} is among the best fits for the request."
-    else:
-        reason = f"no tool fits the request clearly better than {mine.name}, and its description rules out nothing asked."
-    return Assessment("correct", asked, available, chosen, arguments, reason)
+    mine = fit_by_name.get(str(first.get("name")))
+    choice = judge_tool(request, mine, fits, unit, any_described) if mine and not first.get("problem") else None
+    if problems:
+        if choice is not None and len(problems) == len(undeclared):
+            # Only undeclared extra arguments: say whether the tool was right, and why the call still fails.
+            extras = "; ".join(f"{tool} gets {_quoted(names)}, which its parameter schema does not declare"
+                               for tool, names in undeclared)
+            as_to_tool = (f"the tool is right ({choice.reason}), but" if choice.correct
+                          else f"the tool is not the best either ({choice.reason}), and")
+            return Assessment("incorrect", asked, available, chosen, arguments,
+                              f"{as_to_tool} the call is malformed: {extras} and allows no undeclared "
+                              "argument, so the tool would reject the call as made.")
+        return Assessment("incorrect", asked, available, chosen, arguments, problems[0] + ".")
+    assert choice is not None  # no problem: the first call exists in the catalog and went through the interface
+    return Assessment("correct" if choice.correct else "incorrect", asked, available, chosen, arguments,
+                      choice.reason + ".")
 
 
 _WORDINGS = (
