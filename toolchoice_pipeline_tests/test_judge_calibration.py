@@ -87,6 +87,24 @@ def test_kappa_is_not_judged_on_fewer_than_twenty_labelled_episodes():
     assert result.passed and "checked from 20" in result.message
 
 
+def test_a_canary_below_a_quarter_passes_with_a_warning():
+    judge, right = labelled(20, 18)
+    result = calibrate(judge, right, 0.0)
+    assert result.passed and result.reasons == []
+    assert result.warnings and "scored TSQ 0.00, not 0.25" in result.message
+
+
+def test_the_canary_is_judged_against_its_own_catalog_snapshot(tmp_path):
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(DATA / "sessions", data / "sessions")
+    shutil.copytree(DATA / "suites" / "coding_agent", data / "suites" / "coding_agent")
+    (data / "suites" / "coding_agent" / "catalog.yaml").write_text("[]\n", encoding="utf-8")
+    items = canary_turns(data)
+    assert {t.name for t in items[0].catalog} >= {"Read", "Bash", "Glob", "WebSearch"}
+
+
 def test_kappa_is_not_judged_when_right_tool_is_the_same_on_every_episode():
     # A gold replay: every choice right; a judge that fails some of them is not "at chance" on that evidence.
     right = {("m", f"t{i}"): True for i in range(40)}

@@ -79,8 +79,8 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
     right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores}
     result = calibrate(majority_verdicts(judge_votes), right_tool, canary)
     return dg.AssetCheckResult(
-        passed=result.passed,
-        severity=ERROR,
+        passed=result.passed and not result.warnings,
+        severity=ERROR if not result.passed else dg.AssetCheckSeverity.WARN,
         description=result.message,
         metadata={
             "suite": suite.name,

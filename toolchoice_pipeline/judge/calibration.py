@@ -5,12 +5,14 @@ Two pieces of evidence:
 - **Agreement with labels**: on labelled tasks, the judge's majority verdict per episode against right tool
   (DESIGN §2): accuracy, and Cohen's kappa (agreement beyond chance; Cohen 1960), computed here.
 - **The canary session**: a recorded Claude Code session of four turns, one good choice and three bad ones
-  (``data/sessions/canary.jsonl`` with ``canary.labels.jsonl``), judged against the demo suite's catalog. A
-  judge with teeth scores it 0.25 (its TSQ is the mean of the four turns' TSQ).
+  (``data/sessions/canary.jsonl`` with ``canary.labels.jsonl``), judged against its own catalog snapshot
+  (``canary.catalog.yaml``, the demo catalog), so editing a suite's catalog never moves the yardstick. A judge
+  with teeth scores it 0.25 (its TSQ is the mean of the four turns' TSQ).
 
 The check fails, "the judge is toothless", when the canary scores above :data:`MAX_CANARY_TSQ` (0.5), or when
 kappa is at most :data:`MIN_KAPPA` (0.2) on at least :data:`MIN_LABELLED` (20) labelled episodes. A judge that
 sees only tool names (no descriptions) passes nearly every choice and fails this check; that is its purpose.
+A canary at or below 0.5 but not 0.25 (a judge that also fails the good choice) passes with a warning.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ CANARY_EXPECTED_TSQ = 0.25
 
 CANARY_SESSION = Path("sessions/canary.jsonl")
 CANARY_LABELS = Path("sessions/canary.labels.jsonl")
-CANARY_CATALOG = Path("suites/coding_agent/catalog.yaml")
+CANARY_CATALOG = Path("sessions/canary.catalog.yaml")
 CANARY_MODEL = "canary"
 
 
@@ -52,6 +54,7 @@ class CalibrationResult(BaseModel):
     canary_tsq: float | None
     canary_expected_tsq: float = CANARY_EXPECTED_TSQ
     reasons: list[str]
+    warnings: list[str] = []
     message: str
 
 
@@ -110,10 +113,18 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
         figures += f" (kappa is checked from {MIN_LABELLED} labelled episodes)"
     elif not labels_vary:
         figures += " (kappa not checked: right tool is the same on every labelled episode)"
-    message = (f"judge calibration failed, the judge is toothless: {'; '.join(reasons)} [{figures}]" if reasons
-               else f"judge calibration passed: {figures}")
+    warnings: list[str] = []
+    if not reasons and canary_tsq is not None and abs(canary_tsq - CANARY_EXPECTED_TSQ) > 1e-9:
+        warnings.append(f"the canary scored TSQ {canary_tsq:.2f}, not {CANARY_EXPECTED_TSQ}: the judge also "
+                        "fails the good choice (too harsh) or passes one of the bad ones")
+    if reasons:
+        message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons)} [{figures}]"
+    elif warnings:
+        message = f"judge calibration passed with a warning: {'; '.join(warnings)} [{figures}]"
+    else:
+        message = f"judge calibration passed: {figures}"
     return CalibrationResult(passed=not reasons, n_labelled=n, accuracy=accuracy, kappa=kappa,
-                             canary_tsq=canary_tsq, reasons=reasons, message=message)
+                             canary_tsq=canary_tsq, reasons=reasons, warnings=warnings, message=message)
 
 
 # --- the canary session ----------------------------------------------------------------------------------
@@ -148,7 +159,7 @@ def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]],
 def canary_turns(data_dir: Path, catalog: list[ToolDefinition] | None = None) -> list[JudgeItem]:
     """The canary session's judge inputs, one per user turn (task ids ``canary-0``... under model ``canary``).
 
-    ``catalog`` defaults to the demo suite's ``suites/coding_agent/catalog.yaml`` under ``data_dir``. The
+    ``catalog`` defaults to the canary's own snapshot ``sessions/canary.catalog.yaml`` under ``data_dir``. The
     pipeline may equally judge the canary ingested as a suite (``toolchoice ingest claude-code``): the items of
     its replayed episodes (:func:`.polling.episode_items`) are the same. Raises :class:`InputError` when the session or the catalog is missing or malformed.
     """
