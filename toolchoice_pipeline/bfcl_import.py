@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from .catalog import ToolDefinition
 from .errors import InputError, Problem, display_path, pydantic_problems
+from .json_text import load_json
 from .matching.bfcl import possible_answer_to_argument
 from .suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
 from .tasks import Expected, ExpectedCall, Task, write_tasks
@@ -100,9 +101,9 @@ def read_json_lines(path: Path) -> list[_Line]:
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(file=shown, line=number, message=f"bad JSON: {exc.msg} (column {exc.colno})"))
+            data = load_json(raw, shown, number)
+        except InputError as exc:
+            problems.extend(exc.problems)
             continue
         if not isinstance(data, dict):
             problems.append(Problem(file=shown, line=number, message="a BFCL line must be a JSON object"))
@@ -159,8 +160,10 @@ def _tools(entry: _Line) -> list[ToolDefinition]:
         if not isinstance(function, dict):
             raise _Bad(where, "a function definition must be a JSON object")
         name = function.get("name")
-        if not isinstance(name, str) or not name:
+        if name is None:
             raise _Bad(f"{where}.name", "required field is missing")
+        if not isinstance(name, str) or not name:
+            raise _Bad(f"{where}.name", f"must be a non-empty string (got {json.dumps(name)[:40]})")
         description = function.get("description") or ""
         if not isinstance(description, str):
             raise _Bad(f"{where}.description", "must be a string")

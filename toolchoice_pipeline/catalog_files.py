@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from .catalog import ToolDefinition
 from .errors import InputError, Problem, display_path, field_path, validation_errors
+from .json_text import load_json
 from .yaml_lines import Lines, line_of, load_yaml, node_lines, read_utf8
 
 
@@ -192,11 +193,7 @@ def load_tool_dump(path: Path) -> list[ToolDefinition]:
     """Load a live catalog dump (JSON). Raises :class:`InputError` naming the file, the line and the field."""
     shown = display_path(path)
     text = read_utf8(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(file=shown, line=exc.lineno,
-                                 message=f"bad JSON: {exc.msg} (column {exc.colno})")) from None
+    data = load_json(text, shown)
     try:
         return parse_tool_dump(data, shown)
     except InputError:

@@ -22,6 +22,7 @@ from filelock import FileLock
 
 from .errors import InputError, Problem, display_path
 from .gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
+from .json_text import load_json
 from .lineage import Lineage
 from .records import Episode, JudgeVote, TaskScore
 from .scoring import score_episodes, summarise
@@ -34,6 +35,7 @@ from .warehouse_tables import (
     task_scores_table,
     tool_catalog_table,
 )
+from .yaml_lines import read_utf8
 
 SCORES_FILE = "scores.json"
 GATE_MARKDOWN_FILE = "gate.md"
@@ -66,13 +68,16 @@ class ReleaseStore:
             known = ", ".join(self.release_ids()) or "none"
             raise InputError(Problem(file=shown, message=f"no finished release '{release_id}' "
                                                          f"(finished releases: {known})"))
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(Problem(file=shown, line=exc.lineno, message=f"bad JSON: {exc.msg}")) from None
+        data = load_json(read_utf8(path), shown)
+        if not isinstance(data, dict):
+            raise InputError(Problem(file=shown, message="scores.json must be a JSON object (DESIGN §3)"))
         for key in ("release_id", "kind", "suite", "models"):
             if key not in data:
                 raise InputError(Problem(file=shown, field=key, message="required field is missing"))
+        models = data["models"]
+        if not isinstance(models, dict) or not all(isinstance(figures, dict) for figures in models.values()):
+            raise InputError(Problem(file=shown, field="models",
+                                     message="must be an object of figures per model (DESIGN §3)"))
         return data
 
     def write_scores(self, scores: dict[str, Any]) -> Path:
@@ -93,15 +98,27 @@ class ReleaseStore:
         self.root.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.root / ".lock"), timeout=600)
 
+    def publishing_lock(self, release_id: str) -> FileLock:
+        """Held while one release is checked, committed and its ``scores.json`` written (one writer per id)."""
+        directory = self.scores_path(release_id).parent
+        directory.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(directory / ".publish.lock"), timeout=600)
+
     def _baselines(self) -> dict[str, Any]:
         path = self.root / BASELINE_FILE
         if not path.is_file():
             return {"suites": {}}
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(Problem(file=display_path(path), line=exc.lineno, message=f"bad JSON: {exc.msg}")) \
-                from None
+        shown = display_path(path)
+        data = load_json(read_utf8(path), shown)
+        suites = data.get("suites") if isinstance(data, dict) else None
+        if not isinstance(suites, dict) or not all(
+                isinstance(entry, dict) and isinstance(entry.get("history", []), list)
+                and all(isinstance(item, dict) and isinstance(item.get("release_id"), str)
+                        for item in entry.get("history", []))
+                for entry in suites.values()):
+            raise InputError(Problem(file=shown, field="suites", message='must be {"suites": {"<suite>": '
+                                     '{"history": [{"release_id": ...}, ...]}}}: restore it from a backup'))
+        return data
 
     def _history(self, suite: str) -> list[dict[str, str]]:
         return list(self._baselines()["suites"].get(suite, {}).get("history", []))
@@ -158,8 +175,11 @@ class ReleaseStore:
         scores = self.read_scores(release_id)
         promoted = self.was_promoted(scores["suite"], release_id)
         what = "the baseline of suite " + scores["suite"] if promoted else "a finished release"
+        if not promoted and scores["kind"] == PROMOTABLE_KIND and (scores.get("gate") or {}).get("passed"):
+            what += " whose gate passed but which is not the baseline"
         raise InputError(Problem(file=display_path(self.scores_path(release_id)), field="release_id",
-                                 message=f"release '{release_id}' is {what}; use --force to re-run it"))
+                                 message=f"release '{release_id}' is {what}; use --force to re-run it "
+                                         f"(finished by Dagster run {scores.get('run_id') or 'unknown'})"))
 
 
 # --- publishing ----------------------------------------------------------------------------------------------
@@ -227,7 +247,6 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
     release and ``force`` is False.
     """
     store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
-    store.check_release_id_free(lineage.release_id, force)
     episodes, votes = list(episodes), list(votes)
     scores = score_episodes(suite, episodes, votes) if scores is None else scores
     models = summarise(scores)
@@ -238,27 +257,31 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
         "judge_votes": judge_votes_table(votes, lineage),
         "tool_catalog": tool_catalog_table(suite, lineage),
     }
-    # A release without scores.json never finished: replacing its tables needs no --force.
-    commit = warehouse.write_release(lineage, tables, kind=kind, replace=True)
-    figures = {model: m.model_dump() for model, m in models.items()}
-    gate, baseline_models = regate(data_dir, lineage.release_id, models=figures, suite=suite.name)
-    document = {
-        "release_id": lineage.release_id,
-        "kind": kind,
-        "suite": suite.name,
-        "catalog_version": lineage.catalog_version,
-        "fixture_version": suite.fixture_version,
-        "judge": judge,
-        "baseline_release_id": gate.baseline_release_id,
-        "run_id": lineage.run_id,
-        "evaluated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "match_profile": suite.match_profile,
-        "models": figures,
-        "gate": gate.to_json(),
-    }
-    markdown = gate_markdown(gate, figures, baseline_models, suite.name)
-    write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
-    path = store.write_scores(document)
+    # Two runs of one release id at once: the second to get here finds the first's scores.json (refused
+    # without --force) instead of silently replacing a release that had just finished.
+    with store.publishing_lock(lineage.release_id):
+        store.check_release_id_free(lineage.release_id, force)
+        # A release without scores.json never finished: replacing its tables needs no --force.
+        commit = warehouse.write_release(lineage, tables, kind=kind, replace=True)
+        figures = {model: m.model_dump() for model, m in models.items()}
+        gate, baseline_models = regate(data_dir, lineage.release_id, models=figures, suite=suite.name)
+        document = {
+            "release_id": lineage.release_id,
+            "kind": kind,
+            "suite": suite.name,
+            "catalog_version": lineage.catalog_version,
+            "fixture_version": suite.fixture_version,
+            "judge": judge,
+            "baseline_release_id": gate.baseline_release_id,
+            "run_id": lineage.run_id,
+            "evaluated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "match_profile": suite.match_profile,
+            "models": figures,
+            "gate": gate.to_json(),
+        }
+        markdown = gate_markdown(gate, figures, baseline_models, suite.name)
+        write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
+        path = store.write_scores(document)
     qualifies = kind == PROMOTABLE_KIND and gate.passed
     if not qualifies and store.was_promoted(suite.name, lineage.release_id):
         store.withdraw(suite.name, lineage.release_id)

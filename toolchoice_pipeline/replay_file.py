@@ -14,7 +14,6 @@ graded exactly like a live one. Calls written into ``content`` become invalid ca
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .calls import Reply, ReplyFormatError, from_openai_message, normalise_response
 from .errors import InputError, Problem, display_path, pydantic_problems
+from .json_text import load_json
 
 
 class ReplayCall(BaseModel):
@@ -63,10 +63,7 @@ class ReplayLine(BaseModel):
 
 def parse_replay_line(text: str, file: str, line: int) -> ReplayLine:
     """One JSON line into a :class:`ReplayLine`; raises :class:`InputError` naming file, line and field."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(file=file, line=line, message=f"bad JSON: {exc.msg} (column {exc.colno})")) from None
+    data = load_json(text, file, line)
     if not isinstance(data, dict):
         raise InputError(Problem(file=file, line=line, message="a replay line must be a JSON object"))
     try:

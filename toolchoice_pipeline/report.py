@@ -34,8 +34,10 @@ def load_trend(data_dir: Path, suite: str | None = None) -> list[TrendPoint]:
     for path in root.glob("*/scores.json") if root.is_dir() else []:
         try:
             scores = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError):  # bad JSON or not UTF-8
             continue
+        if not _has_scores_shape(scores):
+            continue  # damaged: `toolchoice gate <release>` names what is wrong with it
         if suite is not None and scores.get("suite") != suite:
             continue
         scored.append((scores.get("evaluated_at") or "", path.stat().st_mtime, scores))
@@ -51,6 +53,14 @@ def load_trend(data_dir: Path, suite: str | None = None) -> list[TrendPoint]:
                 tsq_mean=figures.get("tsq_mean"), gate_passed=gate.get("passed"),
             ))
     return points
+
+
+def _has_scores_shape(scores) -> bool:
+    """Whether ``scores`` has the fields the trend reads, with their DESIGN §3 types."""
+    if not isinstance(scores, dict) or not isinstance(scores.get("release_id"), str):
+        return False
+    models, gate = scores.get("models") or {}, scores.get("gate") or {}
+    return isinstance(models, dict) and all(isinstance(f, dict) for f in models.values()) and isinstance(gate, dict)
 
 
 def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice over releases") -> Path | None:

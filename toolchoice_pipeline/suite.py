@@ -16,11 +16,12 @@ versioned. ``fixture_version`` hashes the tasks and the matching profile, so a c
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .canonical import short_hash
 from .catalog import ToolDefinition, catalog_version, merge_live
@@ -31,6 +32,7 @@ from .yaml_lines import Lines, line_of, load_yaml
 
 MatchProfile = Literal["key_args", "bfcl"]
 SUITE_FILE = "suite.yaml"
+SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a directory under suites/, never a path
 
 
 class SuiteSpec(BaseModel):
@@ -38,13 +40,21 @@ class SuiteSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(min_length=1, pattern=SUITE_NAME.pattern)
     description: str = ""
     catalog: str = "catalog.yaml"
     tasks: str = "tasks.jsonl"
     match_profile: MatchProfile = "key_args"
     live_catalogs: list[str] = Field(default_factory=list)
     models: list[str] | None = None
+
+    @field_validator("models")
+    @classmethod
+    def _models_listed_once(cls, models: list[str] | None) -> list[str] | None:
+        repeated = sorted({name for name in models or () if models.count(name) > 1})
+        if repeated:
+            raise ValueError(f"model listed twice: {', '.join(repeated)}")
+        return models
 
 
 @dataclass
@@ -151,6 +161,10 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     too, on every task that parsed even when other lines or files have problems. Raises :class:`InputError`
     listing every problem found: ``suite.yaml`` first, then the catalog, the live dumps and the tasks by line.
     """
+    if not SUITE_NAME.match(name or ""):
+        raise InputError(Problem(file="<command line>", field="--suite",
+                                 message=f"'{name}' is not a valid suite name (letters, digits, '_', '.', '-'; "
+                                         "starting with a letter or digit)"))
     directory = suite_dir(data_dir, name)
     if not (directory / SUITE_FILE).is_file():
         known = ", ".join(list_suites(data_dir)) or "none"

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .catalog import ToolDefinition
 from .errors import InputError, Problem, display_path, pydantic_problems
+from .json_text import load_json
 from .yaml_lines import utf8_problem
 
 
@@ -49,7 +50,7 @@ class Expected(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tool: str | None
+    tool: Annotated[str, Field(min_length=1)] | None
     arguments: dict[str, Any] = Field(default_factory=dict)
     calls: list[ExpectedCall] | None = None
 
@@ -99,10 +100,7 @@ class Task(BaseModel):
 
 def parse_task_line(text: str, file: str, line: int) -> Task:
     """Parse one JSONL line into a :class:`Task`; raises :class:`InputError` naming file, line and field."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(file=file, line=line, message=f"bad JSON: {exc.msg} (column {exc.colno})")) from None
+    data = load_json(text, file, line)
     if not isinstance(data, dict):
         raise InputError(Problem(file=file, line=line,
                                  message=f"a task line must be a JSON object, not {_json_kind(data)}"))

@@ -13,9 +13,11 @@ How a release is written (:meth:`Warehouse.write_release`), all under the lock:
 
 1. every table is written to ``_tmp/<attempt>/`` and fsynced;
 2. the files are renamed into their ``release_id=<id>`` directories under a name unique to this attempt;
-3. **commit point**: ``_commits/<id>.json`` is replaced atomically (temp file, fsync, rename);
-4. ``toolchoice.duckdb`` is rebuilt as a new file listing exactly the committed files, and renamed over the
-   old one, so a reader opening it (read-only) sees every table of a release or none of them;
+3. a new ``toolchoice.duckdb`` is built in a temp file, listing exactly the committed files and this attempt's
+   (a committed file that is missing or damaged fails the write here, before anything is committed);
+4. **commit point**: ``_commits/<id>.json`` is replaced atomically (temp file, fsync, rename), then the new
+   DuckDB file is renamed over the old one, so a reader opening it (read-only) sees every table of a release or
+   none of them;
 5. the files of a replaced attempt (a re-run under ``--force``) are deleted.
 
 A writer killed at any point leaves the committed releases and the DuckDB file as they were; files it left
@@ -104,6 +106,18 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
         os.fsync(handle.fileno())
 
 
+def _read_commit(path: Path) -> ReleaseCommit:
+    """A commit record; raises :class:`InputError` naming the file when it is damaged."""
+    try:
+        commit = ReleaseCommit.from_json(path.read_text(encoding="utf-8"))
+        if not all(isinstance(name, str) for name in commit.files.values()):
+            raise TypeError("files")
+        return commit
+    except (ValueError, TypeError, AttributeError):  # bad JSON or UTF-8, missing or unknown keys, wrong types
+        raise InputError(Problem(file=display_path(path), message="damaged commit record of the warehouse: "
+                                                                  "restore it from a backup")) from None
+
+
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -130,13 +144,13 @@ class Warehouse:
         directory = self.root / COMMITS_DIR
         if not directory.is_dir():
             return []
-        found = [ReleaseCommit.from_json(p.read_text(encoding="utf-8")) for p in directory.glob("*.json")]
+        found = [_read_commit(p) for p in directory.glob("*.json")]
         return sorted(found, key=lambda c: (c.committed_at, c.release_id))
 
     def commit(self, release_id: str) -> ReleaseCommit | None:
         """The commit record of ``release_id``, or None when the release is not committed."""
         path = self.root / COMMITS_DIR / f"{release_id}.json"
-        return ReleaseCommit.from_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+        return _read_commit(path) if path.is_file() else None
 
     def read_table(self, table: str, release_id: str, columns: list[str] | None = None) -> pa.Table:
         """One committed release's rows of ``table`` (from its committed file only).
@@ -148,6 +162,24 @@ class Warehouse:
             raise InputError(Problem(file=display_path(self.root / COMMITS_DIR),
                                      message=f"release '{release_id}' is not in the warehouse"))
         return pq.read_table(self.root / commit.files[table], columns=columns)
+
+    def check(self) -> None:
+        """Raise :class:`InputError` listing every damaged commit record and every committed Parquet file that is
+        missing or unreadable (its footer is read); a run checks this before it starts, not after its spend."""
+        problems = []
+        for commit in self.commits():
+            for relative in commit.files.values():
+                path = self.root / relative
+                try:
+                    pq.read_metadata(path)
+                except FileNotFoundError:
+                    problems.append(Problem(file=display_path(path), message=f"Parquet file of release "
+                                            f"'{commit.release_id}' is missing: restore it from a backup"))
+                except (pa.ArrowException, OSError) as exc:
+                    problems.append(Problem(file=display_path(path), message=f"Parquet file of release "
+                                            f"'{commit.release_id}' is damaged ({exc}): restore it from a backup"))
+        if problems:
+            raise InputError(problems)
 
     def connect(self):
         """A read-only DuckDB connection to the views (rebuilt first if a writer died before refreshing them)."""
@@ -175,8 +207,9 @@ class Warehouse:
         """Commit one release's tables atomically (see the module docstring); returns its commit record.
 
         ``tables`` maps every name of :data:`TABLE_NAMES` to an Arrow table carrying ``lineage``. Raises
-        :class:`InputError` when the release is already committed and ``replace`` is False, ``ValueError``
-        for a missing table or rows that do not match the declared schema or ``lineage``.
+        :class:`InputError` when the release is already committed and ``replace`` is False or a committed file
+        of another release is missing or damaged (nothing is committed then), ``ValueError`` for a missing table
+        or rows that do not match the declared schema or ``lineage``.
         """
         if not SAFE_RELEASE_ID.match(lineage.release_id):
             raise InputError(Problem(file="<release>", field="release_id",
@@ -211,8 +244,12 @@ class Warehouse:
             commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
                                    committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                                    files=files, rows={n: t.num_rows for n, t in conformed.items()})
+            # The views are built before the commit point: a committed file that is missing or damaged fails
+            # here, leaving no commit record that the views cannot show.
+            others = [c for c in self.commits() if c.release_id != lineage.release_id]
+            views = self._build_views([*others, commit])
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())
-            self._refresh_views()
+            self._install_views(views)
             if previous is not None:
                 for relative in previous.files.values():
                     (self.root / relative).unlink(missing_ok=True)
@@ -229,9 +266,23 @@ class Warehouse:
             self._refresh_views()
 
     def _refresh_views(self) -> None:
+        self._install_views(self._build_views(self.commits()))
+
+    def _install_views(self, tmp: Path) -> None:
+        """Rename a DuckDB file built by :meth:`_build_views` over ``toolchoice.duckdb``."""
+        try:
+            os.replace(tmp, self.duckdb_path)
+            fsync_dir(self.root)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _build_views(self, commits: list[ReleaseCommit]) -> Path:
+        """A new DuckDB file (a temp file next to ``toolchoice.duckdb``) with views over ``commits``' files.
+
+        Raises :class:`InputError` when a committed Parquet file is missing or damaged.
+        """
         import duckdb
 
-        commits = self.commits()
         tmp = self.root / f".{DUCKDB_FILE}.{uuid.uuid4().hex[:8]}.tmp"
         try:
             with duckdb.connect(str(tmp)) as con:
@@ -253,11 +304,17 @@ class Warehouse:
                 con.execute("CHECKPOINT")
             with open(tmp, "rb") as handle:
                 os.fsync(handle.fileno())
-            os.replace(tmp, self.duckdb_path)
-            fsync_dir(self.root)
-        finally:
+        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
             tmp.unlink(missing_ok=True)
+            reason = str(exc).splitlines()[0]
+            raise InputError(Problem(file=display_path(self.root), message=f"a committed Parquet file is missing "
+                                     f"or damaged ({reason}); restore it from a backup")) from None
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        finally:
             Path(f"{tmp}.wal").unlink(missing_ok=True)
+        return tmp
 
     def _schema_file(self, name: str) -> Path:
         path = self.root / SCHEMA_DIR / f"{name}.parquet"

@@ -34,13 +34,28 @@ def load_yaml(path: Path) -> tuple[Any, Lines]:
         column = f" (column {mark.column + 1})" if mark is not None else ""
         hint = _YAML_HINTS.get(reason, "")
         raise InputError(Problem(file=shown, line=line, message=f"bad YAML: {reason}{column}{hint}")) from None
+    except RecursionError:
+        raise InputError(Problem(file=shown, message="bad YAML: nested too deeply")) from None
     lines: Lines = {}
     duplicates: list[Problem] = []
     if node is not None:
-        _walk(node, (), lines, duplicates, shown)
+        try:
+            _walk(node, (), lines, duplicates, shown, [MAX_NODES])
+        except _TooLarge:
+            raise InputError(Problem(file=shown, message=f"bad YAML: more than {MAX_NODES:,} values once its aliases "
+                                                         "(*name) are expanded")) from None
     if duplicates:
         raise InputError(duplicates)
     return data, lines
+
+
+# An input file's values, counted with every alias (*name) expanded: a few lines of nested aliases can expand to
+# billions ("billion laughs"), which would hang every step that walks the data.
+MAX_NODES = 1_000_000
+
+
+class _TooLarge(Exception):
+    pass
 
 
 # The usual cause of PyYAML's most puzzling messages.
@@ -54,11 +69,14 @@ def node_lines(text: str) -> Lines | None:
     """The line of each node of a YAML or JSON text by its path; None when the text does not compose as YAML."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return None
     lines: Lines = {}
     if node is not None:
-        _walk(node, (), lines, [], "")
+        try:
+            _walk(node, (), lines, [], "", [MAX_NODES])
+        except _TooLarge:
+            return None
     return lines
 
 
@@ -86,7 +104,11 @@ def utf8_problem(exc: UnicodeDecodeError, raw: bytes, file: str, line: int | Non
                                                   f"({exc.reason}); save the file as UTF-8")
 
 
-def _walk(node: yaml.Node, path: tuple, lines: Lines, duplicates: list[Problem], shown: str) -> None:
+def _walk(node: yaml.Node, path: tuple, lines: Lines, duplicates: list[Problem], shown: str,
+          budget: list[int]) -> None:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         first: dict = {}
@@ -98,11 +120,11 @@ def _walk(node: yaml.Node, path: tuple, lines: Lines, duplicates: list[Problem],
                                           message=f"duplicate key '{key}' (first on line {first[key]})"))
                 continue
             first[key] = line
-            _walk(value_node, (*path, key), lines, duplicates, shown)
+            _walk(value_node, (*path, key), lines, duplicates, shown, budget)
             lines[(*path, key)] = line
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines, duplicates, shown)
+            _walk(item, (*path, index), lines, duplicates, shown, budget)
 
 
 def line_of(lines: Lines, path: tuple) -> int | None:

@@ -3,7 +3,7 @@
 The run goes through the local Dagster instance in ``<data-dir>/dagster_home``, so it shows up in
 ``dagster dev`` (started with ``DAGSTER_HOME=<data-dir>/dagster_home``) like a scheduled run.
 Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 the run failed for another reason
-(a provider or a bug: the failing step's error is printed).
+(a provider or a bug: the failing step's error is printed), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from ..suite import load_suite
 from .common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
 EXIT_RUN_FAILED = 3
+EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
+INTERRUPTED = "DagsterExecutionInterruptedError"
 
 
 def split_models(values: tuple[str, ...]) -> list[str]:
@@ -49,12 +51,18 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     data_dir = data_dir.resolve()
     config = load_run_config(data_dir)
     suite = load_suite(data_dir, suite_name)
-    release_id = check_release_id(release_id or f"{kind}-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}")
+    # An explicit but empty --release "$TAG" (an unset variable in CI) is refused, not replaced by a timestamp.
+    release_id = check_release_id(release_id if release_id is not None
+                                  else f"{kind}-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}")
+    if models and not split_models(models):
+        raise InputError(Problem(file="<command line>", field="--models",
+                                 message="names no model: give LiteLLM model strings, e.g. --models local/bm25-router"))
     chosen = split_models(models) or suite.spec.models or config.model_names()
     run_config = config.with_models(chosen)
     ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
     store = ReleaseStore(data_dir)
     store.check_release_id_free(release_id, force)
+    _check_stored(store, data_dir, suite.name)
     _preflight(run_config, data_dir, judge=not no_judge)
 
     request = ReleaseRequest(release_id=release_id, kind=kind, suite=suite.name, models=chosen, judge=not no_judge,
@@ -65,13 +73,39 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     display = RunDisplay(models=chosen, n_tasks=len(suite.tasks), judge=not no_judge)
     with display:
         result = materialise_release(data_dir, request, display)
+    interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
+    failures = [f"interrupted (Ctrl-C) during {', '.join(interrupted)}"] if interrupted else result.failures
     if not store.has_scores(release_id) or store.read_scores(release_id).get("run_id") != result.run_id:
-        click.echo(f"error: the run failed before the release was scored (Dagster run {result.run_id}):", err=True)
-        for message in result.failures:
+        click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} before the release was scored "
+                   f"(Dagster run {result.run_id}):", err=True)
+        for message in failures:
             click.echo(f"  {message}", err=True)
+        if interrupted:
+            click.echo("  nothing was published: run the same command again to resume", err=True)
+            return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
     passed = print_outcome(store.read_scores(release_id), data_dir, result)
+    if passed and not result.success:
+        # Scored, but a later step (the promotion to baseline) did not finish: not a finished run.
+        click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
+                   f"(Dagster run {result.run_id}), so a passing `release` was not promoted to baseline: "
+                   "re-run it with --force", err=True)
+        for message in failures:
+            click.echo(f"  {message}", err=True)
+        return EXIT_INTERRUPTED if interrupted else EXIT_RUN_FAILED
     return EXIT_OK if passed else EXIT_GATE_FAILED
+
+
+def _check_stored(store, data_dir: Path, suite: str) -> None:
+    """Refuse to start (exit 2) when what the run will read or extend is damaged: ``baseline.json``, the
+    baseline's ``scores.json``, a warehouse commit record or a committed Parquet file. Found after the agents and
+    the judge ran, it would fail the run after its spend."""
+    from ..warehouse import Warehouse
+
+    baseline = store.baseline(suite)
+    if baseline is not None:
+        store.read_scores(baseline)
+    Warehouse(data_dir).check()
 
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:

@@ -53,7 +53,10 @@ def tool_catalog(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResour
     release = ReleaseContext(context, toolchoice)
     suite = release.suite
     tools = suite.all_tools()
-    diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, suite, tools)
+    try:
+        diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, suite, tools)
+    except InputError as exc:  # a damaged baseline.json or warehouse commit record
+        raise dg.Failure(description=f"bad input for release {release.release_id}:\n{exc}") from None
     return dg.Output(
         tools,
         data_version=dg.DataVersion(suite.catalog_version),
@@ -176,12 +179,15 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
-    published = publish_release(
-        toolchoice.path, release.suite, release.lineage, release.request.kind, agent_runs, judge_votes,
-        scores=task_scores, force=release.request.force, promote=False,
-        judge=({"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION}
-               if release.request.judge else None),
-    )
+    try:
+        published = publish_release(
+            toolchoice.path, release.suite, release.lineage, release.request.kind, agent_runs, judge_votes,
+            scores=task_scores, force=release.request.force, promote=False,
+            judge=({"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION}
+                   if release.request.judge else None),
+        )
+    except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
+        raise dg.Failure(description=f"bad input for release {release.release_id}:\n{exc}") from None
     chart = render_chart(load_trend(toolchoice.path, release.suite.name),
                          published.scores_path.parent / "trend.png",
                          title=f"{release.suite.name}: tool choice over releases")

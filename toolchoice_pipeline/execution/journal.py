@@ -36,6 +36,7 @@ from typing import Any
 
 from ..canonical import canonical_json
 from ..config import SECRET_PARAMS, CachePolicy
+from ..errors import InputError, Problem, display_path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_calls (
@@ -102,14 +103,20 @@ class CallJournal:
         self._conn: sqlite3.Connection | None = None
         if policy == "off" or path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(_SCHEMA)
-        self._conn = conn
-        if policy == "read_write" or resume_key is not None:
-            self._known = self._reusable_keys(models)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+            self._conn = conn
+            if policy == "read_write" or resume_key is not None:
+                self._known = self._reusable_keys(models)
+        except (sqlite3.DatabaseError, NotADirectoryError, FileExistsError) as exc:
+            raise InputError(Problem(file=display_path(path), field="cache.path",
+                                     message=f"the call journal cannot be opened ({exc}): point cache.path in "
+                                             "toolchoice.yaml at a file, or delete a damaged journal (only "
+                                             "cached replies are lost)")) from None
 
     def _reusable_keys(self, models: list[str] | None) -> set[str]:
         assert self._conn is not None

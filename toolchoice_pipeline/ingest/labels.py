@@ -15,14 +15,15 @@ A label naming no ingested turn is an error (file, line, field), as is a label g
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, Problem, display_path, pydantic_problems
+from ..json_text import load_json
 from ..tasks import Expected
+from ..yaml_lines import utf8_problem
 
 
 class LabelLine(BaseModel):
@@ -32,7 +33,7 @@ class LabelLine(BaseModel):
 
     session: str | None = None
     agent: str | None = None
-    turn: int = Field(ge=0)
+    turn: int = Field(ge=0, strict=True)  # strict: `true` is not turn 1
     expected: Expected
 
 
@@ -92,14 +93,21 @@ def load_labels(path: Path, *, session_optional: bool) -> Labels:
     labels: list[Label] = []
     problems: list[Problem] = []
     first: dict[tuple, int] = {}
-    with path.open("r", encoding="utf-8", newline="\n") as handle:
-        for number, raw in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, chunk in enumerate(handle, start=1):
+            try:
+                raw = chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(utf8_problem(exc, chunk, shown, line=number))
+                continue
+            if number == 1:
+                raw = raw.removeprefix("\ufeff")
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(file=shown, line=number, message=f"bad JSON: {exc.msg} (column {exc.colno})"))
+                data = load_json(raw, shown, number)
+            except InputError as exc:
+                problems.extend(exc.problems)
                 continue
             if not isinstance(data, dict):
                 problems.append(Problem(file=shown, line=number, message="a label must be a JSON object"))
