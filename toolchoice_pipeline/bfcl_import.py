@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from .catalog import ToolDefinition
 from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import load_json
+from .json_text import json_lines, load_json
 from .matching.bfcl import possible_answer_to_argument
 from .suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
 from .tasks import Expected, ExpectedCall, Task, write_tasks
@@ -84,24 +84,17 @@ class _Bad(Exception):
 
 
 def read_json_lines(path: Path) -> list[_Line]:
-    """Every non-blank line of a BFCL file as a JSON object; raises :class:`InputError` naming file and line
-    for a missing file, text that is not UTF-8, bad JSON or a line that is not an object (all problems at once)."""
+    """Every non-blank line of a BFCL file as a JSON object (lines read by :func:`~.json_text.json_lines`);
+    raises :class:`InputError` naming file and line for a missing file, a line that is not UTF-8, bad JSON or a
+    line that is not an object (all problems at once)."""
     shown = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(Problem(file=shown, message="file not found")) from None
-    except IsADirectoryError:
-        raise InputError(Problem(file=shown, message="is a directory, not a BFCL JSON Lines file")) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(file=shown, message=f"not UTF-8 text ({exc.reason})")) from None
+    if path.is_dir():
+        raise InputError(Problem(file=shown, message="is a directory, not a BFCL JSON Lines file"))
     lines: list[_Line] = []
     problems: list[Problem] = []
-    for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
+    for number, text in json_lines(path, problems):
         try:
-            data = load_json(raw, shown, number)
+            data = load_json(text, shown, number)
         except InputError as exc:
             problems.extend(exc.problems)
             continue

@@ -11,6 +11,9 @@ not about JSON syntax. :func:`load_json` turns each of these into one :class:`~.
   int-to-string limit (``ValueError``);
 - a lone UTF-16 surrogate escape (``"\\ud800"``): valid JSON syntax, but not Unicode text, so it can be neither
   hashed nor stored.
+
+:func:`json_lines` reads the lines of a JSON Lines file (tasks, replays, labels, BFCL files) the one way they
+are all read.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ import json
 import math
 import re
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
-from .errors import InputError, Problem
+from .errors import InputError, Problem, display_path
+from .yaml_lines import open_input, utf8_problem
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -77,3 +82,27 @@ def load_json(text: str, file: str, line: int | None = None) -> Any:
                                      message=f"bad JSON: the escape \\u{ord(exc.object[exc.start]):04x} is a lone "
                                              "UTF-16 surrogate, not a Unicode character")) from None
     return value
+
+
+def json_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for each non-blank line of the JSON Lines file at ``path`` (1-based numbers), for
+    :func:`load_json`.
+
+    Lines are split on ``\\n`` only (U+2028 inside a JSON string is not a line break) and decoded one by one, so a
+    line that is not UTF-8 adds its problem (file, line, byte) to ``problems`` and the other lines are still
+    read. A byte-order mark before the first line and a ``\\r`` before each ``\\n`` are dropped. The file is
+    streamed: memory does not grow with its length. Raises :class:`InputError` when the file cannot be opened
+    (missing, a directory).
+    """
+    shown = display_path(path)
+    with open_input(path) as handle:
+        for number, chunk in enumerate(handle, start=1):
+            try:
+                text = chunk.decode("utf-8").removesuffix("\n").rstrip("\r")
+            except UnicodeDecodeError as exc:
+                problems.append(utf8_problem(exc, chunk, shown, line=number))
+                continue
+            if number == 1:
+                text = text.removeprefix("\ufeff")
+            if text.strip():
+                yield number, text

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .calls import Reply, ReplyFormatError, from_openai_message, normalise_response
 from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import load_json
+from .json_text import json_lines, load_json
 
 
 class ReplayCall(BaseModel):
@@ -79,8 +79,9 @@ def parse_replay_line(text: str, file: str, line: int) -> ReplayLine:
 def read_replay(path: Path) -> dict[str, Reply]:
     """Every reply of a replay file by task id (uncached; see :func:`load_replay`).
 
-    Collects every problem (missing file, bad JSON, unknown or missing fields, an unknown ``response`` shape,
-    duplicate task ids) and raises one :class:`InputError` listing them all, each naming file, line and field.
+    Collects every problem (missing file, a line that is not UTF-8 or not JSON, unknown or missing fields, an
+    unknown ``response`` shape, duplicate task ids) and raises one :class:`InputError` listing them all, each
+    naming file, line and field. Lines are read by :func:`~.json_text.json_lines`.
     """
     shown = display_path(path)
     if not path.is_file():
@@ -88,15 +89,9 @@ def read_replay(path: Path) -> dict[str, Reply]:
     replies: dict[str, Reply] = {}
     first_line: dict[str, int] = {}
     problems: list[Problem] = []
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(file=shown, message=f"not UTF-8 text ({exc.reason})")) from None
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
+    for number, text in json_lines(path, problems):
         try:
-            entry = parse_replay_line(raw.rstrip("\r"), shown, number)
+            entry = parse_replay_line(text, shown, number)
         except InputError as exc:
             problems.extend(exc.problems)
             continue

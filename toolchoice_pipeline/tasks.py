@@ -23,8 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .catalog import ToolDefinition
 from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import load_json
-from .yaml_lines import utf8_problem
+from .json_text import json_lines, load_json
 
 
 class ChatMessage(BaseModel):
@@ -159,30 +158,15 @@ def load_numbered_tasks(path: Path) -> list[tuple[int, Task]]:
 def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Problem]]:
     """Every well-formed task of ``tasks.jsonl`` with its 1-based line number, and the problems of the others.
 
-    Lines are split on ``\\n`` only (U+2028 inside a JSON string is not a line break) and decoded one by one,
-    so a byte that is not UTF-8 is reported on its line and the other lines are still read. A repeated id is a
-    problem on the later line. Raises :class:`InputError` only when the file cannot be read at all.
+    Lines are read by :func:`~.json_text.json_lines`: a byte that is not UTF-8 is reported on its line and the
+    other lines are still read. A repeated id is a problem on the later line. Raises :class:`InputError` only
+    when the file cannot be read at all.
     """
     shown = display_path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(Problem(file=shown, message="file not found")) from None
-    except IsADirectoryError:
-        raise InputError(Problem(file=shown, message="is a directory, not a file")) from None
     tasks: list[tuple[int, Task]] = []
     problems: list[Problem] = []
     first_line: dict[str, int] = {}
-    for number, chunk in enumerate(raw.split(b"\n"), start=1):
-        try:
-            text = chunk.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError as exc:
-            problems.append(utf8_problem(exc, chunk, shown, line=number))
-            continue
-        if number == 1:
-            text = text.removeprefix("\ufeff")
-        if not text.strip():
-            continue
+    for number, text in json_lines(path, problems):
         try:
             task = parse_task_line(text, shown, number)
         except InputError as exc:

@@ -7,7 +7,7 @@ PyYAML composes a node tree with start marks; we build the plain data and a map 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -80,19 +80,24 @@ def node_lines(text: str) -> Lines | None:
     return lines
 
 
+def open_input(path: Path) -> BinaryIO:
+    """``path`` opened for reading bytes. Raises :class:`InputError` when it is missing or a directory."""
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        raise InputError(Problem(file=display_path(path), message="file not found")) from None
+    except IsADirectoryError:
+        raise InputError(Problem(file=display_path(path), message="is a directory, not a file")) from None
+
+
 def read_utf8(path: Path) -> str:
     """The text of a UTF-8 file. Raises :class:`InputError` when it is missing or not UTF-8 (naming the line)."""
-    shown = display_path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(Problem(file=shown, message="file not found")) from None
-    except IsADirectoryError:
-        raise InputError(Problem(file=shown, message="is a directory, not a file")) from None
+    with open_input(path) as handle:
+        raw = handle.read()
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(utf8_problem(exc, raw, shown)) from None
+        raise InputError(utf8_problem(exc, raw, display_path(path))) from None
 
 
 def utf8_problem(exc: UnicodeDecodeError, raw: bytes, file: str, line: int | None = None) -> Problem:

@@ -21,9 +21,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, Problem, display_path, pydantic_problems
-from ..json_text import load_json
+from ..json_text import json_lines, load_json
 from ..tasks import Expected
-from ..yaml_lines import utf8_problem
 
 
 class LabelLine(BaseModel):
@@ -93,41 +92,31 @@ def load_labels(path: Path, *, session_optional: bool) -> Labels:
     labels: list[Label] = []
     problems: list[Problem] = []
     first: dict[tuple, int] = {}
-    with path.open("rb") as handle:
-        for number, chunk in enumerate(handle, start=1):
-            try:
-                raw = chunk.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                problems.append(utf8_problem(exc, chunk, shown, line=number))
-                continue
-            if number == 1:
-                raw = raw.removeprefix("\ufeff")
-            if not raw.strip():
-                continue
-            try:
-                data = load_json(raw, shown, number)
-            except InputError as exc:
-                problems.extend(exc.problems)
-                continue
-            if not isinstance(data, dict):
-                problems.append(Problem(file=shown, line=number, message="a label must be a JSON object"))
-                continue
-            try:
-                entry = LabelLine.model_validate(data)
-            except ValidationError as exc:
-                problems.extend(pydantic_problems(exc, file=shown, line=number, model=LabelLine))
-                continue
-            if entry.session is None and not session_optional:
-                problems.append(Problem(file=shown, line=number, field="session",
-                                        message="required when more than one file is ingested"))
-                continue
-            key = (entry.session, entry.agent, entry.turn)
-            if key in first:
-                problems.append(Problem(file=shown, line=number, field="turn",
-                                        message=f"turn {entry.turn} is labelled twice (first on line {first[key]})"))
-                continue
-            first[key] = number
-            labels.append(Label(entry=entry, line=number))
+    for number, text in json_lines(path, problems):
+        try:
+            data = load_json(text, shown, number)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        if not isinstance(data, dict):
+            problems.append(Problem(file=shown, line=number, message="a label must be a JSON object"))
+            continue
+        try:
+            entry = LabelLine.model_validate(data)
+        except ValidationError as exc:
+            problems.extend(pydantic_problems(exc, file=shown, line=number, model=LabelLine))
+            continue
+        if entry.session is None and not session_optional:
+            problems.append(Problem(file=shown, line=number, field="session",
+                                    message="required when more than one file is ingested"))
+            continue
+        key = (entry.session, entry.agent, entry.turn)
+        if key in first:
+            problems.append(Problem(file=shown, line=number, field="turn",
+                                    message=f"turn {entry.turn} is labelled twice (first on line {first[key]})"))
+            continue
+        first[key] = number
+        labels.append(Label(entry=entry, line=number))
     if problems:
         raise InputError(problems)
     return Labels(shown, labels)

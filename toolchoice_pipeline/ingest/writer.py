@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from ..catalog import ToolDefinition
 from ..catalog_files import check_catalog, write_catalog_file
 from ..errors import InputError, Problem, display_path
+from ..json_text import json_lines
 from ..suite import SUITE_FILE, SuiteSpec, load_suite_spec
 from ..tasks import Task, parse_task_line
 from ..validate import task_problems
@@ -121,14 +122,13 @@ class SuiteWriter:
         problems = check_catalog(catalog, display_path(self.directory / CATALOG_FILE))
         tasks_file = self.directory / TASKS_FILE
         shown = display_path(tasks_file)
-        with tasks_file.open("r", encoding="utf-8", newline="\n") as handle:
-            for number, raw in enumerate(handle, start=1):
-                try:
-                    task = parse_task_line(raw.rstrip("\n"), shown, number)
-                except InputError as exc:
-                    problems.extend(exc.problems)
-                    continue
-                problems.extend(task_problems(task, task.tools if task.tools is not None else catalog, shown, number))
+        for number, text in json_lines(tasks_file, problems):
+            try:
+                task = parse_task_line(text, shown, number)
+            except InputError as exc:
+                problems.extend(exc.problems)
+                continue
+            problems.extend(task_problems(task, task.tools if task.tools is not None else catalog, shown, number))
         if problems:
             raise InputError(problems)
 
