@@ -176,6 +176,19 @@ def _text_of(content: Any) -> str | None:
     return None
 
 
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a chat message as a reader of the conversation sees it: its ``content`` string, or the
+    ``text`` of every part of a list of parts, one per line; ``""`` without text. (A reply's own text is read
+    by :func:`from_openai_message`, which keeps only ``text``/``output_text`` parts.)"""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content
+                         if isinstance(part, dict) and isinstance(part.get("text"), str))
+    return ""
+
+
 def from_openai_message(message: dict[str, Any]) -> Reply:
     """Normalise an OpenAI chat ``message`` (``content`` plus ``tool_calls``, or the legacy ``function_call``)."""
     text = _text_of(message.get("content"))

@@ -38,6 +38,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from ..calls import message_text
 from .arguments import is_value_literal, names_literal, numbers, request_literals, schema_problems, strings
 from .fit import (
     PATH_TERM,
@@ -60,16 +61,6 @@ CLEAR_FIT = 0.5
 MIN_REQUEST_TERMS = 2
 
 
-def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(part.get("text", "") for part in content
-                         if isinstance(part, dict) and isinstance(part.get("text"), str))
-    return ""
-
-
 @dataclass(frozen=True)
 class Request:
     """What was asked: the latest user message (``latest``), plus the turns before it (``context``) when it
@@ -88,18 +79,18 @@ def read_request(conversation: list[dict[str, Any]], tool_names: tuple[str, ...]
     """The request behind the choice: the last user message with text; when it has fewer than
     :data:`MIN_REQUEST_TERMS` content terms ("yes, do it"), the two turns before it as well. The words that name
     a tool ("the Read tool") are an instruction (``mentions``), not request terms."""
-    indices = [i for i, m in enumerate(conversation) if m.get("role") == "user" and _message_text(m).strip()]
+    indices = [i for i, m in enumerate(conversation) if m.get("role") == "user" and message_text(m).strip()]
     if not indices:
         return Request("", None, (), (), {})
     last = indices[-1]
-    latest = _message_text(conversation[last]).strip()
+    latest = message_text(conversation[last]).strip()
     mentions = tuple(tool_mentions(latest, tool_names))
     asked = blank(latest, ((m.start, m.end) for m in mentions))
     texts = [asked]
     context = None
     if len(set(terms(strip_names(asked)))) < MIN_REQUEST_TERMS:
-        earlier = [_message_text(m).strip() for m in conversation[:last]
-                   if m.get("role") in ("user", "assistant") and _message_text(m).strip()]
+        earlier = [message_text(m).strip() for m in conversation[:last]
+                   if m.get("role") in ("user", "assistant") and message_text(m).strip()]
         if earlier:
             context = "\n".join(earlier[-2:])
             texts.append(context)

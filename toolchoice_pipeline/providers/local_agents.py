@@ -29,6 +29,8 @@ from typing import Any, Callable
 import snowballstemmer
 from rank_bm25 import BM25Okapi
 
+from ..calls import message_text
+
 #: The router answers in text when the best adjusted BM25 score is below this (BM25Okapi units, k1=1.5, b=0.75).
 ABSTAIN_BELOW = 1.2
 #: Score multiplier for a tool whose description denies a capability the request asks for.
@@ -229,15 +231,6 @@ def catalog_index(tools: list[dict[str, Any]]) -> CatalogIndex:
 
 # --- the conversation -------------------------------------------------------------------------------------------
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(part.get("text", "") for part in content
-                         if isinstance(part, dict) and isinstance(part.get("text"), str))
-    return ""
-
-
 @dataclass
 class Turn:
     """Where the conversation stands: the request to act on and what happened since it was made."""
@@ -256,10 +249,10 @@ def read_turn(messages: list[dict[str, Any]]) -> Turn:
     """The latest user request; for a short follow-up that agrees ("yes, do it"), the two turns before it join
     it as context."""
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    request = _text(messages[last_user].get("content")) if last_user >= 0 else ""
+    request = message_text(messages[last_user]) if last_user >= 0 else ""
     context = ""
     if len(words(request)) < SHORT_FOLLOW_UP and _AGREEMENT.search(request):
-        earlier = [_text(m.get("content")) for m in messages[:max(last_user, 0)]
+        earlier = [message_text(m) for m in messages[:max(last_user, 0)]
                    if m.get("role") in ("user", "assistant")]
         context = "\n".join(t for t in earlier[-2:] if t)
     calls_made, results = [], []
@@ -268,7 +261,7 @@ def read_turn(messages: list[dict[str, Any]]) -> Turn:
             for call in message.get("tool_calls") or []:
                 calls_made.append(str(_function(call).get("name") or ""))
         elif message.get("role") == "tool":
-            results.append(_text(message.get("content")))
+            results.append(message_text(message))
     return Turn(request=request, context=context, calls_made=calls_made, tool_results=results)
 
 
