@@ -77,21 +77,20 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
             return (f"{model}: model not found: LiteLLM's model list does not know it and the provider refused "
                     f"the call (LiteLLM reports an unknown model as an authentication error): {detail}")
         return f"{model}: authentication failed: the provider refused the API key from the environment ({detail})"
-    if isinstance(exc, litellm.NotFoundError):
-        return f"{model}: model not found: {detail}"
-    if isinstance(exc, litellm.PermissionDeniedError):
-        return f"{model}: permission denied: {detail}"
-    if isinstance(exc, litellm.ContextWindowExceededError):
-        return f"{model}: context window exceeded: {detail}"
-    if isinstance(exc, litellm.RateLimitError):
-        return f"{model}: rate limited{tries}: {detail}"
-    if isinstance(exc, litellm.Timeout):
-        return f"{model}: timed out{tries}: {detail}"
-    if isinstance(exc, litellm.APIConnectionError):
-        return f"{model}: provider unreachable or failed{tries}: {detail}"
-    if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
-        status = getattr(exc, "status_code", None)
-        return f"{model}: provider error {status or ''}{tries}: {detail}".replace("error  ", "error ")
-    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)):
-        return f"{model}: request rejected: {detail}"
+    status = getattr(exc, "status_code", None)
+    # (LiteLLM's exception classes, what the failure is called, whether retries preceded it), subclasses first.
+    kinds = (
+        (litellm.NotFoundError, "model not found", False),
+        (litellm.PermissionDeniedError, "permission denied", False),
+        (litellm.ContextWindowExceededError, "context window exceeded", False),
+        (litellm.RateLimitError, "rate limited", True),
+        (litellm.Timeout, "timed out", True),
+        (litellm.APIConnectionError, "provider unreachable or failed", True),
+        ((litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError),
+         f"provider error {status}" if status else "provider error", True),
+        ((litellm.BadRequestError, litellm.UnprocessableEntityError), "request rejected", False),
+    )
+    for classes, what, retried in kinds:
+        if isinstance(exc, classes):
+            return f"{model}: {what}{tries if retried else ''}: {detail}"
     return f"{model}: {type(exc).__name__}{tries}: {detail}"
