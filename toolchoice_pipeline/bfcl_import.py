@@ -261,29 +261,28 @@ def task_from_bfcl(question: dict[str, Any], answer: dict[str, Any] | None = Non
     return build_task(_Line("<question>", 1, question), None if answer is None else _Line("<answer>", 1, answer))
 
 
-def _no_answers_expected(category: str) -> bool:
-    return "irrelevance" in category
+def _category_problem(category: str, with_answers: bool) -> str | None:
+    """Why entries of ``category`` cannot be imported (with or without an ANSWERS file), or None."""
+    if "multi_turn" in category:
+        return f"category '{category}' is multi-turn: multi-turn BFCL categories are not supported"
+    if "java" in category:
+        return (f"category '{category}' is checked with Java/JavaScript type rules: only Python categories are "
+                "supported")
+    irrelevance = "irrelevance" in category
+    if not with_answers and not irrelevance:
+        return (f"category '{category}' needs its possible-answer file (ANSWERS); only irrelevance categories "
+                "come without answers")
+    if with_answers and irrelevance:
+        return f"category '{category}' expects no call: give no ANSWERS file"
+    return None
 
 
 def _check_categories(questions: list[_Line], answers: list[_Line] | None) -> None:
-    problems = []
+    """Raise :class:`InputError` on the first question whose category cannot be imported."""
     for entry in questions:
-        category = bfcl_category(_entry_id(entry))
-        if "multi_turn" in category:
-            problems.append(entry.problem(f"category '{category}' is multi-turn: multi-turn BFCL categories are "
-                                          "not supported", "id"))
-        elif "java" in category:
-            problems.append(entry.problem(f"category '{category}' is checked with Java/JavaScript type rules: "
-                                          "only Python categories are supported", "id"))
-        elif answers is None and not _no_answers_expected(category):
-            problems.append(entry.problem(f"category '{category}' needs its possible-answer file (ANSWERS); only "
-                                          "irrelevance categories come without answers", "id"))
-        elif answers is not None and _no_answers_expected(category):
-            problems.append(entry.problem(f"category '{category}' expects no call: give no ANSWERS file", "id"))
-        if problems:
-            break
-    if problems:
-        raise InputError(problems)
+        message = _category_problem(bfcl_category(_entry_id(entry)), answers is not None)
+        if message is not None:
+            raise InputError(entry.problem(message, "id"))
 
 
 def _pair(questions: list[_Line], answers: list[_Line]) -> list[tuple[_Line, _Line]]:
@@ -372,8 +371,9 @@ def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Pat
     failed import leaves nothing behind. An existing suite is replaced only with ``force``.
     Raises :class:`InputError` for bad input or an existing suite.
     """
-    tasks = build_tasks(Path(questions), None if answers is None else Path(answers))
-    spec = _spec(suite, Path(questions), None if answers is None else Path(answers), tasks)
+    questions, answers = Path(questions), None if answers is None else Path(answers)
+    tasks = build_tasks(questions, answers)
+    spec = _spec(suite, questions, answers, tasks)
     target = suite_dir(Path(data_dir), suite)
     if target.exists() and not force:
         raise InputError(Problem(file=display_path(target),
