@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from typing import Any
+from typing import Any, Callable
 
 from ..calls import Reply, ToolCall
 from ..catalog import ToolDefinition
@@ -66,6 +66,16 @@ def _shape(schema: dict[str, Any] | None) -> str:
     return "plain"
 
 
+def _each_dict(values: list[Any], shape: str, convert: Callable[[dict[str, Any]], Any]) -> list[Any]:
+    """``values`` with ``convert`` applied to each dict alternative (shape ``dict``) or to each dict inside each
+    list alternative (shape ``list_of_dict``); other values, and every value of shape ``plain``, unchanged."""
+    if shape == "dict":
+        return [convert(v) if isinstance(v, dict) else v for v in values]
+    if shape == "list_of_dict":
+        return [[convert(d) if isinstance(d, dict) else d for d in v] if isinstance(v, list) else v for v in values]
+    return values
+
+
 def _is_optional_mark(value: Any) -> bool:
     return isinstance(value, str) and value == OPTIONAL_MARK
 
@@ -83,12 +93,7 @@ def possible_answer_to_argument(alternatives: list[Any], schema: dict[str, Any] 
         raise ValueError("a BFCL possible answer must be a list of acceptable values")
     optional = any(_is_optional_mark(a) for a in alternatives)
     values = [a for a in alternatives if not _is_optional_mark(a)]
-    shape = _shape(schema)
-    if shape == "dict":
-        values = [_encode_dict(v) if isinstance(v, dict) else v for v in values]
-    elif shape == "list_of_dict":
-        values = [[_encode_dict(d) if isinstance(d, dict) else d for d in v] if isinstance(v, list) else v
-                  for v in values]
+    values = _each_dict(values, _shape(schema), _encode_dict)
     if not values:
         values = [OPTIONAL_MARK]
     if optional:
@@ -111,13 +116,7 @@ def argument_to_possible_answer(argument: Any, schema: dict[str, Any] | None = N
     matcher = parse_matcher(argument)
     if matcher.kind == "regex":
         return None
-    alternatives = list(matcher.values)
-    shape = _shape(schema)
-    if shape == "dict":
-        alternatives = [_decode_dict(v) if isinstance(v, dict) else v for v in alternatives]
-    elif shape == "list_of_dict":
-        alternatives = [[_decode_dict(d) if isinstance(d, dict) else d for d in v] if isinstance(v, list) else v
-                        for v in alternatives]
+    alternatives = _each_dict(list(matcher.values), _shape(schema), _decode_dict)
     if matcher.optional and not any(_is_optional_mark(a) for a in alternatives):
         alternatives.append(OPTIONAL_MARK)
     return alternatives
