@@ -37,9 +37,6 @@ class ToolDefinition(BaseModel):
         return {"type": "function", "function": self.as_dict()}
 
 
-Catalog = list[ToolDefinition]
-
-
 def catalog_version(catalog: Iterable[ToolDefinition]) -> str:
     """12-hex version of a catalog: hash of the canonical JSON of its definitions sorted by name (DESIGN §2)."""
     return short_hash([tool.as_dict() for tool in sorted(catalog, key=lambda t: t.name)])

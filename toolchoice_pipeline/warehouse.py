@@ -260,11 +260,6 @@ class Warehouse:
                 pass
         return commit
 
-    def refresh_views(self) -> None:
-        """Rebuild ``toolchoice.duckdb`` from the commit records (after moving the data directory, say)."""
-        with self._lock():
-            self._refresh_views()
-
     def _refresh_views(self) -> None:
         self._install_views(self._build_views(self.commits()))
 

@@ -105,7 +105,3 @@ def register_scripted(script: Script, *, delay_s: float = 0.0, name: str = "scri
     handler = ScriptedProvider(script, delay_s=delay_s)
     register_providers(extra={name: handler})
     return handler
-
-
-def calls_for(handler: ScriptedProvider, model: str | None = None) -> list[dict[str, Any]]:
-    return [r for r in handler.requests if model is None or r["model"] == model]

@@ -8,7 +8,7 @@ from typing import Callable
 
 import dagster as dg
 
-from ..config import ModelSpec, RunConfig, load_run_config
+from ..config import RunConfig, load_run_config
 from ..release_request import ReleaseRequest, read_request
 from ..suite import Suite, load_suite
 
@@ -37,9 +37,6 @@ class ToolchoiceResource(dg.ConfigurableResource):
         config = load_run_config(self.path)
         models = request.models or suite.spec.models
         return config.with_models(models) if models else config
-
-    def models(self, request: ReleaseRequest, suite: Suite) -> list[ModelSpec]:
-        return self.run_config(request, suite).models
 
 
 class ProgressReporter:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..catalog import ToolDefinition
 
-MAX_CALL_NAMES = 64  # names of calls kept per turn (beyond it only the count grows)
+MAX_CALL_NAMES = 64  # names of calls kept per turn
 
 
 @dataclass
@@ -48,7 +48,6 @@ class RecordedTurn:
     messages: list[dict[str, Any]]
     first_step: Step | None = None
     call_names: list[str] = field(default_factory=list)
-    n_calls: int = 0
     tool_results: dict[str, str] = field(default_factory=dict)
     tools: list[ToolDefinition] | None = None
 
@@ -58,7 +57,6 @@ class RecordedTurn:
         return content if isinstance(content, str) else ""
 
     def record_call(self, name: str) -> None:
-        self.n_calls += 1
         if len(self.call_names) < MAX_CALL_NAMES:
             self.call_names.append(name)
 

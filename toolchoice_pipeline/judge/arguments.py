@@ -74,11 +74,6 @@ def _undeclared(error: Any) -> tuple[str, ...]:
                  if key not in declared and not any(re.search(pattern, key) for pattern in patterns))
 
 
-def schema_errors(parameters: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    """The messages of :func:`schema_problems`."""
-    return [problem.message for problem in schema_problems(parameters, arguments)]
-
-
 def request_literals(text: str) -> tuple[str, ...]:
     """URLs, paths, file names and numeric values with separators named in ``text``, in order, each once."""
     found: list[str] = []

@@ -80,8 +80,6 @@ PROBLEM_INVALID_ARGUMENTS = "arguments are not a JSON object"
 RUBRIC_VERSION = short_hash([RUBRIC, INPUT_TEMPLATE, SUMMARY_CALLS, SUMMARY_NO_CALL,
                              PROBLEM_INVALID_CALL, PROBLEM_INVALID_ARGUMENTS])
 
-SECTIONS = ("conversation", "tool_catalog", "model_text", "tool_calls")
-
 
 class JudgeInputError(ValueError):
     """A judge input that cannot be built (no catalog, no reply, no conversation) or read back."""
