@@ -23,7 +23,7 @@ from .errors import InputError, Problem, display_path, pydantic_problems
 
 ReleaseKind = Literal["release", "nightly", "catalog-change", "adhoc"]
 RELEASE_KINDS: tuple[str, ...] = ("release", "nightly", "catalog-change", "adhoc")
-RELEASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+RELEASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a partition key and a directory name
 DEFAULT_SUITE = "coding_agent"
 REQUEST_FILE = "request.json"
 

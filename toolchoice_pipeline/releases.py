@@ -27,7 +27,8 @@ from .lineage import Lineage
 from .records import Episode, JudgeVote, TaskScore
 from .scoring import score_episodes, summarise
 from .suite import Suite
-from .warehouse import SAFE_RELEASE_ID, ReleaseCommit, Warehouse, write_file_atomically
+from .release_request import RELEASE_ID
+from .warehouse import ReleaseCommit, Warehouse, write_file_atomically
 from .warehouse_tables import (
     agent_calls_table,
     judge_votes_table,
@@ -52,7 +53,7 @@ class ReleaseStore:
 
     def scores_path(self, release_id: str) -> Path:
         """``releases/<id>/scores.json``; raises :class:`InputError` for an id that is not a safe directory name."""
-        if not SAFE_RELEASE_ID.match(release_id or ""):
+        if not RELEASE_ID.match(release_id or ""):
             raise InputError(Problem(file="<release>", field="release_id",
                                      message=f"{release_id!r} is not a release id (letters, digits, '.', '_', '-')"))
         return self.root / release_id / SCORES_FILE

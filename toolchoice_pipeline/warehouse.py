@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import uuid
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from filelock import FileLock
 
 from .errors import InputError, Problem, display_path
 from .lineage import Lineage
+from .release_request import RELEASE_ID
 from .warehouse_tables import SCHEMAS, TABLE_NAMES, conform
 
 DUCKDB_FILE = "toolchoice.duckdb"
@@ -53,7 +53,6 @@ TMP_DIR = "_tmp"
 LOCK_FILE = ".lock"
 PART_PREFIX = "part-"
 LOCK_TIMEOUT_S = 600.0
-SAFE_RELEASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -211,7 +210,7 @@ class Warehouse:
         of another release is missing or damaged (nothing is committed then), ``ValueError`` for a missing table
         or rows that do not match the declared schema or ``lineage``.
         """
-        if not SAFE_RELEASE_ID.match(lineage.release_id):
+        if not RELEASE_ID.match(lineage.release_id):
             raise InputError(Problem(file="<release>", field="release_id",
                                      message=f"release id {lineage.release_id!r} is not a safe directory name"))
         missing = [name for name in TABLE_NAMES if name not in tables]

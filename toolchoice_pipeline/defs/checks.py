@@ -7,6 +7,7 @@ import dagster as dg
 
 from ..config import load_run_config
 from ..errors import InputError
+from ..lineage import LINEAGE_COLUMNS
 from ..records import Episode, JudgeVote, TaskScore
 from ..release_request import read_request
 from ..releases import ReleaseStore
@@ -27,7 +28,6 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
                     "cost_usd"),
     "tool_catalog": ("tool_name", "description", "parameters_json", "definition_hash"),
 }
-LINEAGE_COLUMNS = ("release_id", "suite", "catalog_version", "run_id")
 
 
 @dg.asset_check(asset=release_scores, blocking=True, partitions_def=release_partitions,
