@@ -16,13 +16,14 @@ _KEY_PATTERNS = [
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-*]{8,}"),
     re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
 ]
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)", re.IGNORECASE)
+#: Names of environment variables that hold secrets (API keys, tokens, passwords, credentials).
+SECRET_VARIABLE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)", re.IGNORECASE)
 
 
 def redact(text: str) -> str:
     """``text`` with API-key-like strings and the values of secret environment variables masked as ``***``."""
     for name, value in os.environ.items():
-        if value and len(value) >= 8 and _SECRET_ENV.search(name) and value in text:
+        if value and len(value) >= 8 and SECRET_VARIABLE.search(name) and value in text:
             text = text.replace(value, "***")
     for pattern in _KEY_PATTERNS:
         text = pattern.sub("***", text)

@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import re
 import sys
 from pathlib import Path
 
 from ..config import ModelSpec, RetryConfig
 from ..offline import is_local_model
-from .failures import describe_failure, is_unknown_provider, redact
+from .failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
 
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
-_SECRET_VAR = re.compile(r"(KEY|TOKEN|SECRET|CREDENTIALS|PASSWORD)", re.IGNORECASE)
 
 
 def provider_of(model: str) -> str:
@@ -59,19 +57,23 @@ def model_fingerprint(model: str, data_dir: Path) -> str | None:
     provider = provider_of(model)
     if provider == "replay":
         path = replay_file(model, data_dir)
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else None
+        return _file_hash(path) if path.is_file() else None
     if provider == "local":
         from ..providers.local import local_models
 
         function = local_models().get(model.split("/", 1)[1])
         module = sys.modules.get(getattr(function, "__module__", ""), None)
         source = getattr(module, "__file__", None)
-        return hashlib.sha256(Path(source).read_bytes()).hexdigest()[:12] if source else None
+        return _file_hash(Path(source)) if source else None
     if provider == "sim":
         from ..providers import sim
 
-        return hashlib.sha256(Path(sim.__file__).read_bytes()).hexdigest()[:12]
+        return _file_hash(Path(sim.__file__))
     return None
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
 def known_to_litellm(model: str) -> bool:
@@ -151,7 +153,7 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
         environment = litellm.validate_environment(spec.model, api_base=api_base)
     except Exception:  # LiteLLM cannot check this provider's environment: the preflight call will tell
         return None
-    missing = [var for var in environment.get("missing_keys") or [] if _SECRET_VAR.search(var)]
+    missing = [var for var in environment.get("missing_keys") or [] if SECRET_VARIABLE.search(var)]
     if missing:
         return (f"{spec.model}: no API key: set {' or '.join(missing)} in the environment "
                 f"(keys are read from the environment only, never from files)")
