@@ -45,12 +45,28 @@ def schema_problems(parameters: Any) -> list[tuple[tuple, str]]:
 
     The path is empty for the top level. Rules: a JSON object, valid under the JSON Schema 2020-12 meta-schema
     (each violation reported), with ``"type": "object"`` at the top level (tools take named arguments).
+    Results are remembered per schema (by its ``repr``) for the process: the meta-schema check costs about a
+    millisecond, and every step of a release loads (and checks) the same suite again.
     """
     if not isinstance(parameters, dict):
         return [((), f"parameters must be a JSON Schema object, not {_kind(parameters)}")]
+    key = repr(parameters)
+    found = _CHECKED_SCHEMAS.get(key)
+    if found is None:
+        if len(_CHECKED_SCHEMAS) >= MAX_CHECKED_SCHEMAS:
+            _CHECKED_SCHEMAS.pop(next(iter(_CHECKED_SCHEMAS)))
+        found = _CHECKED_SCHEMAS[key] = tuple(_meta_schema_problems(parameters))
+    return list(found)
+
+
+MAX_CHECKED_SCHEMAS = 4096
+_CHECKED_SCHEMAS: dict[str, tuple[tuple[tuple, str], ...]] = {}
+_META_SCHEMA = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+def _meta_schema_problems(parameters: dict[str, Any]) -> list[tuple[tuple, str]]:
     problems: list[tuple[tuple, str]] = []
-    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    for error in sorted(meta.iter_errors(parameters), key=lambda e: [str(p) for p in e.absolute_path]):
+    for error in sorted(_META_SCHEMA.iter_errors(parameters), key=lambda e: [str(p) for p in e.absolute_path]):
         where = tuple(error.absolute_path)
         if where and where[-1] == "type" and isinstance(error.instance, str):
             message = (f"'{error.instance}' is not a JSON Schema type "

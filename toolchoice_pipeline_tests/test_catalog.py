@@ -4,7 +4,7 @@ import hashlib
 import json
 
 from toolchoice_pipeline.catalog import ToolDefinition, catalog_version, diff_catalogs, merge_live
-from toolchoice_pipeline.catalog_files import parse_tool_dump
+from toolchoice_pipeline.catalog_files import parse_tool_dump, schema_problems
 
 from .conftest import CASES
 
@@ -49,3 +49,20 @@ def test_live_dump_merges_under_curated_catalog_and_curated_wins():
 def test_openai_tools_dump_shape_is_accepted():
     dump = parse_tool_dump([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}], "d")
     assert dump == [ToolDefinition(name="f", description="", parameters={"type": "object"})]
+
+
+def test_a_schema_checked_again_is_judged_as_it_is_now():
+    """The meta-schema check is remembered per schema: an edited schema is checked afresh, and a caller changing
+    the problems it got back does not change what the next caller gets."""
+    parameters = {"type": "object", "properties": {"n": {"type": "int"}}}
+    bad_type = [(("properties", "n", "type"), "not a valid JSON Schema: 'int' is not a JSON Schema type "
+                                              "(use one of array, boolean, integer, null, number, object, string)")]
+    first = schema_problems(parameters)
+    assert first == bad_type
+    first.clear()
+    assert schema_problems(parameters) == bad_type
+    parameters["properties"]["n"]["type"] = "integer"
+    assert schema_problems(parameters) == []
+    parameters["type"] = "array"
+    assert schema_problems(parameters) == [(("type",), 'the top level of parameters must be a JSON Schema object '
+                                                      'with "type": "object" (found "array")')]
