@@ -30,6 +30,12 @@ COMMON = dict(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_
               io_manager_key="staged_io")
 
 
+def bad_input(release_id: str, exc: InputError) -> dg.Failure:
+    """The failure of a step stopped by bad input: its problems, one per line (``toolchoice run`` exits 2 on the
+    "bad input" prefix)."""
+    return dg.Failure(description=f"bad input for release {release_id}:\n{exc}")
+
+
 class ReleaseContext:
     """The release request, suite and lineage of one partition, loaded once per asset."""
 
@@ -40,7 +46,7 @@ class ReleaseContext:
             self.suite: Suite = toolchoice.suite(self.request)
             self.config = toolchoice.run_config(self.request, self.suite)
         except InputError as exc:
-            raise dg.Failure(description=f"bad input for release {self.release_id}:\n{exc}") from None
+            raise bad_input(self.release_id, exc) from None
         self.lineage = Lineage(release_id=self.release_id, suite=self.suite.name,
                                catalog_version=self.suite.catalog_version, run_id=context.run.run_id)
 
@@ -56,7 +62,7 @@ def tool_catalog(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResour
     try:
         diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, suite, tools)
     except InputError as exc:  # a damaged baseline.json or warehouse commit record
-        raise dg.Failure(description=f"bad input for release {release.release_id}:\n{exc}") from None
+        raise bad_input(release.release_id, exc) from None
     return dg.Output(
         tools,
         data_version=dg.DataVersion(suite.catalog_version),
@@ -109,7 +115,7 @@ def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
                                   progress=logged_progress(context, progress, "agents"),
                                   resume_key=release.release_id)
     except InputError as exc:
-        raise dg.Failure(description=f"bad input for release {release.release_id}:\n{exc}") from None
+        raise bad_input(release.release_id, exc) from None
     return dg.Output(episodes, metadata={
         "catalog_version": release.suite.catalog_version,
         "fixture_version": release.suite.fixture_version,
@@ -187,7 +193,7 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
                    if release.request.judge else None),
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
-        raise dg.Failure(description=f"bad input for release {release.release_id}:\n{exc}") from None
+        raise bad_input(release.release_id, exc) from None
     chart = render_chart(load_trend(toolchoice.path, release.suite.name),
                          published.scores_path.parent / "trend.png",
                          title=f"{release.suite.name}: tool choice over releases")

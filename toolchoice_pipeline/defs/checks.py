@@ -68,7 +68,6 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
     request = read_request(data_dir, context.partition_key)
     if not request.judge:
         return dg.AssetCheckResult(passed=True, description="not applicable: the judge did not run (--no-judge)")
-    suite = load_suite(data_dir, request.suite, check=False)
     config = load_run_config(data_dir)
     try:
         items = canary_turns(data_dir)
@@ -83,7 +82,7 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
         severity=ERROR if not result.passed else dg.AssetCheckSeverity.WARN,
         description=result.message,
         metadata={
-            "suite": suite.name,
+            "suite": request.suite,
             "canary_tsq": result.canary_tsq if result.canary_tsq is not None else "none",
             "n_labelled": result.n_labelled,
             "accuracy": result.accuracy if result.accuracy is not None else "n/a",
