@@ -1,4 +1,5 @@
-"""The trend of each share per model over releases: a terminal table and a chart image.
+"""The trend of each share per model over releases (a terminal table and a chart image), and the cells of a
+release's per-model scores table (the terminal and Dagster's Markdown show the same ones).
 
 Reads only ``releases/<id>/scores.json`` (the DESIGN §3 contract), in the order the releases were
 evaluated. Shares are in points (0–100).
@@ -9,8 +10,27 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SHARES = ("right_tool_pct", "right_args_pct")
+SCORE_COLUMNS = ("tasks", "errors", "right tool %", "right args %", "calls/task", "TSQ", "agent USD", "judge USD",
+                 "p50 ms", "p95 ms")
+
+
+def shown(value: Any, digits: int = 2) -> str:
+    """A figure for a table: a float with ``digits`` decimals, anything else as it is, ``–`` for none."""
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def score_cells(figures: dict[str, Any]) -> list[str]:
+    """One model's figures (a ``models`` entry of ``scores.json``) in :data:`SCORE_COLUMNS` order: shares in
+    points and calls per task with 2 decimals, TSQ a fraction, costs in USD with 4, latencies in ms with 1."""
+    return [str(figures.get("n_tasks")), str(figures.get("errors")), shown(figures.get("right_tool_pct")),
+            shown(figures.get("right_args_pct")), shown(figures.get("calls_per_task")), shown(figures.get("tsq_mean")),
+            shown(figures.get("agent_cost_usd"), 4), shown(figures.get("judge_cost_usd"), 4),
+            shown(figures.get("latency_ms_p50"), 1), shown(figures.get("latency_ms_p95"), 1)]
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import errno
 from pathlib import Path
 
 import click
+from rich.console import Console
 
 from ..errors import InputError, display_path
 
@@ -22,6 +23,12 @@ data_dir_option = click.option(
     show_envvar=True,
     help="Project data directory (suites, releases, warehouse, Dagster instance).",
 )
+
+
+def stdout_console() -> Console:
+    """A console on stdout for tables; 160 columns wide when stdout is not a terminal (a pipe, a CI log)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
 
 
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from ..errors import InputError, Problem, display_path
 from ..report import TrendPoint, load_trend, render_chart
-from .common import EXIT_OK, data_dir_option
+from .common import EXIT_OK, data_dir_option, stdout_console
 
 
 @click.command("report")
@@ -31,9 +30,7 @@ def report_command(suite_name: str | None, chart_path: Path | None, data_dir: Pa
         raise InputError(Problem(file="<command line>", field="--chart",
                                  message=f"releases of {len(suites)} suites ({', '.join(suites)}): "
                                          "give --suite to chart one of them"))
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)
+    console = stdout_console()
     for suite in suites:
         of_suite = [p for p in points if p.suite == suite]
         console.print(trend_table(suite, of_suite))

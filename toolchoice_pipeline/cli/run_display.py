@@ -9,6 +9,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from ..report import SCORE_COLUMNS, score_cells
+from .common import stdout_console
+
+
 class RunDisplay:
     """Progress bars (tasks done/total per model, ETA) fed by the assets' progress callbacks."""
 
@@ -39,33 +43,21 @@ class RunDisplay:
         self.progress.update(self.tasks[key], completed=done, total=total)
 
 
-def _fmt(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
 def scores_table(scores: dict[str, Any]) -> Table:
     """The per-model scores of ``scores.json`` (shares in points, costs in USD, latency in ms)."""
     table = Table(title=f"release {scores['release_id']} ({scores['kind']}) · suite {scores['suite']} · "
                         f"catalog {scores['catalog_version']}")
     table.add_column("model", no_wrap=True)
-    for column in ("tasks", "errors", "right tool %", "right args %", "calls/task", "TSQ", "agent USD",
-                   "judge USD", "p50 ms", "p95 ms"):
+    for column in SCORE_COLUMNS:
         table.add_column(column, justify="right")
-    for model, m in scores["models"].items():
-        table.add_row(model, str(m.get("n_tasks")), str(m.get("errors")), _fmt(m.get("right_tool_pct")),
-                      _fmt(m.get("right_args_pct")), _fmt(m.get("calls_per_task")), _fmt(m.get("tsq_mean")),
-                      _fmt(m.get("agent_cost_usd"), 4), _fmt(m.get("judge_cost_usd"), 4),
-                      _fmt(m.get("latency_ms_p50"), 1), _fmt(m.get("latency_ms_p95"), 1))
+    for model, figures in scores["models"].items():
+        table.add_row(model, *score_cells(figures))
     return table
 
 
 def print_outcome(scores: dict[str, Any], data_dir: Path, result) -> bool:
     """Print the scores, the gate and any failed check; return whether the gate passed."""
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)
+    console = stdout_console()
     console.print(scores_table(scores))
     gate = scores["gate"]
     baseline = scores.get("baseline_release_id")

@@ -12,6 +12,7 @@ import dagster as dg
 from ..catalog import ToolDefinition, diff_catalogs
 from ..records import Episode, JudgeVote
 from ..releases import ReleaseStore
+from ..report import SCORE_COLUMNS, score_cells
 from ..suite import Suite
 
 
@@ -53,22 +54,11 @@ def judge_metadata(votes: list[JudgeVote]) -> dict[str, Any]:
     }
 
 
-def _shown(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
 def scores_markdown(scores: dict[str, Any]) -> str:
     """The per-model scores of a ``scores.json`` document as a Markdown table (shares in points)."""
-    lines = ["| model | tasks | errors | right tool % | right args % | calls/task | TSQ | agent USD | judge USD | "
-             "p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for model, m in scores["models"].items():
-        lines.append(
-            f"| {model} | {m.get('n_tasks')} | {m.get('errors')} | {_shown(m.get('right_tool_pct'))} | "
-            f"{_shown(m.get('right_args_pct'))} | {_shown(m.get('calls_per_task'))} | {_shown(m.get('tsq_mean'))} | "
-            f"{_shown(m.get('agent_cost_usd'), 4)} | {_shown(m.get('judge_cost_usd'), 4)} | "
-            f"{_shown(m.get('latency_ms_p50'), 1)} | {_shown(m.get('latency_ms_p95'), 1)} |")
+    lines = ["| model | " + " | ".join(SCORE_COLUMNS) + " |", "|---|" + "---:|" * len(SCORE_COLUMNS)]
+    for model, figures in scores["models"].items():
+        lines.append(f"| {model} | " + " | ".join(score_cells(figures)) + " |")
     return "\n".join(lines)
 
 
