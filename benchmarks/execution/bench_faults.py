@@ -6,7 +6,6 @@ Goal: 100% of tasks completed, zero lost or duplicated rows (episodes and journa
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sqlite3
 import sys
@@ -21,11 +20,7 @@ import common  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--models", type=int, default=3)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--error-rate", type=float, default=0.2)
     parser.add_argument("--retry-after-s", type=float, default=0.05)
     parser.add_argument("--max-attempts", type=int, default=10)
@@ -56,10 +51,8 @@ def main() -> None:
     duplicated = sum(count - 1 for count in pairs.values() if count > 1)
     steps = sum(len(e.steps) for e in episodes)
     common.write_result("faults", {
-        "setup": {"tasks": args.tasks, "models": args.models, "latency_ms": args.latency_ms,
-                  "concurrency": args.concurrency, "error_rate": args.error_rate,
-                  "retry_after_s": args.retry_after_s,
-                  "retries": config.retries.model_dump()},
+        "setup": common.setup(args, error_rate=args.error_rate, retry_after_s=args.retry_after_s,
+                              retries=config.retries.model_dump()),
         "wall_s": round(wall, 3),
         "episodes": len(episodes),
         "completed": completed,

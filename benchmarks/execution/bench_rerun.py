@@ -6,7 +6,6 @@ Goal: 0 provider calls, and the re-run's wall time ≤ 15% of the first run's.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -20,11 +19,7 @@ import common  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--models", type=int, default=3)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--reruns", type=int, default=3)
     args = parser.parse_args()
 
@@ -58,8 +53,7 @@ def main() -> None:
 
     median_wall = statistics.median(r["wall_s"] for r in reruns)
     common.write_result("rerun", {
-        "setup": {"tasks": args.tasks, "models": args.models, "latency_ms": args.latency_ms,
-                  "concurrency": args.concurrency},
+        "setup": common.setup(args),
         "first_run": {"wall_s": round(first_wall, 3), "provider_calls": first_calls,
                       "steps": sum(len(e.steps) for e in first)},
         "reruns": reruns,

@@ -45,11 +45,7 @@ def child(data_dir: Path, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--models", type=int, default=3)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--kill-at", type=float, default=0.5, help="fraction of episodes done before SIGKILL")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -102,8 +98,7 @@ def main() -> None:
     resumed_rows, clean_rows = common.row_view(resumed), common.row_view(clean)
     differing = sum(1 for a, b in zip(resumed_rows, clean_rows) if a != b) + abs(len(resumed_rows) - len(clean_rows))
     common.write_result("resume", {
-        "setup": {"tasks": args.tasks, "models": args.models, "latency_ms": args.latency_ms,
-                  "concurrency": args.concurrency, "kill_at_fraction": args.kill_at},
+        "setup": common.setup(args, kill_at_fraction=args.kill_at),
         "killed": {"returncode": process.returncode, "episodes_done_at_kill": done_at_kill,
                    "seconds_before_kill": round(killed_after, 3) if killed_after else None,
                    "journaled_calls_at_kill": len(completed_before)},

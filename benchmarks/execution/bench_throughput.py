@@ -10,7 +10,6 @@ this shared 2-core machine; the figure is the median of the per-round ratios.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -30,11 +29,7 @@ def timed(function):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--models", type=int, default=3)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
@@ -81,9 +76,8 @@ def main() -> None:
     ratios = [r["ratio"] for r in rounds]
     calls = args.tasks * args.models
     common.write_result("throughput", {
-        "setup": {"tasks": args.tasks, "models": args.models, "latency_ms": args.latency_ms,
-                  "concurrency": args.concurrency, "calls": calls,
-                  "latency_bound_s": round(calls * args.latency_ms / 1000 / args.concurrency, 3)},
+        "setup": common.setup(args, calls=calls,
+                              latency_bound_s=round(calls * args.latency_ms / 1000 / args.concurrency, 3)),
         "rounds": rounds,
         "ratio_median": statistics.median(ratios),
         "cpu_ratio_median": round(statistics.median(r["runner_cpu_s"] / r["bare_cpu_s"] for r in rounds), 3),

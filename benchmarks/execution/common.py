@@ -11,6 +11,7 @@ Run each benchmark with one command from the repo root, one at a time (the machi
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -30,6 +31,23 @@ SUITE = "synthetic"
 TOOL_WORDS = ["search", "read", "write", "list", "delete", "move", "copy", "fetch", "send", "create", "update",
               "schedule"]
 TOOL_OBJECTS = ["file", "issue", "email", "event", "record", "page"]
+
+
+def argument_parser(doc: str) -> argparse.ArgumentParser:
+    """The options of benchmark 1's run, which every benchmark takes: ``--tasks``, ``--models``, ``--latency-ms``
+    (the sim models' latency) and ``--concurrency`` (calls in flight, overall and per model)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--models", type=int, default=3)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--concurrency", type=int, default=64)
+    return parser
+
+
+def setup(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    """The ``setup`` of a result: the options of :func:`argument_parser`, then ``extra``."""
+    return {"tasks": args.tasks, "models": args.models, "latency_ms": args.latency_ms,
+            "concurrency": args.concurrency, **extra}
 
 
 def synthetic_catalog() -> list[dict[str, Any]]:
