@@ -8,7 +8,6 @@ kind ``nightly``, ``catalog-...`` kind ``catalog-change``, anything else ``adhoc
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -20,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import CachePolicy
 from .errors import InputError, Problem, display_path, pydantic_problems
+from .json_text import load_json
+from .yaml_lines import read_utf8
 
 ReleaseKind = Literal["release", "nightly", "catalog-change", "adhoc"]
 RELEASE_KINDS: tuple[str, ...] = ("release", "nightly", "catalog-change", "adhoc")
@@ -80,15 +81,13 @@ def write_request(data_dir: Path, request: ReleaseRequest) -> Path:
 
 
 def read_request(data_dir: Path, release_id: str) -> ReleaseRequest:
-    """The stored request, or defaults derived from the key. Raises :class:`InputError` for a broken file."""
+    """The stored request, or defaults derived from the key. Raises :class:`InputError` for a broken file (read
+    strictly, as every JSON input is: :func:`~.json_text.load_json`)."""
     path = request_path(data_dir, release_id)
     if not path.exists():
         return ReleaseRequest(release_id=release_id, kind=kind_from_key(release_id), requested_by="dagster-ui")
     shown = display_path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(file=shown, line=exc.lineno, message=f"bad JSON: {exc.msg}")) from None
+    data = load_json(read_utf8(path), shown)
     try:
         return ReleaseRequest.model_validate(data)
     except ValidationError as exc:

@@ -31,6 +31,7 @@ from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline.errors import InputError
 from toolchoice_pipeline.execution.journal import CallJournal
 from toolchoice_pipeline.ingest.labels import load_labels
+from toolchoice_pipeline.release_request import read_request
 from toolchoice_pipeline.releases import ReleaseStore
 from toolchoice_pipeline.replay_file import read_replay
 from toolchoice_pipeline.report import load_trend
@@ -226,6 +227,21 @@ def test_a_damaged_scores_json_is_one_problem_and_the_trend_leaves_it_out(stored
     [problem] = problems(caught)
     assert problem.startswith(str(path)) and message in problem
     assert load_trend(stored) == []
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'{"release_id": "r9", "kind": "\xff"}', "1: not UTF-8 text: byte 0xff at column 31"),
+    (b'{"release_id": "r9",\n "kind": "adhoc", "kind": "release"}', "bad JSON: duplicate key \"kind\" in one object"),
+    (b'{"release_id": "r9", "kind": "nightly"', "1: bad JSON: Expecting ',' delimiter (column 39)"),
+])
+def test_a_damaged_request_json_is_one_problem_naming_the_file(tmp_path, content, message):
+    path = tmp_path / "releases" / "r9" / "request.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(InputError) as caught:
+        read_request(tmp_path, "r9")
+    [problem] = problems(caught)
+    assert problem.startswith(str(path)) and message in problem
 
 
 def test_a_baseline_json_of_the_wrong_shape_is_one_problem_not_an_attribute_error(stored):
