@@ -121,6 +121,9 @@ class ReleaseStore:
                                      '{"history": [{"release_id": ...}, ...]}}}: restore it from a backup'))
         return data
 
+    def _write_baselines(self, baselines: dict[str, Any]) -> None:
+        write_file_atomically(self.root / BASELINE_FILE, json.dumps(baselines, indent=2) + "\n")
+
     def _history(self, suite: str) -> list[dict[str, str]]:
         return list(self._baselines()["suites"].get(suite, {}).get("history", []))
 
@@ -143,7 +146,7 @@ class ReleaseStore:
         Returns whether it is now the baseline. Raises :class:`InputError` for an unknown release.
         """
         scores = self.read_scores(release_id)
-        if scores["kind"] != PROMOTABLE_KIND or not (scores.get("gate") or {}).get("passed"):
+        if not _promotable(scores):
             return False
         with self._lock():
             baselines = self._baselines()
@@ -152,7 +155,7 @@ class ReleaseStore:
             entry["history"].append({"release_id": release_id,
                                      "promoted_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
             entry["release_id"] = release_id
-            write_file_atomically(self.root / BASELINE_FILE, json.dumps(baselines, indent=2) + "\n")
+            self._write_baselines(baselines)
         return True
 
     def withdraw(self, suite: str, release_id: str) -> None:
@@ -164,7 +167,7 @@ class ReleaseStore:
                 return
             entry["history"] = [e for e in entry["history"] if e["release_id"] != release_id]
             entry["release_id"] = entry["history"][-1]["release_id"] if entry["history"] else None
-            write_file_atomically(self.root / BASELINE_FILE, json.dumps(baselines, indent=2) + "\n")
+            self._write_baselines(baselines)
 
     def check_release_id_free(self, release_id: str, force: bool) -> None:
         """Refuse to reuse the id of a finished release unless ``force`` (a promoted one says so).
@@ -176,11 +179,16 @@ class ReleaseStore:
         scores = self.read_scores(release_id)
         promoted = self.was_promoted(scores["suite"], release_id)
         what = "the baseline of suite " + scores["suite"] if promoted else "a finished release"
-        if not promoted and scores["kind"] == PROMOTABLE_KIND and (scores.get("gate") or {}).get("passed"):
+        if not promoted and _promotable(scores):
             what += " whose gate passed but which is not the baseline"
         raise InputError(Problem(file=display_path(self.scores_path(release_id)), field="release_id",
                                  message=f"release '{release_id}' is {what}; use --force to re-run it "
                                          f"(finished by Dagster run {scores.get('run_id') or 'unknown'})"))
+
+
+def _promotable(scores: dict[str, Any]) -> bool:
+    """Whether a finished release (its ``scores.json``) may be a baseline: kind ``release`` and its gate passed."""
+    return scores["kind"] == PROMOTABLE_KIND and bool((scores.get("gate") or {}).get("passed"))
 
 
 # --- publishing ----------------------------------------------------------------------------------------------
