@@ -143,6 +143,11 @@ def _clearly_fits(fit: ToolFit | None, threshold: float) -> bool:
     return fit is not None and not fit.denied and bool(fit.matched) and fit.score > threshold
 
 
+def _named_and_fitting(asked_for: list[str], fit_by_name: dict[str, ToolFit]) -> list[ToolFit]:
+    """The tools the user asked for by name whose description rules out nothing asked, in the order named."""
+    return [fit_by_name[t] for t in asked_for if t in fit_by_name and not fit_by_name[t].denied]
+
+
 def _naming(request: Request, tool: str) -> str:
     texts = [m.text for m in request.mentions if m.tool == tool]
     return f"{tool} ({_quoted(texts[:2])})"
@@ -169,7 +174,7 @@ def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float
     if mine.name in asked_for:
         return ToolChoice(True, f"the user asked for {_naming(request, mine.name)} by name, and its description "
                                 "rules out nothing asked: an explicit instruction outweighs the fit of words")
-    wanted = [fit_by_name[t] for t in asked_for if t in fit_by_name and not fit_by_name[t].denied]
+    wanted = _named_and_fitting(asked_for, fit_by_name)
     if wanted:
         return ToolChoice(False, f"the user asked for {_naming(request, wanted[0].name)} by name, and its "
                                  f"description rules out nothing asked, but the agent called {mine.name}")
@@ -228,7 +233,7 @@ def assess(data: JudgeInput) -> Assessment:
         if data.text:
             chosen += f"; the agent answered {json.dumps(data.text[:200], ensure_ascii=False)}"
         arguments = "nothing to check, as there is no call."
-        wanted = [fit_by_name[t] for t in asked_for if t in fit_by_name and not fit_by_name[t].denied]
+        wanted = _named_and_fitting(asked_for, fit_by_name)
         if wanted:
             return Assessment("incorrect", asked, available, chosen + ".", arguments,
                               f"the user asked for {_naming(request, wanted[0].name)} by name, yet no tool was "
