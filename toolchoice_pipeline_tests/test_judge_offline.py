@@ -279,3 +279,18 @@ def test_an_undeclared_extra_argument_fails_the_call_but_the_reasoning_says_the_
     missing = verdict("run the phoenix server in the background", call("Bash", description="start"), closed)
     assert missing.verdict == "incorrect" and "'command' is a required property" in missing.conclusion
     assert "the tool is right" not in missing.conclusion
+
+
+def test_a_tool_whose_own_schema_is_invalid_fails_the_call_and_a_fixed_schema_is_checked_afresh():
+    def read_tool(kind: str) -> list[ToolDefinition]:
+        return [ToolDefinition(name="Read", description="Return the text of one local file.",
+                               parameters={"type": "object", "properties": {"file_path": {"type": kind}},
+                                           "required": ["file_path"]})]
+
+    reply = call("Read", file_path="src/server.py")
+    for _ in range(2):  # the second time from the judge's memory of the schema check
+        broken = verdict("Show me src/server.py", reply, read_tool("text"))
+        assert broken.verdict == "incorrect"
+        assert "the tool's parameter schema is itself invalid ('text' is not valid under any of the given " \
+               "schemas)" in broken.conclusion
+    assert verdict("Show me src/server.py", reply, read_tool("string")).verdict == "correct"

@@ -44,21 +44,42 @@ class SchemaProblem:
 
 def schema_problems(parameters: dict[str, Any], arguments: dict[str, Any], limit: int = 5) -> list[SchemaProblem]:
     """Why ``arguments`` fail the tool's JSON Schema, at most ``limit`` of them (empty when they validate)."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
-
-    try:
-        cls = validator_for(parameters, default=Draft202012Validator)
-        cls.check_schema(parameters)
-        errors = sorted(cls(parameters).iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    except SchemaError as exc:
-        return [SchemaProblem(f"the tool's parameter schema is itself invalid ({exc.message})", False)]
+    cls, invalid = _checked_schema(parameters)
+    if invalid is not None:
+        return [SchemaProblem(f"the tool's parameter schema is itself invalid ({invalid})")]
+    errors = sorted(cls(parameters).iter_errors(arguments), key=lambda e: list(e.absolute_path))
     out = []
     for error in errors[:limit]:
         where = "/".join(str(p) for p in error.absolute_path)
         out.append(SchemaProblem(f"{where + ': ' if where else ''}{error.message}", _undeclared(error)))
     return out
+
+
+_CHECKED_SCHEMAS: dict[str, tuple[Any, str | None]] = {}
+MAX_CHECKED_SCHEMAS = 4096
+
+
+def _checked_schema(parameters: Any) -> tuple[Any, str | None]:
+    """The validator class of a tool's schema (its ``$schema`` dialect, 2020-12 by default) and why the schema
+    is itself invalid (None when it is valid). Remembered per schema (by its ``repr``): the meta-schema check
+    costs about a millisecond, and every poll of every episode checks the same catalog again."""
+    key = repr(parameters)
+    found = _CHECKED_SCHEMAS.get(key)
+    if found is None:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
+        cls = validator_for(parameters, default=Draft202012Validator)
+        try:
+            cls.check_schema(parameters)
+            found = (cls, None)
+        except SchemaError as exc:
+            found = (cls, exc.message)
+        if len(_CHECKED_SCHEMAS) >= MAX_CHECKED_SCHEMAS:
+            _CHECKED_SCHEMAS.pop(next(iter(_CHECKED_SCHEMAS)))
+        _CHECKED_SCHEMAS[key] = found
+    return found
 
 
 def _undeclared(error: Any) -> tuple[str, ...]:
