@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from .catalog import ToolDefinition
 from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import json_lines, load_json
+from .json_text import json_objects
 from .matching.bfcl import possible_answer_to_argument
 from .suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
 from .tasks import Expected, ExpectedCall, Task, write_tasks
@@ -84,7 +84,7 @@ class _Bad(Exception):
 
 
 def read_json_lines(path: Path) -> list[_Line]:
-    """Every non-blank line of a BFCL file as a JSON object (lines read by :func:`~.json_text.json_lines`);
+    """Every non-blank line of a BFCL file as a JSON object (read by :func:`~.json_text.json_objects`);
     raises :class:`InputError` naming file and line for a missing file, a line that is not UTF-8, bad JSON or a
     line that is not an object (all problems at once)."""
     shown = display_path(path)
@@ -92,15 +92,7 @@ def read_json_lines(path: Path) -> list[_Line]:
         raise InputError(Problem(file=shown, message="is a directory, not a BFCL JSON Lines file"))
     lines: list[_Line] = []
     problems: list[Problem] = []
-    for number, text in json_lines(path, problems):
-        try:
-            data = load_json(text, shown, number)
-        except InputError as exc:
-            problems.extend(exc.problems)
-            continue
-        if not isinstance(data, dict):
-            problems.append(Problem(file=shown, line=number, message="a BFCL line must be a JSON object"))
-            continue
+    for number, data in json_objects(path, problems, "a BFCL line"):
         lines.append(_Line(shown, number, data))
     if problems:
         raise InputError(problems)

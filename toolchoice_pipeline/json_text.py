@@ -13,7 +13,7 @@ not about JSON syntax. :func:`load_json` turns each of these into one :class:`~.
   hashed nor stored.
 
 :func:`json_lines` reads the lines of a JSON Lines file (tasks, replays, labels, BFCL files) the one way they
-are all read.
+are all read; :func:`json_objects` parses them too, for files whose every line is an object.
 """
 
 from __future__ import annotations
@@ -106,3 +106,20 @@ def json_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]
                 text = text.removeprefix("\ufeff")
             if text.strip():
                 yield number, text
+
+
+def json_objects(path: Path, problems: list[Problem], what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each line of :func:`json_lines` that parses (:func:`load_json`) to a JSON
+    object. A line that does not adds its problem to ``problems``: bad JSON, or "``<what>`` must be a JSON
+    object" (``what`` e.g. ``"a label"``). Raises :class:`InputError` as :func:`json_lines` does."""
+    shown = display_path(path)
+    for number, text in json_lines(path, problems):
+        try:
+            data = load_json(text, shown, number)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        if not isinstance(data, dict):
+            problems.append(Problem(file=shown, line=number, message=f"{what} must be a JSON object"))
+            continue
+        yield number, data

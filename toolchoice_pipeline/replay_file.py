@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .calls import Reply, ReplyFormatError, from_openai_message, normalise_response
 from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import json_lines, load_json
+from .json_text import json_objects
 
 
 class ReplayCall(BaseModel):
@@ -61,11 +61,8 @@ class ReplayLine(BaseModel):
         return from_openai_message(message)
 
 
-def parse_replay_line(text: str, file: str, line: int) -> ReplayLine:
-    """One JSON line into a :class:`ReplayLine`; raises :class:`InputError` naming file, line and field."""
-    data = load_json(text, file, line)
-    if not isinstance(data, dict):
-        raise InputError(Problem(file=file, line=line, message="a replay line must be a JSON object"))
+def replay_line(data: dict[str, Any], file: str, line: int) -> ReplayLine:
+    """One replay line's object as a :class:`ReplayLine`; raises :class:`InputError` naming file, line and field."""
     try:
         entry = ReplayLine.model_validate(data)
     except ValidationError as exc:
@@ -81,7 +78,7 @@ def read_replay(path: Path) -> dict[str, Reply]:
 
     Collects every problem (missing file, a line that is not UTF-8 or not JSON, unknown or missing fields, an
     unknown ``response`` shape, duplicate task ids) and raises one :class:`InputError` listing them all, each
-    naming file, line and field. Lines are read by :func:`~.json_text.json_lines`.
+    naming file, line and field. Lines are read by :func:`~.json_text.json_objects`.
     """
     shown = display_path(path)
     if not path.is_file():
@@ -89,9 +86,9 @@ def read_replay(path: Path) -> dict[str, Reply]:
     replies: dict[str, Reply] = {}
     first_line: dict[str, int] = {}
     problems: list[Problem] = []
-    for number, text in json_lines(path, problems):
+    for number, data in json_objects(path, problems, "a replay line"):
         try:
-            entry = parse_replay_line(text, shown, number)
+            entry = replay_line(data, shown, number)
         except InputError as exc:
             problems.extend(exc.problems)
             continue

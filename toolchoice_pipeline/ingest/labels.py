@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, Problem, display_path, pydantic_problems
-from ..json_text import json_lines, load_json
+from ..json_text import json_objects
 from ..tasks import Expected
 
 
@@ -92,15 +92,7 @@ def load_labels(path: Path, *, session_optional: bool) -> Labels:
     labels: list[Label] = []
     problems: list[Problem] = []
     first: dict[tuple, int] = {}
-    for number, text in json_lines(path, problems):
-        try:
-            data = load_json(text, shown, number)
-        except InputError as exc:
-            problems.extend(exc.problems)
-            continue
-        if not isinstance(data, dict):
-            problems.append(Problem(file=shown, line=number, message="a label must be a JSON object"))
-            continue
+    for number, data in json_objects(path, problems, "a label"):
         try:
             entry = LabelLine.model_validate(data)
         except ValidationError as exc:
