@@ -136,6 +136,13 @@ class RunConfig(BaseModel):
         known = {m.model: m for m in self.models}
         return self.model_copy(update={"models": [known.get(n, ModelSpec(model=n)) for n in names]})
 
+    def for_suite(self, requested: list[str] | None, suite_models: list[str] | None) -> "RunConfig":
+        """This configuration evaluating the models a release of a suite runs: ``requested`` (``--models``, the
+        release request) when it names any, else the suite's own ``models`` (``suite.yaml``), else this
+        configuration's (see :meth:`with_models`)."""
+        names = requested or suite_models
+        return self.with_models(names) if names else self
+
 
 CONFIG_FILE = "toolchoice.yaml"
 

@@ -97,6 +97,15 @@ def test_with_models_keeps_the_settings_of_configured_models():
     assert chosen.models[1].params == {}
 
 
+def test_a_release_runs_the_requested_models_else_the_suites_else_the_configured_ones():
+    config = RunConfig.model_validate({"models": [{"model": "openai/gpt-4o-mini", "params": {"temperature": 0}}]})
+    suite_models = ["replay/suites/s/replay.jsonl"]
+    assert config.for_suite(["local/name-match"], suite_models).model_names() == ["local/name-match"]
+    assert config.for_suite([], suite_models).model_names() == suite_models
+    assert config.for_suite(None, None).model_names() == ["openai/gpt-4o-mini"]
+    assert config.for_suite(None, ["openai/gpt-4o-mini"]).models[0].params == {"temperature": 0}
+
+
 @pytest.mark.parametrize("secret", sorted(SECRET_PARAMS))
 def test_every_credential_parameter_is_refused(secret):
     with pytest.raises(ValidationError, match="may not be stored in the configuration"):

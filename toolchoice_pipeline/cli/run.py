@@ -57,8 +57,8 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     if models and not split_models(models):
         raise InputError(Problem(file="<command line>", field="--models",
                                  message="names no model: give LiteLLM model strings, e.g. --models local/bm25-router"))
-    chosen = split_models(models) or suite.spec.models or config.model_names()
-    run_config = config.with_models(chosen)
+    run_config = config.for_suite(split_models(models), suite.spec.models)
+    chosen = run_config.model_names()
     ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
     store = ReleaseStore(data_dir)
     store.check_release_id_free(release_id, force)

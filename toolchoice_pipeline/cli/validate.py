@@ -39,7 +39,7 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
     click.echo(f"suite {suite.name}: {len(suite.tasks)} tasks, {tools}, match profile {suite.match_profile}")
     click.echo(f"catalog_version {suite.catalog_version}")
     click.echo(f"fixture_version {suite.fixture_version}")
-    models = suite.spec.models or config.model_names()
+    models = config.for_suite(None, suite.spec.models).model_names()
     click.echo(f"models {', '.join(models)}; judge {config.judge.model.model} x{config.judge.polls} polls")
     return EXIT_OK
 

@@ -34,9 +34,7 @@ class ToolchoiceResource(dg.ConfigurableResource):
 
     def run_config(self, request: ReleaseRequest, suite: Suite) -> RunConfig:
         """The run configuration with this release's models: the request's, else the suite's, else the config's."""
-        config = load_run_config(self.path)
-        models = request.models or suite.spec.models
-        return config.with_models(models) if models else config
+        return load_run_config(self.path).for_suite(request.models, suite.spec.models)
 
 
 class ProgressReporter:

@@ -77,14 +77,6 @@ class _ModelGate:
         self.consecutive_failures = 0
 
 
-def _models_to_run(suite: Suite, config: RunConfig, models: list[ModelSpec] | None) -> list[ModelSpec]:
-    if models is not None:
-        return list(models)
-    if suite.spec.models:
-        return config.with_models(suite.spec.models).models
-    return list(config.models)
-
-
 class _Views:
     """Tool views per (catalog, naming), built once: the suite catalog is shared by every task without ``tools``."""
 
@@ -113,7 +105,7 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     :class:`~toolchoice_pipeline.errors.InputError` for bad input found before the run (a replay file that
     does not load).
     """
-    specs = _models_to_run(suite, config, models)
+    specs = list(models if models is not None else config.for_suite(None, suite.spec.models).models)
     ensure_offline_default(spec.model for spec in specs)
     from ..providers import register_providers
 
