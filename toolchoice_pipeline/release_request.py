@@ -8,9 +8,7 @@ kind ``nightly``, ``catalog-...`` kind ``catalog-change``, anything else ``adhoc
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -68,15 +66,12 @@ def request_path(data_dir: Path, release_id: str) -> Path:
 
 
 def write_request(data_dir: Path, request: ReleaseRequest) -> Path:
-    """Write the request atomically (temp file + rename)."""
+    """Write the request atomically (:func:`~.warehouse.write_file_atomically`: temp file, fsync, rename)."""
+    from .warehouse import write_file_atomically  # the warehouse imports this module
+
     check_release_id(request.release_id)
     path = request_path(data_dir, request.release_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as handle:
-        handle.write(request.model_dump_json(indent=2))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(handle.name, path)
+    write_file_atomically(path, request.model_dump_json(indent=2))
     return path
 
 
