@@ -161,10 +161,9 @@ def read_claude_code(path: Path, *, shown: str, file_index: int, sanitiser: Sani
             _assistant(assembler, record, message, history)
         elif record.get("isCompactSummary"):
             assembler.compacted(block_text(message.get("content")))
-        elif any(block.get("type") == "tool_result" for block in _blocks(message.get("content"))):
-            for block in _blocks(message.get("content")):
-                if block.get("type") == "tool_result":
-                    assembler.tool_result(block.get("tool_use_id"), block_text(block.get("content")))
+        elif results := [b for b in _blocks(message.get("content")) if b.get("type") == "tool_result"]:
+            for block in results:
+                assembler.tool_result(block.get("tool_use_id"), block_text(block.get("content")))
         else:
             text = prompt_text(record)
             if text is not None:
