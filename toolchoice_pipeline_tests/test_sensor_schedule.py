@@ -40,9 +40,11 @@ def instance(tmp_path):
 
 
 def evaluate_sensor(instance, data_dir, cursor: str | None) -> dg.SensorResult:
-    context = dg.build_sensor_context(instance=instance, cursor=cursor,
-                                      resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))})
-    return catalog_change(context)
+    # As a context manager: the context opens its own instance from the ref, and only closing it resets the
+    # process-wide Dagster state that instance registered (else a later test may meet a collected instance).
+    with dg.build_sensor_context(instance=instance, cursor=cursor,
+                                 resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}) as context:
+        return catalog_change(context)
 
 
 def version(data_dir) -> str:
@@ -159,10 +161,10 @@ def test_a_broken_suite_is_skipped_and_the_others_still_watched(instance, data_d
 
 
 def test_the_nightly_schedule_adds_its_partition_and_requests_a_write_only_nightly_run(instance, data_dir):
-    context = dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc),
-        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))})
-    run = nightly_eval(context)
+    with dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc),
+            resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}) as context:
+        run = nightly_eval(context)
     assert isinstance(run, dg.RunRequest)
     assert run.partition_key == run.run_key == "nightly-2026-11-30"
     assert run.tags["toolchoice/kind"] == "nightly"
@@ -175,10 +177,10 @@ def test_the_nightly_run_asks_every_model_afresh_even_with_a_warm_cache(instance
     """A nightly run ignores the call journal (cache policy write_only), so provider drift shows up."""
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)
     assert warm.success
-    context = dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc),
-        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))})
-    run = nightly_eval(context)
+    with dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc),
+            resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}) as context:
+        run = nightly_eval(context)
     from toolchoice_pipeline.definitions import build_definitions
 
     result = build_definitions(str(data_dir)).resolve_job_def("release_job").execute_in_process(
@@ -191,3 +193,25 @@ def test_the_nightly_run_asks_every_model_afresh_even_with_a_warm_cache(instance
     scores = read_scores(data_dir, "nightly-2026-12-01")
     assert scores["kind"] == "nightly" and scores["gate"]["passed"] is True
     assert scores["judge"] is not None  # the nightly run is judged
+
+
+def test_an_inline_catalog_change_is_a_catalog_change_too(instance, data_dir):
+    """BFCL-style suites carry a catalog per task; editing one is a new catalog version like any other."""
+    suite_dir = data_dir / "suites" / "inline"
+    suite_dir.mkdir()
+    (suite_dir / "suite.yaml").write_text("name: inline\ncatalog: catalog.yaml\ntasks: tasks.jsonl\n")
+    (suite_dir / "catalog.yaml").write_text("[]\n")
+
+    def write_task(description: str) -> None:
+        tool = {"name": "area", "description": description,
+                "parameters": {"type": "object", "properties": {"r": {"type": "number"}}}}
+        task = {"id": "t1", "messages": [{"role": "user", "content": "Area of a circle of radius 2?"}],
+                "expected": {"tool": "area", "arguments": {"r": 2}}, "tools": [tool]}
+        (suite_dir / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+
+    write_task("Area of a circle.")
+    cursor = evaluate_sensor(instance, data_dir, None).cursor
+    write_task("A utility.")
+    [run] = evaluate_sensor(instance, data_dir, cursor).run_requests
+    assert run.tags["toolchoice/suite"] == "inline"
+    assert run.run_key == load_suite(data_dir, "inline").catalog_version

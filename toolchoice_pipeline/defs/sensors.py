@@ -12,7 +12,6 @@ import json
 
 import dagster as dg
 
-from ..catalog import catalog_version
 from ..errors import InputError
 from ..release_request import ReleaseRequest, write_request
 from ..suite import list_suites, load_suite
@@ -31,7 +30,7 @@ def current_catalog_versions(toolchoice: ToolchoiceResource, log=None) -> dict[s
             if log is not None:
                 log.warning(f"suite {name} skipped: {exc.problems[0]}")
             continue
-        versions[name] = catalog_version(suite.catalog)
+        versions[name] = suite.catalog_version  # the lineage version: inline (BFCL) catalogs count too
     return versions
 
 
