@@ -9,6 +9,7 @@ instance of the data directory, Parquet + DuckDB.
 
 from __future__ import annotations
 
+import json
 import re
 
 import dagster as dg
@@ -119,3 +120,14 @@ def test_reusing_a_finished_release_id_without_force_exits_2_and_keeps_the_relea
     line = _one_line_error(toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release"))
     assert "'r1'" in line and "--force" in line
     assert (data_dir / "releases" / "r1" / "scores.json").read_bytes() == before
+
+
+def test_forcing_a_baseline_to_rerun_as_another_kind_warns_that_it_stops_being_the_baseline(tmp_path):
+    data_dir = copy_data(tmp_path / "data")
+    assert toolchoice("run", "--data-dir", str(data_dir), "--release", "b1", "--kind", "release",
+                      "--no-judge").returncode == 0
+    rerun = toolchoice("run", "--data-dir", str(data_dir), "--release", "b1", "--force", "--no-judge")
+    assert rerun.returncode == 0
+    assert "warning: b1 is a baseline of suite coding_agent; re-run as kind adhoc it stops being one" in rerun.stderr
+    baselines = json.loads((data_dir / "releases" / "baseline.json").read_text(encoding="utf-8"))
+    assert baselines["suites"]["coding_agent"]["release_id"] is None

@@ -63,6 +63,9 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     store = ReleaseStore(data_dir)
     store.check_release_id_free(release_id, force)
     _check_stored(store, data_dir, suite.name)
+    if force and kind != "release" and store.has_scores(release_id) and store.was_promoted(suite.name, release_id):
+        click.echo(f"warning: {release_id} is a baseline of suite {suite.name}; re-run as kind {kind} it stops being "
+                   "one (the previous baseline comes back). Use --kind release to keep it eligible.", err=True)
     _preflight(run_config, data_dir, judge=not no_judge)
 
     request = ReleaseRequest(release_id=release_id, kind=kind, suite=suite.name, models=chosen, judge=not no_judge,
