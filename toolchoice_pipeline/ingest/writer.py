@@ -22,9 +22,8 @@ from pydantic import ValidationError
 from ..catalog import ToolDefinition
 from ..catalog_files import check_catalog, write_catalog_file
 from ..errors import InputError, Problem, display_path
-from ..json_text import json_lines
 from ..suite import SUITE_FILE, SuiteSpec, load_suite_spec
-from ..tasks import Task, parse_task_line
+from ..tasks import Task, read_numbered_tasks
 from ..validate import task_problems
 
 TASKS_FILE = "tasks.jsonl"
@@ -121,13 +120,10 @@ class SuiteWriter:
         load_suite_spec(self.directory)
         problems = check_catalog(catalog, display_path(self.directory / CATALOG_FILE))
         tasks_file = self.directory / TASKS_FILE
+        tasks, read_problems = read_numbered_tasks(tasks_file)
+        problems.extend(read_problems)
         shown = display_path(tasks_file)
-        for number, text in json_lines(tasks_file, problems):
-            try:
-                task = parse_task_line(text, shown, number)
-            except InputError as exc:
-                problems.extend(exc.problems)
-                continue
+        for number, task in tasks:
             problems.extend(task_problems(task, task.tools if task.tools is not None else catalog, shown, number))
         if problems:
             raise InputError(problems)
