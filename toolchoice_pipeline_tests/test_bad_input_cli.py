@@ -25,22 +25,22 @@ from pathlib import Path
 import click
 import pytest
 
-from toolchoice_pipeline.bfcl_import import import_bfcl
-from toolchoice_pipeline.catalog_files import load_tool_dump
+from toolchoice_pipeline.ingest.bfcl import import_bfcl
+from toolchoice_pipeline.suites.catalog_files import load_tool_dump
 from toolchoice_pipeline.cli.common import run_guarded
-from toolchoice_pipeline.errors import InputError
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.execution.journal import CallJournal
 from toolchoice_pipeline.ingest.labels import load_labels
-from toolchoice_pipeline.release_request import read_request
-from toolchoice_pipeline.releases import ReleaseStore
-from toolchoice_pipeline.replay_file import read_replay
-from toolchoice_pipeline.report import load_trend
-from toolchoice_pipeline.suite import load_suite
-from toolchoice_pipeline.warehouse import Warehouse
-from toolchoice_pipeline.yaml_lines import load_yaml
+from toolchoice_pipeline.releases.request import read_request
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.replay_file import read_replay
+from toolchoice_pipeline.releases.report import load_trend
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.releases.warehouse import Warehouse
+from toolchoice_pipeline.util.yaml_lines import load_yaml
 
-from .pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, query, toolchoice
-from .release_helpers import make_suite, publish
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, query, toolchoice
+from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
 DEMO_TASKS = REPO_DATA / "suites" / DEMO_SUITE / "tasks.jsonl"
 FIRST_TASK = DEMO_TASKS.read_text(encoding="utf-8").splitlines()[0]  # read-file-001, expects Read

@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from toolchoice_pipeline.bfcl_import import bfcl_category, import_bfcl, task_from_bfcl, to_json_schema
-from toolchoice_pipeline.catalog_files import schema_problem
+from toolchoice_pipeline.ingest.bfcl import bfcl_category, import_bfcl, task_from_bfcl, to_json_schema
+from toolchoice_pipeline.suites.catalog_files import schema_problem
 from toolchoice_pipeline.cli import cli, run_guarded
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.matching.bfcl import argument_to_possible_answer, possible_answer_to_argument
-from toolchoice_pipeline.suite import load_suite
-from toolchoice_pipeline.tool_names import reverse, safe_tool_names
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.scoring.matching.bfcl import argument_to_possible_answer, possible_answer_to_argument
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.execution.tool_names import reverse, safe_tool_names
 
-from .bfcl_helpers import (CATEGORIES, TASK_COUNTS, VERDICTS, answers_file, import_bfcl_suites, questions_file,
-                           read_verdicts, suite_name, write_replay_file)
+from toolchoice_pipeline_tests.bfcl_helpers import CATEGORIES, TASK_COUNTS, VERDICTS, answers_file, import_bfcl_suites, questions_file, read_verdicts, suite_name, write_replay_file
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from toolchoice_pipeline.cli import main
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.suite import load_suite
 
 REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -12,7 +12,7 @@ import pytest
 
 from toolchoice_pipeline.definitions import defs
 
-from .pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data
+from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data
 
 #: Every dependency edge of the release graph (child: parents). The chain of ASSET_CHAIN plus the shortcuts
 #: of assets that read an earlier stage's records directly.

@@ -9,18 +9,18 @@ import sqlite3
 import subprocess
 import sys
 
-from toolchoice_pipeline.config import RunConfig
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.providers.sim import STATS
 
-from .execution_support import numbered_tasks, write_suite
+from toolchoice_pipeline_tests.execution_support import numbered_tasks, write_suite
 
 CHILD = """
 import json, sys
 from pathlib import Path
-from toolchoice_pipeline.config import RunConfig
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.runner import run_suite_sync
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.suite import load_suite
 
 data_dir = Path(sys.argv[1])
 config = RunConfig.model_validate(json.loads(sys.argv[2]))

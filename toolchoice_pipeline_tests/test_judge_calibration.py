@@ -4,14 +4,14 @@ import asyncio
 
 import pytest
 
-from toolchoice_pipeline.calls import from_openai_message
-from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.config import JudgeConfig, ModelSpec, RetryConfig, load_run_config
+from toolchoice_pipeline.records.calls import from_openai_message
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, RetryConfig, load_run_config
 from toolchoice_pipeline.execution.llm import complete
 from toolchoice_pipeline.judge import judge_episodes_sync, majority_verdicts
-from toolchoice_pipeline.records import Episode, StepRecord
+from toolchoice_pipeline.records.episodes import Episode, StepRecord
 from toolchoice_pipeline.scoring import score_episodes
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.judge.calibration import (
     CANARY_CATALOG,
     calibrate,
@@ -21,12 +21,12 @@ from toolchoice_pipeline.judge.calibration import (
     cohen_kappa,
     read_session_turns,
 )
-from toolchoice_pipeline.matching import match_reply
-from toolchoice_pipeline.catalog_files import load_catalog_file
-from toolchoice_pipeline.errors import InputError
+from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.suites.catalog_files import load_catalog_file
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.providers import register_providers
 
-from .conftest import DATA
+from toolchoice_pipeline_tests.conftest import DATA
 
 RETRIES = RetryConfig(max_attempts=1)
 

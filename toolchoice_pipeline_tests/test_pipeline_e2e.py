@@ -16,27 +16,11 @@ import pytest
 
 from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
-from toolchoice_pipeline.releases import ReleaseStore
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.suite import load_suite
 
-from .bfcl_helpers import answers_file, questions_file, read_verdicts, write_replay_file
-from .pipeline_helpers import (
-    ASSET_CHAIN,
-    DEMO_MODELS,
-    DEMO_SUITE,
-    LINEAGE_COLUMNS,
-    REPO_DATA,
-    TEST_DATA,
-    WAREHOUSE_TABLES,
-    check_evaluations,
-    copy_data,
-    dagster_instance,
-    materialise,
-    materialised_assets,
-    query,
-    read_scores,
-    toolchoice,
-)
+from toolchoice_pipeline_tests.bfcl_helpers import answers_file, questions_file, read_verdicts, write_replay_file
+from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, DEMO_MODELS, DEMO_SUITE, LINEAGE_COLUMNS, REPO_DATA, TEST_DATA, WAREHOUSE_TABLES, check_evaluations, copy_data, dagster_instance, materialise, materialised_assets, query, read_scores, toolchoice
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from .pipeline_helpers import check_evaluations, copy_data, dagster_instance, materialise, materialised_assets
+from toolchoice_pipeline_tests.pipeline_helpers import check_evaluations, copy_data, dagster_instance, materialise, materialised_assets
 
 
 def _set_judge(data_dir, model: str) -> None:

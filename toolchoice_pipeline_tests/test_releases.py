@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.lineage import Lineage
-from toolchoice_pipeline.releases import ReleaseStore, publish_release
-from toolchoice_pipeline.warehouse import Warehouse
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+from toolchoice_pipeline.releases.warehouse import Warehouse
 
-from .release_helpers import make_suite, model_episodes, publish
+from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, publish
 
 SCORES_FIELDS = {"release_id", "kind", "suite", "catalog_version", "fixture_version", "judge", "baseline_release_id",
                  "models", "gate"}

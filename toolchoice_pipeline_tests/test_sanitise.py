@@ -19,7 +19,7 @@ import pytest
 from toolchoice_pipeline.cli import main
 from toolchoice_pipeline.ingest.sanitise import KINDS, Sanitiser, sanitise, truncate_text
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 
 @dataclass(frozen=True)

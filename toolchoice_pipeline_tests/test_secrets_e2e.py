@@ -45,8 +45,8 @@ import pytest
 from toolchoice_pipeline.ingest.pipeline import IngestOptions, ingest_claude_code
 from toolchoice_pipeline.ingest.sanitise import Sanitiser
 
-from .conftest import DATA
-from .test_sanitise import planted_secrets, write_transcript_with_secrets
+from toolchoice_pipeline_tests.conftest import DATA
+from toolchoice_pipeline_tests.test_sanitise import planted_secrets, write_transcript_with_secrets
 
 SUITE = "secrets_e2e"
 RELEASE = "r-secrets"

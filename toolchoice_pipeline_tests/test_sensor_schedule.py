@@ -12,18 +12,10 @@ import pytest
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.schedules import nightly_eval
 from toolchoice_pipeline.defs.sensors import catalog_change
-from toolchoice_pipeline.release_request import read_request
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.releases.request import read_request
+from toolchoice_pipeline.suites.suite import load_suite
 
-from .pipeline_helpers import (
-    DEMO_SUITE,
-    copy_data,
-    dagster_instance,
-    materialise,
-    query,
-    read_scores,
-    set_description,
-)
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, dagster_instance, materialise, query, read_scores, set_description
 
 TOOL = "Bash"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from toolchoice_pipeline.cli import main
-from toolchoice_pipeline.config import load_run_config
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.config import load_run_config
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.suites.suite import load_suite
 
 SUITE = "name: demo\ncatalog: catalog.yaml\ntasks: tasks.jsonl\nmatch_profile: key_args\n"
 CATALOG = textwrap.dedent("""\

@@ -11,11 +11,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.lineage import LINEAGE_COLUMNS, Lineage
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
 from toolchoice_pipeline.scoring import score_episodes, summarise
-from toolchoice_pipeline.warehouse import Warehouse
-from toolchoice_pipeline.warehouse_tables import (
+from toolchoice_pipeline.releases.warehouse import Warehouse
+from toolchoice_pipeline.releases.warehouse_tables import (
     TABLE_NAMES,
     agent_calls_table,
     judge_votes_table,
@@ -24,7 +24,7 @@ from toolchoice_pipeline.warehouse_tables import (
     tool_catalog_table,
 )
 
-from .release_helpers import make_suite, model_episodes, votes_for
+from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, votes_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -120,7 +120,7 @@ WRITER = r"""
 import os, sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-import toolchoice_pipeline.warehouse as wh
+import toolchoice_pipeline.releases.warehouse as wh
 from toolchoice_pipeline_tests.test_warehouse import release_tables
 
 marker, point, after = Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..errors import InputError, display_path
+from toolchoice_pipeline.util.errors import InputError, display_path
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from ..gate import gate_markdown
-from ..releases import ReleaseStore, regate, write_junit
-from ..warehouse import write_file_atomically
-from .common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
+from toolchoice_pipeline.releases.gate import gate_markdown
+from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
+from toolchoice_pipeline.releases.warehouse import write_file_atomically
+from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
 
 @click.command("gate")

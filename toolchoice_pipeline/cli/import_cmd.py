@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..bfcl_import import import_bfcl
-from .common import EXIT_OK, data_dir_option
+from toolchoice_pipeline.ingest.bfcl import import_bfcl
+from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
 
 
 @click.group("import")

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import click
 
-from ..config import load_run_config
-from ..errors import InputError, Problem
-from ..offline import ensure_offline_default
-from ..release_request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
-from ..suite import load_suite
-from .common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
+from toolchoice_pipeline.suites.config import load_run_config
+from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.execution.offline import ensure_offline_default
+from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
 EXIT_RUN_FAILED = 3
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
@@ -45,8 +45,8 @@ def split_models(values: tuple[str, ...]) -> list[str]:
 def run_command(suite_name: str, release_id: str | None, kind: str, models: tuple[str, ...], no_judge: bool,
                 force: bool, data_dir: Path) -> int:
     """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
-    from ..releases import ReleaseStore
-    from .run_display import RunDisplay, print_outcome
+    from toolchoice_pipeline.releases.store import ReleaseStore
+    from toolchoice_pipeline.cli.run_display import RunDisplay, print_outcome
 
     data_dir = data_dir.resolve()
     config = load_run_config(data_dir)
@@ -103,7 +103,7 @@ def _check_stored(store, data_dir: Path, suite: str) -> None:
     """Refuse to start (exit 2) when what the run will read or extend is damaged: ``baseline.json``, the
     baseline's ``scores.json``, a warehouse commit record or a committed Parquet file. Found after the agents and
     the judge ran, it would fail the run after its spend."""
-    from ..warehouse import Warehouse
+    from toolchoice_pipeline.releases.warehouse import Warehouse
 
     baseline = store.baseline(suite)
     if baseline is not None:
@@ -118,8 +118,8 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     No provider is called here: the engine makes each remote model's preflight call just before its first
     uncached call (so a fully cached re-run calls nobody) and keeps a model that fails it apart from the others.
     """
-    from ..execution.preflight import static_problem
-    from ..providers import register_providers
+    from toolchoice_pipeline.execution.preflight import static_problem
+    from toolchoice_pipeline.providers import register_providers
 
     register_providers()
     specs = list(run_config.models) + ([run_config.judge.model] if judge else [])
@@ -160,8 +160,8 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
     """Add the release partition and run ``release_job`` for it in-process against ``<data-dir>/dagster_home``."""
     import dagster as dg
 
-    from ..definitions import build_definitions
-    from ..defs.partitions import RELEASE_PARTITIONS_NAME
+    from toolchoice_pipeline.definitions import build_definitions
+    from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 
     os.environ["DAGSTER_HOME"] = str(dagster_home(data_dir))
     write_request(data_dir, request)

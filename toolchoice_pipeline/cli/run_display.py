@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..report import SCORE_COLUMNS, score_cells
-from .common import stdout_console
+from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
+from toolchoice_pipeline.cli.common import stdout_console
 
 
 class RunDisplay:

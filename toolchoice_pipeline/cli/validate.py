@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from ..config import load_run_config
-from ..errors import InputError
-from ..formats_schema import format_schemas
-from ..suite import load_suite
-from .common import EXIT_OK, data_dir_option
+from toolchoice_pipeline.suites.config import load_run_config
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.suites.formats_schema import format_schemas
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
 
 
 @click.command("validate")

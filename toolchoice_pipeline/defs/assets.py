@@ -12,18 +12,18 @@ from collections import Counter
 
 import dagster as dg
 
-from ..catalog import ToolDefinition
-from ..errors import InputError
-from ..lineage import Lineage
-from ..records import Episode, JudgeVote, TaskScore
-from ..release_request import ReleaseRequest
-from ..releases import ReleaseStore
-from ..suite import Suite
-from ..tasks import Task
-from .jobs import RELEASE_GROUP
-from .metadata import catalog_diff_against_baseline, episode_metadata, judge_metadata, scores_markdown
-from .partitions import release_partitions
-from .resources import ProgressReporter, ToolchoiceResource, logged_progress
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.releases.request import ReleaseRequest
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
+from toolchoice_pipeline.defs.metadata import catalog_diff_against_baseline, episode_metadata, judge_metadata, scores_markdown
+from toolchoice_pipeline.defs.partitions import release_partitions
+from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
 
 CODE_VERSION = "1"
 COMMON = dict(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION,
@@ -105,7 +105,7 @@ def eval_tasks(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
                       "journal where the cache policy allows.")
 def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
                eval_tasks: list[Task]) -> dg.Output[list[Episode]]:
-    from ..execution.runner import run_suite_sync
+    from toolchoice_pipeline.execution.runner import run_suite_sync
 
     release = ReleaseContext(context, toolchoice)
     policy = release.request.cache_policy or release.config.cache.policy
@@ -131,9 +131,9 @@ def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
                       "yes-votes / valid votes.")
 def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
                 agent_runs: list[Episode]) -> dg.Output[list[JudgeVote]]:
-    from ..judge import RUBRIC_VERSION, judge_episodes_sync
+    from toolchoice_pipeline.judge import RUBRIC_VERSION, judge_episodes_sync
 
-    from ..judge.preflight import JudgePreflightError, preflight_judge_sync
+    from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
@@ -159,7 +159,7 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
                       "profile of the suite), calls per task, TSQ, flags.")
 def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
                 judge_votes: list[JudgeVote]) -> dg.Output[list[TaskScore]]:
-    from ..scoring import score_episodes
+    from toolchoice_pipeline.scoring import score_episodes
 
     release = ReleaseContext(context, toolchoice)
     scores = score_episodes(release.suite, agent_runs, judge_votes)
@@ -179,9 +179,9 @@ def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
 def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
                    judge_votes: list[JudgeVote],
                    task_scores: list[TaskScore]) -> dg.MaterializeResult:
-    from ..judge import RUBRIC_VERSION
-    from ..releases import publish_release
-    from ..report import load_trend, render_chart
+    from toolchoice_pipeline.judge import RUBRIC_VERSION
+    from toolchoice_pipeline.releases.store import publish_release
+    from toolchoice_pipeline.releases.report import load_trend, render_chart
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge

@@ -9,11 +9,11 @@ from typing import Any
 
 import dagster as dg
 
-from ..catalog import ToolDefinition, diff_catalogs
-from ..records import Episode, JudgeVote
-from ..releases import ReleaseStore
-from ..report import SCORE_COLUMNS, score_cells
-from ..suite import Suite
+from toolchoice_pipeline.suites.catalog import ToolDefinition, diff_catalogs
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
+from toolchoice_pipeline.suites.suite import Suite
 
 
 def episode_metadata(episodes: list[Episode]) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def scores_markdown(scores: dict[str, Any]) -> str:
 
 def catalog_diff_against_baseline(data_dir: Path, suite: Suite, tools: list[ToolDefinition]) -> tuple[str, str | None]:
     """Markdown of the catalog diff against the suite baseline's stored catalog, and the baseline id."""
-    from ..warehouse import Warehouse
+    from toolchoice_pipeline.releases.warehouse import Warehouse
 
     baseline_id = ReleaseStore(data_dir).baseline(suite.name)
     if baseline_id is None:

@@ -2,16 +2,16 @@
 
 Per step: the conversation so far and the task's catalog (OpenAI ``tools`` format) go to the model through
 :func:`.llm.complete` (or come from the call journal); the reply is normalised once
-(:func:`~toolchoice_pipeline.calls.from_openai_message`, then :func:`~toolchoice_pipeline.calls.flag_hallucinated`
-against the catalog's names) and stored as a :class:`~toolchoice_pipeline.records.StepRecord`.
+(:func:`~toolchoice_pipeline.records.calls.from_openai_message`, then :func:`~toolchoice_pipeline.records.calls.flag_hallucinated`
+against the catalog's names) and stored as a :class:`~toolchoice_pipeline.records.episodes.StepRecord`.
 
-Between steps the assistant message (:func:`~toolchoice_pipeline.calls.to_openai_message`) goes back, followed
+Between steps the assistant message (:func:`~toolchoice_pipeline.records.calls.to_openai_message`) goes back, followed
 by one ``tool`` message per call the API returned (``tool_call_id`` set), holding the task's canned
 ``tool_results[name]`` (JSON text when it is not a string) or :data:`NO_RESULT`. The episode stops on a reply
 without such calls, once the expected tool has been called, or after ``max_steps`` calls.
 
 Remote providers only accept tool names matching ``^[a-zA-Z0-9_-]{1,64}$``: for them, names go out through
-:func:`~toolchoice_pipeline.tool_names.safe_tool_names` and replies are mapped back, so stored calls always
+:func:`~toolchoice_pipeline.execution.tool_names.safe_tool_names` and replies are mapped back, so stored calls always
 carry the catalog's own names (BFCL's ``spotify.play``). In-process models see the names as they are.
 """
 
@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from ..calls import Reply, flag_hallucinated, from_openai_message, to_openai_message
-from ..catalog import ToolDefinition
-from ..records import Episode, StepRecord
-from ..tasks import Task
-from ..tool_names import reverse, safe_tool_names
-from .journal import CallJournal, JournaledCall, digest, request_key
+from toolchoice_pipeline.records.calls import Reply, flag_hallucinated, from_openai_message, to_openai_message
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.records.episodes import Episode, StepRecord
+from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.execution.tool_names import reverse, safe_tool_names
+from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, digest, request_key
 
 NO_RESULT = "No result in this evaluation."
 

@@ -50,7 +50,7 @@ def is_model_level(exc: BaseException) -> bool:
     window, a replay file without this task). Only model-level failures count towards stopping a model."""
     import litellm
 
-    from .llm import is_transient
+    from toolchoice_pipeline.execution.llm import is_transient
 
     if isinstance(exc, (litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError,
                         litellm.APIConnectionError)):

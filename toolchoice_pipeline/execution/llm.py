@@ -19,8 +19,8 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from ..config import ModelSpec, RetryConfig
-from ..offline import is_local_model
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+from toolchoice_pipeline.execution.offline import is_local_model
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 SINGLE_ATTEMPT_PROVIDERS = ("local", "replay")

@@ -12,7 +12,7 @@
 - **Journal**: see :mod:`.journal`; a re-run with unchanged inputs under ``read_write`` makes no provider call,
   and a killed run resumes without re-issuing a completed call.
 
-The result is one :class:`~toolchoice_pipeline.records.Episode` per (model, task), models in the given order
+The result is one :class:`~toolchoice_pipeline.records.episodes.Episode` per (model, task), models in the given order
 and tasks in suite order, including failed ones (``error`` set, steps recorded so far kept).
 """
 
@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..config import CachePolicy, ModelSpec, RunConfig
-from ..offline import ensure_offline_default, is_local_model
-from ..records import Episode
-from ..suite import Suite
-from ..tasks import Task
-from .episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
-from .failures import describe_failure, is_model_level
-from .journal import CallJournal, JournaledCall, key_params
-from .preflight import check_by_call, known_to_litellm, model_fingerprint, resolve_model, static_problem
+from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
+from toolchoice_pipeline.execution.offline import ensure_offline_default, is_local_model
+from toolchoice_pipeline.records.episodes import Episode
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
+from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
+from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, key_params
+from toolchoice_pipeline.execution.preflight import check_by_call, known_to_litellm, model_fingerprint, resolve_model, static_problem
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +102,12 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     ``cache_policy`` overrides ``config.cache.policy``; ``resume_key`` (e.g. the release id) lets a
     ``write_only`` run resume the calls it journaled itself. ``progress(model, done, total)`` is called after
     each finished episode. Provider failures never raise: they are stored on the episodes. Raises
-    :class:`~toolchoice_pipeline.errors.InputError` for bad input found before the run (a replay file that
+    :class:`~toolchoice_pipeline.util.errors.InputError` for bad input found before the run (a replay file that
     does not load).
     """
     specs = list(models if models is not None else config.for_suite(None, suite.spec.models).models)
     ensure_offline_default(spec.model for spec in specs)
-    from ..providers import register_providers
+    from toolchoice_pipeline.providers import register_providers
 
     register_providers()
     policy = cache_policy or config.cache.policy
@@ -133,7 +133,7 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
             return describe_failure(spec.model, exc, known_model=known)
 
         async def call_model(task_id, step, messages, tools) -> JournaledCall:
-            from .llm import complete
+            from toolchoice_pipeline.execution.llm import complete
 
             await gate.admit(call_spec, config)
             try:

@@ -26,14 +26,14 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..catalog import ToolDefinition
-from ..catalog_files import parse_tool_dump
-from ..errors import InputError, Problem
-from .conversation import Conversation
-from .jsonl import Warnings, read_json_lines
-from .model import BoundedMap, RecordedCall, RecordedTurn, Step
-from .sanitise import Sanitiser
-from .turns import ToolLedger, recorded_call
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.catalog_files import parse_tool_dump
+from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.ingest.conversation import Conversation
+from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
+from toolchoice_pipeline.ingest.model import BoundedMap, RecordedCall, RecordedTurn, Step
+from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.ingest.turns import ToolLedger, recorded_call
 
 SOURCE = "otel"
 MODEL_CALL_OPERATIONS = {"chat", "text_completion", "generate_content"}
@@ -227,7 +227,7 @@ def read_otel(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedge
               max_context_chars: int) -> Iterator[RecordedTurn]:
     """The turns in one OTLP/JSON trace file (see the module doc).
 
-    Raises :class:`~toolchoice_pipeline.errors.InputError` when the file is not JSON (Lines) at all, or a
+    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when the file is not JSON (Lines) at all, or a
     span's tool definitions are malformed (naming the span).
     """
     reader = _SpanReader(shown, sanitiser, ledger, warnings, max_context_chars)

@@ -23,13 +23,13 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..calls import Reply, make_call
-from ..catalog import ToolDefinition
-from ..config import JudgeConfig, RetryConfig
-from ..errors import InputError, Problem, display_path
-from ..records import JudgeVote
-from ..tasks import Expected
-from .polling import EpisodeKey, JudgeBudget, JudgeItem, judge_items, tsq_by_episode
+from toolchoice_pipeline.records.calls import Reply, make_call
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.records.episodes import JudgeVote
+from toolchoice_pipeline.suites.tasks import Expected
+from toolchoice_pipeline.judge.polling import EpisodeKey, JudgeBudget, JudgeItem, judge_items, tsq_by_episode
 
 MIN_LABELLED = 20
 MIN_KAPPA = 0.2
@@ -135,11 +135,11 @@ def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]],
     (:func:`toolchoice_pipeline.ingest.claude_code.read_claude_code`), so they are exactly what an ingested
     session's tasks hold. Raises :class:`InputError`.
     """
-    from ..ingest.claude_code import SeenRecords, read_claude_code
-    from ..ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
-    from ..ingest.jsonl import Warnings, check_readable
-    from ..ingest.sanitise import Sanitiser
-    from ..ingest.turns import ToolLedger
+    from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
+    from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
+    from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
+    from toolchoice_pipeline.ingest.sanitise import Sanitiser
+    from toolchoice_pipeline.ingest.turns import ToolLedger
 
     shown = display_path(path)
     problem = check_readable(path, shown)
@@ -164,7 +164,7 @@ def canary_turns(data_dir: Path, catalog: list[ToolDefinition] | None = None) ->
     its replayed episodes (:func:`.polling.episode_items`) are the same. Raises :class:`InputError` when the session or the catalog is missing or malformed.
     """
     if catalog is None:
-        from ..catalog_files import load_catalog_file
+        from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 
         catalog = load_catalog_file(data_dir / CANARY_CATALOG)
     items = [JudgeItem(model=CANARY_MODEL, task_id=f"canary-{turn}", conversation=conversation, catalog=catalog,
@@ -181,7 +181,7 @@ def canary_labels(data_dir: Path) -> dict[str, Expected]:
     Read with the ingest's labels reader (:func:`toolchoice_pipeline.ingest.labels.load_labels`); raises
     :class:`InputError` naming file, line and field for a bad label.
     """
-    from ..ingest.labels import load_labels
+    from toolchoice_pipeline.ingest.labels import load_labels
 
     labels = load_labels(data_dir / CANARY_LABELS, session_optional=True)
     found: dict[str, Expected] = {}

@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..calls import FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, Reply, ToolCall
-from ..canonical import short_hash
-from ..catalog import ToolDefinition
+from toolchoice_pipeline.records.calls import FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, Reply, ToolCall
+from toolchoice_pipeline.util.canonical import short_hash
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 
 RUBRIC = """\
 You grade one tool choice made by an AI agent. You see the conversation so far, the whole tool catalog the \

@@ -13,15 +13,15 @@ from typing import Any, Callable
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
-from .response import fill_response
+from toolchoice_pipeline.providers.response import fill_response
 
 LocalModel = Callable[[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]], dict[str, Any]]
 
 
 def local_models() -> dict[str, LocalModel]:
     """Every ``local/<name>`` model by name."""
-    from .local_agents import MODELS as AGENTS
-    from .local_judge import MODELS as JUDGES
+    from toolchoice_pipeline.providers.local_agents import MODELS as AGENTS
+    from toolchoice_pipeline.providers.local_judge import MODELS as JUDGES
 
     return {**AGENTS, **JUDGES}
 

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import snowballstemmer
 from rank_bm25 import BM25Okapi
 
-from ..calls import message_text
+from toolchoice_pipeline.records.calls import message_text
 
 #: The router answers in text when the best adjusted BM25 score is below this (BM25Okapi units, k1=1.5, b=0.75).
 ABSTAIN_BELOW = 1.2

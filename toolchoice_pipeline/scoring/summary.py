@@ -22,8 +22,8 @@ from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from ..records import TaskScore
-from .task_scores import FLAG_ORDER
+from toolchoice_pipeline.records.episodes import TaskScore
+from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .calls import Reply, ReplyFormatError, from_openai_message, normalise_response
-from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import json_objects
+from toolchoice_pipeline.records.calls import Reply, ReplyFormatError, from_openai_message, normalise_response
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.util.json_text import json_objects
 
 
 class ReplayCall(BaseModel):

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .canonical import short_hash
+from toolchoice_pipeline.util.canonical import short_hash
 
 
 class ToolDefinition(BaseModel):

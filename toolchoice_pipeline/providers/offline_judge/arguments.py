@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from .fit import name_spans
+from toolchoice_pipeline.providers.offline_judge.fit import name_spans
 
 # Digits between separators ("/", "-", ":", or at least two dots): a date, a ratio, a time or a version.
 _VALUE = re.compile(r"(?<![\w/.:-])\d+(?:(?:[/:-]\d+)+|(?:\.\d+){2,})(?![\w/:-]|\.\d)")

@@ -6,10 +6,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from .catalog import ToolDefinition
-from .config import RunConfig
-from .suite import SuiteSpec
-from .tasks import Task
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import RunConfig
+from toolchoice_pipeline.suites.suite import SuiteSpec
+from toolchoice_pipeline.suites.tasks import Task
 
 
 def format_schemas() -> dict[str, dict[str, Any]]:

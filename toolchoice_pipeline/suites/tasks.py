@@ -21,9 +21,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .catalog import ToolDefinition
-from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import json_lines, load_json
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.util.json_text import json_lines, load_json
 
 
 class ChatMessage(BaseModel):

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 import yaml
 
-from .errors import InputError, Problem, display_path, field_path
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path
 
 Lines = dict[tuple, int]
 

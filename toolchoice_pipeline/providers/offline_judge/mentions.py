@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .fit import blank, name_spans
+from toolchoice_pipeline.providers.offline_judge.fit import blank, name_spans
 
 _TOKEN_SPLIT = re.compile(r"[\s_./-]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 NEGATION_WORDS = frozenset({"not", "don't", "dont", "never", "without", "avoid", "no", "doesn't", "cannot",

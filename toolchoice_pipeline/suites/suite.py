@@ -23,12 +23,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .canonical import short_hash
-from .catalog import ToolDefinition, catalog_version, merge_live
-from .catalog_files import load_catalog_file, load_tool_dump
-from .errors import InputError, Problem, display_path, field_path, validation_errors
-from .tasks import Task, read_numbered_tasks
-from .yaml_lines import Lines, line_of, load_yaml
+from toolchoice_pipeline.util.canonical import short_hash
+from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, merge_live
+from toolchoice_pipeline.suites.catalog_files import load_catalog_file, load_tool_dump
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
+from toolchoice_pipeline.suites.tasks import Task, read_numbered_tasks
+from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml
 
 MatchProfile = Literal["key_args", "bfcl"]
 SUITE_FILE = "suite.yaml"
@@ -157,7 +157,7 @@ def _load_spec(directory: Path) -> tuple[SuiteSpec, Lines]:
 def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     """Load a suite by name from ``<data_dir>/suites/<name>``.
 
-    With ``check`` (the default) the semantic checks of :func:`toolchoice_pipeline.validate.suite_problems` run
+    With ``check`` (the default) the semantic checks of :func:`toolchoice_pipeline.suites.validate.suite_problems` run
     too, on every task that parsed even when other lines or files have problems. Raises :class:`InputError`
     listing every problem found: ``suite.yaml`` first, then the catalog, the live dumps and the tasks by line.
     """
@@ -213,7 +213,7 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     suite = Suite(spec=spec, directory=directory, curated=curated, live=live,
                   tasks=[t for _, t in numbered], task_lines={t.id: n for n, t in numbered})
     if check and tasks_read:
-        from .validate import suite_problems
+        from toolchoice_pipeline.suites.validate import suite_problems
 
         semantic = suite_problems(suite, catalog_loaded=catalog_loaded)
         if task_problems:  # lines that did not parse: the suite is not empty, only broken

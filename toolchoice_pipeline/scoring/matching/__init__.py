@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..calls import Reply
-from ..catalog import ToolDefinition
-from ..tasks import Expected
+from toolchoice_pipeline.records.calls import Reply
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.tasks import Expected
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ def match_reply(expected: Expected, reply: Reply, catalog: list[ToolDefinition],
     ``profile`` is ``key_args`` or ``bfcl``; raises ``ValueError`` for another.
     """
     if profile == "key_args":
-        from .key_args import match_key_args
+        from toolchoice_pipeline.scoring.matching.key_args import match_key_args
 
         return match_key_args(expected, reply)
     if profile == "bfcl":
-        from .bfcl import match_bfcl
+        from toolchoice_pipeline.scoring.matching.bfcl import match_bfcl
 
         return match_bfcl(expected, reply, catalog)
     raise ValueError(f"unknown match profile {profile!r} (expected key_args or bfcl)")

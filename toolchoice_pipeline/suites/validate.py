@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import difflib
 
-from .catalog import ToolDefinition
-from .catalog_files import check_catalog
-from .errors import Problem, display_path
-from .matchers import MatcherError, parse_matcher
-from .suite import Suite
-from .tasks import ExpectedCall, Task
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.catalog_files import check_catalog
+from toolchoice_pipeline.util.errors import Problem, display_path
+from toolchoice_pipeline.suites.matchers import MatcherError, parse_matcher
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import ExpectedCall, Task
 
 
 def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem]:
@@ -25,7 +25,7 @@ def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem
     ``catalog_loaded=False`` says the suite's catalog could not be read (its problems are reported
     elsewhere): checks that need it are skipped for tasks without an inline catalog, the rest still run.
     """
-    from .suite import EMPTY_SUITE
+    from toolchoice_pipeline.suites.suite import EMPTY_SUITE
 
     tasks_file = display_path(suite.tasks_file)
     if not suite.tasks:

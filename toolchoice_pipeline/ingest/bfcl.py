@@ -10,7 +10,7 @@ Input (Berkeley Function Calling Leaderboard, ``bfcl_eval/data``; JSON Lines des
 Output: ``<data_dir>/suites/<suite>/{suite.yaml, catalog.yaml, tasks.jsonl}``. Each task carries its own inline
 catalog (``tools``), BFCL's schema dialect mapped to JSON Schema (``dict``->``object``, ``float``->``number``,
 ``tuple``->``array``, ``any``->no type, recursively); ``catalog.yaml`` is an empty list. The expected calls
-come from the possible answers (:func:`~toolchoice_pipeline.matching.bfcl.possible_answer_to_argument`); a
+come from the possible answers (:func:`~toolchoice_pipeline.scoring.matching.bfcl.possible_answer_to_argument`); a
 parallel task lists all of them in ``expected.calls``. Each task is tagged with its BFCL category.
 
 Every task is checked like ``toolchoice validate`` checks it, and the suite appears all at once: it is written
@@ -30,13 +30,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .catalog import ToolDefinition
-from .errors import InputError, Problem, display_path, pydantic_problems
-from .json_text import json_objects
-from .matching.bfcl import possible_answer_to_argument
-from .suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
-from .tasks import Expected, ExpectedCall, Task, write_tasks
-from .validate import task_problems
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.util.json_text import json_objects
+from toolchoice_pipeline.scoring.matching.bfcl import possible_answer_to_argument
+from toolchoice_pipeline.suites.suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
+from toolchoice_pipeline.suites.tasks import Expected, ExpectedCall, Task, write_tasks
+from toolchoice_pipeline.suites.validate import task_problems
 
 MATCH_PROFILE = "bfcl"
 CATALOG_FILE = "catalog.yaml"
@@ -358,7 +358,7 @@ def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Pat
                 force: bool = False) -> ImportResult:
     """Convert a BFCL questions file (and its possible answers) into the suite ``suite`` under ``data_dir``.
 
-    Every task passes the semantic checks of :mod:`toolchoice_pipeline.validate`; the suite is written in a
+    Every task passes the semantic checks of :mod:`toolchoice_pipeline.suites.validate`; the suite is written in a
     hidden directory under ``<data_dir>/suites``, read back with ``load_suite`` and renamed into place, so a
     failed import leaves nothing behind. An existing suite is replaced only with ``force``.
     Raises :class:`InputError` for bad input or an existing suite.

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .calls import Reply, ToolCall
+from toolchoice_pipeline.records.calls import Reply, ToolCall
 
 
 class StepRecord(BaseModel):

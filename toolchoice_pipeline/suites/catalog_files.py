@@ -19,10 +19,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from .catalog import ToolDefinition
-from .errors import InputError, Problem, display_path, field_path, validation_errors
-from .json_text import load_json
-from .yaml_lines import Lines, line_of, load_yaml, node_lines, read_utf8
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
+from toolchoice_pipeline.util.json_text import load_json
+from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml, node_lines, read_utf8
 
 
 JSON_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
@@ -155,7 +155,7 @@ def parse_tool_dump(data: Any, file: str, lines: Lines | None = None) -> list[To
     """Tool definitions from a live dump in any supported shape (see module doc). Raises :class:`InputError`.
 
     Problems name the field as it is in the dump (``tools[3].inputSchema.properties.q.type``), and its line
-    when ``lines`` (from :func:`toolchoice_pipeline.yaml_lines.node_lines`) is given.
+    when ``lines`` (from :func:`toolchoice_pipeline.util.yaml_lines.node_lines`) is given.
     """
     root: tuple = ()
     if isinstance(data, dict) and isinstance(data.get("result"), dict) and "tools" in data["result"]:

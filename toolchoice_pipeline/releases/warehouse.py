@@ -41,10 +41,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock
 
-from .errors import InputError, Problem, display_path
-from .lineage import Lineage
-from .release_request import RELEASE_ID
-from .warehouse_tables import SCHEMAS, TABLE_NAMES, conform
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.request import RELEASE_ID
+from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, conform
 
 DUCKDB_FILE = "toolchoice.duckdb"
 COMMITS_DIR = "_commits"

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from .errors import InputError, Problem, display_path, field_path, validation_errors
-from .yaml_lines import line_of, load_yaml
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
+from toolchoice_pipeline.util.yaml_lines import line_of, load_yaml
 
 CachePolicy = Literal["read_write", "write_only", "off"]
 SECRET_ERROR = "secret_in_config"

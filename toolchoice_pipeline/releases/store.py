@@ -20,23 +20,17 @@ from typing import Any, Iterable
 
 from filelock import FileLock
 
-from .errors import InputError, Problem, display_path
-from .gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
-from .json_text import load_json
-from .lineage import Lineage
-from .records import Episode, JudgeVote, TaskScore
-from .scoring import score_episodes, summarise
-from .suite import Suite
-from .release_request import RELEASE_ID
-from .warehouse import ReleaseCommit, Warehouse, write_file_atomically
-from .warehouse_tables import (
-    agent_calls_table,
-    judge_votes_table,
-    release_scores_table,
-    task_scores_table,
-    tool_catalog_table,
-)
-from .yaml_lines import read_utf8
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
+from toolchoice_pipeline.util.json_text import load_json
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.scoring import score_episodes, summarise
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.releases.request import RELEASE_ID
+from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse, write_file_atomically
+from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table, release_scores_table, task_scores_table, tool_catalog_table
+from toolchoice_pipeline.util.yaml_lines import read_utf8
 
 SCORES_FILE = "scores.json"
 GATE_MARKDOWN_FILE = "gate.md"

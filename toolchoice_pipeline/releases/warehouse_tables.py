@@ -1,7 +1,7 @@
 """The warehouse tables (DESIGN §3): their Arrow schemas and builders from the pipeline's records.
 
 Every table starts with the lineage columns ``release_id``, ``suite``, ``catalog_version``, ``run_id``
-(:class:`~toolchoice_pipeline.lineage.Lineage`). Units are in the names: ``_ms`` milliseconds, ``_usd`` US
+(:class:`~toolchoice_pipeline.releases.lineage.Lineage`). Units are in the names: ``_ms`` milliseconds, ``_usd`` US
 dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
 
 - ``task_scores``: one row per episode (model × task).
@@ -25,14 +25,14 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
-from .calls import ToolCall, flag_hallucinated
-from .canonical import canonical_json
-from .catalog import ToolDefinition
-from .lineage import LINEAGE_COLUMNS, Lineage
-from .records import Episode, JudgeVote, TaskScore
-from .scoring.summary import ModelScores
-from .scoring.task_scores import FLAG_ORDER
-from .suite import Suite
+from toolchoice_pipeline.records.calls import ToolCall, flag_hallucinated
+from toolchoice_pipeline.util.canonical import canonical_json
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.scoring.summary import ModelScores
+from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
+from toolchoice_pipeline.suites.suite import Suite
 
 _LINEAGE_FIELDS = [pa.field(name, pa.string(), nullable=False) for name in LINEAGE_COLUMNS]
 _STRINGS = pa.list_(pa.string())

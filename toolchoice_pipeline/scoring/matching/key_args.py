@@ -10,7 +10,7 @@
   matters); numbers by value (``40 == 40.0``) but booleans are not numbers; objects need the same keys and
   lists the same length and order, their values compared by these same rules (nothing is hashed, so any
   JSON value works); an expected ``null`` needs the argument present and null.
-- Matchers (:mod:`toolchoice_pipeline.matchers`): ``any_of``, ``regex`` (``re.search`` in a string value,
+- Matchers (:mod:`toolchoice_pipeline.suites.matchers`): ``any_of``, ``regex`` (``re.search`` in a string value,
   both normalised to NFC), ``value`` and ``optional`` (absent is fine; present must match).
 """
 
@@ -21,10 +21,10 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from ..calls import Reply, ToolCall
-from ..matchers import Matcher, parse_matcher
-from ..tasks import Expected
-from . import MatchResult
+from toolchoice_pipeline.records.calls import Reply, ToolCall
+from toolchoice_pipeline.suites.matchers import Matcher, parse_matcher
+from toolchoice_pipeline.suites.tasks import Expected
+from toolchoice_pipeline.scoring.matching import MatchResult
 
 
 def normalise_string(value: str) -> str:
@@ -73,7 +73,7 @@ def matcher_accepts(matcher: Matcher, actual: Any) -> bool:
 def key_argument_mismatch(expected_arguments: dict[str, Any], arguments: dict[str, Any]) -> str | None:
     """The first key argument that does not match, as a short reason; None when all match.
 
-    Raises :class:`toolchoice_pipeline.matchers.MatcherError` for a malformed matcher (suite validation
+    Raises :class:`toolchoice_pipeline.suites.matchers.MatcherError` for a malformed matcher (suite validation
     reports those with file and line before any run).
     """
     actual = {unicodedata.normalize("NFC", key): value for key, value in arguments.items()}

@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import InputError, Problem, display_path
-from .yaml_lines import open_input, utf8_problem
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.util.yaml_lines import open_input, utf8_problem
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 

@@ -9,7 +9,7 @@ The whole first step is graded, not only its first call:
 - **Right tool**: no call written into text (flag ``invalid_call``), and the called function names equal the
   expected ones as a multiset (same names, same number of calls, any order); where no call is expected, no call
   at all. A name is compared exactly as BFCL writes it (dotted names such as ``math.factorial`` included: the
-  execution layer maps them to provider-safe names and back, :mod:`toolchoice_pipeline.tool_names`).
+  execution layer maps them to provider-safe names and back, :mod:`toolchoice_pipeline.execution.tool_names`).
 - **Right arguments**: right tool, every call's arguments decoded to an object, and the expected calls can be
   paired one to one with the calls so that every pair passes BFCL's per-call check: no parameter outside the
   expected ones and the schema's; every parameter the schema marks ``required`` present; strict types (an int is
@@ -35,11 +35,11 @@ import unicodedata
 from collections import Counter
 from typing import Any, Callable
 
-from ..calls import Reply, ToolCall
-from ..catalog import ToolDefinition
-from ..matchers import is_matcher_object, parse_matcher
-from ..tasks import Expected, ExpectedCall
-from . import MatchResult
+from toolchoice_pipeline.records.calls import Reply, ToolCall
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.matchers import is_matcher_object, parse_matcher
+from toolchoice_pipeline.suites.tasks import Expected, ExpectedCall
+from toolchoice_pipeline.scoring.matching import MatchResult
 
 OPTIONAL_MARK = ""
 """BFCL's marker for "this parameter may be left out", found among a parameter's alternatives."""
@@ -111,7 +111,7 @@ def argument_to_possible_answer(argument: Any, schema: dict[str, Any] | None = N
     """The inverse of :func:`possible_answer_to_argument`: BFCL's list of alternatives, ``""`` marking optional.
 
     Returns None for a ``regex`` matcher (no BFCL equivalent). Raises
-    :class:`~toolchoice_pipeline.matchers.MatcherError` for a malformed matcher.
+    :class:`~toolchoice_pipeline.suites.matchers.MatcherError` for a malformed matcher.
     """
     matcher = parse_matcher(argument)
     if matcher.kind == "regex":
@@ -373,7 +373,7 @@ def match_bfcl(expected: Expected, reply: Reply, catalog: list[ToolDefinition]) 
     """Grade a first-step ``reply`` the BFCL way (see the module doc for right tool and right arguments).
 
     ``catalog`` is the catalog the task ran with (its inline ``tools`` for an imported BFCL task). Never raises
-    for a model's reply; a malformed expectation raises :class:`~toolchoice_pipeline.matchers.MatcherError`.
+    for a model's reply; a malformed expectation raises :class:`~toolchoice_pipeline.suites.matchers.MatcherError`.
     """
     wanted = expected_calls(expected)
     calls = reply.calls
