@@ -36,6 +36,7 @@ from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.replay_file import read_replay
 from toolchoice_pipeline.releases.report import load_trend
 from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.util.yaml_lines import load_yaml
 
@@ -318,13 +319,13 @@ def test_two_runs_publishing_one_release_id_at_once_the_second_is_refused_not_si
         time.sleep(0.5)
         assert thread.is_alive()  # waiting for the first run
         # the first run finishes r2
-        scores = {"release_id": "r2", "kind": "nightly", "suite": "unit", "models": {}, "run_id": "run-first"}
-        store.write_scores(scores)
+        store.write_scores(ReleaseDocument(release_id="r2", kind="nightly", suite="unit", models={},
+                                           run_id="run-first"))
     thread.join(timeout=60)
     assert isinstance(outcome["error"], InputError)
     assert "release 'r2' is a finished release" in str(outcome["error"])
     assert "finished by Dagster run run-first" in str(outcome["error"])
-    assert store.read_scores("r2")["run_id"] == "run-first"  # the first run's release stands
+    assert store.read_scores("r2").run_id == "run-first"  # the first run's release stands
     assert Warehouse(stored).commit("r2") is None
 
 

@@ -57,7 +57,7 @@ def test_a_degraded_description_fails_the_gate_for_the_affected_model_and_keeps_
     suite_after, second = release(data_dir, "r2")
     assert suite_after.catalog_version != suite_before.catalog_version
 
-    gate = second.scores["gate"]
+    gate = second.scores.gate.model_dump()
     assert gate["passed"] is False and gate["baseline_release_id"] == "r1"
     assert {f["model"] for f in gate["failures"]} == {ROUTER}
     assert second.gate.models[NAME_MATCH].status == "passed"

@@ -12,15 +12,8 @@ from toolchoice_pipeline.judge import judge_episodes_sync, majority_verdicts
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
 from toolchoice_pipeline.scoring import score_episodes
 from toolchoice_pipeline.suites.suite import load_suite
-from toolchoice_pipeline.judge.calibration import (
-    CANARY_CATALOG,
-    calibrate,
-    canary_labels,
-    canary_tsq,
-    canary_turns,
-    cohen_kappa,
-    read_session_turns,
-)
+from toolchoice_pipeline.ingest.canary import CANARY_CATALOG, canary_labels, canary_turns, read_session_turns
+from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq, cohen_kappa
 from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 from toolchoice_pipeline.util.errors import InputError

@@ -49,7 +49,8 @@ from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_ope
 from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig, load_run_config  # noqa: E402
 from toolchoice_pipeline.judge import build_judge_messages, read_judge_input  # noqa: E402
-from toolchoice_pipeline.judge.calibration import canary_turns, cohen_kappa  # noqa: E402
+from toolchoice_pipeline.ingest.canary import canary_turns  # noqa: E402
+from toolchoice_pipeline.judge.calibration import cohen_kappa  # noqa: E402
 from toolchoice_pipeline.providers.offline_judge.model import Assessment, assess  # noqa: E402
 from toolchoice_pipeline.judge.polling import episode_items  # noqa: E402
 from toolchoice_pipeline.records.episodes import Episode, StepRecord  # noqa: E402

@@ -12,7 +12,7 @@ import click
 
 from toolchoice_pipeline.releases.gate import gate_markdown
 from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
-from toolchoice_pipeline.releases.warehouse import write_file_atomically
+from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
 
@@ -30,10 +30,10 @@ def gate_command(release: str, baseline_id: str | None, junit_path: Path | None,
     """Re-check stored release RELEASE against its baseline: exit 0 passed, 1 failed, 2 bad input."""
     stored = ReleaseStore(data_dir).read_scores(release)
     result, baseline_models = regate(data_dir, release, baseline_id)
-    summary = gate_markdown(result, stored["models"], baseline_models, stored["suite"])
+    summary = gate_markdown(result, stored.models, baseline_models, stored.suite)
     click.echo(summary, nl=False)
     if markdown_path is not None:
         write_file_atomically(markdown_path, summary)
     if junit_path is not None:
-        write_junit(junit_path, result, stored["suite"])
+        write_junit(junit_path, result, stored.suite)
     return EXIT_OK if result.passed else EXIT_GATE_FAILED

@@ -78,7 +78,7 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
         result = materialise_release(data_dir, request, display)
     interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
     failures = [f"interrupted (Ctrl-C) during {', '.join(interrupted)}"] if interrupted else result.failures
-    if not store.has_scores(release_id) or store.read_scores(release_id).get("run_id") != result.run_id:
+    if not store.has_scores(release_id) or store.read_scores(release_id).run_id != result.run_id:
         click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} before the release was scored "
                    f"(Dagster run {result.run_id}):", err=True)
         for message in failures:

@@ -207,8 +207,8 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
         "scores": dg.MetadataValue.md(scores_markdown(published.scores)),
         "gate_report": dg.MetadataValue.md(published.gate_markdown),
         "scores_json": dg.MetadataValue.path(str(published.scores_path)),
-        "agent_cost_usd": round(sum(m["agent_cost_usd"] or 0 for m in published.scores["models"].values()), 6),
-        "judge_cost_usd": round(sum(m["judge_cost_usd"] or 0 for m in published.scores["models"].values()), 6),
+        "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
+        "judge_cost_usd": round(sum(m.judge_cost_usd for m in published.scores.models.values()), 6),
     }
     if chart is not None:
         metadata["trend_chart"] = dg.MetadataValue.path(str(chart))
@@ -224,7 +224,7 @@ def baseline(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) 
     store = ReleaseStore(toolchoice.path)
     release_id = context.partition_key
     promoted = store.promote(release_id)
-    suite = store.read_scores(release_id)["suite"]
+    suite = store.read_scores(release_id).suite
     return dg.MaterializeResult(metadata={
         "promoted": promoted,
         "baseline_release_id": store.baseline(suite) or "none",

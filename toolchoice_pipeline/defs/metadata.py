@@ -11,6 +11,7 @@ import dagster as dg
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition, diff_catalogs
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote
+from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
 from toolchoice_pipeline.suites.suite import Suite
@@ -54,10 +55,10 @@ def judge_metadata(votes: list[JudgeVote]) -> dict[str, Any]:
     }
 
 
-def scores_markdown(scores: dict[str, Any]) -> str:
-    """The per-model scores of a ``scores.json`` document as a Markdown table (shares in points)."""
+def scores_markdown(scores: ReleaseDocument) -> str:
+    """The per-model scores of a release document as a Markdown table (shares in points)."""
     lines = ["| model | " + " | ".join(SCORE_COLUMNS) + " |", "|---|" + "---:|" * len(SCORE_COLUMNS)]
-    for model, figures in scores["models"].items():
+    for model, figures in scores.models.items():
         lines.append(f"| {model} | " + " | ".join(score_cells(figures)) + " |")
     return "\n".join(lines)
 

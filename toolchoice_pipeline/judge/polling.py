@@ -23,8 +23,7 @@ from typing import Any, Callable, Iterable
 from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
-from toolchoice_pipeline.records.episodes import Episode, JudgeVote
-from toolchoice_pipeline.scoring.task_scores import FLAG_JUDGE_FAILED, tsq_of
+from toolchoice_pipeline.records.episodes import FLAG_JUDGE_FAILED, Episode, JudgeVote, tsq_of
 from toolchoice_pipeline.judge.parse import ParsedVerdict, parse_verdict, response_format_for
 from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION, build_judge_messages
 
@@ -217,7 +216,7 @@ def _by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[JudgeVote]]
 
 def tsq_by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, float | None]:
     """TSQ per ``(model, task_id)``: yes-votes / valid votes in [0, 1], None without a valid vote
-    (:func:`toolchoice_pipeline.scoring.tsq_of`)."""
+    (:func:`toolchoice_pipeline.records.episodes.tsq_of`)."""
     return {key: tsq_of(group) for key, group in _by_episode(votes).items()}
 
 

@@ -169,7 +169,7 @@ def _text_of(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [part.get("text") for part in content
+        parts: list[str] = [part["text"] for part in content
                  if isinstance(part, dict) and part.get("type") in ("text", "output_text")
                  and isinstance(part.get("text"), str)]
         return "\n".join(parts) if parts else None

@@ -6,7 +6,7 @@ Units: latency in milliseconds, cost in USD, tokens as counts.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Iterable, Literal
 
 from pydantic import BaseModel, Field
 
@@ -100,3 +100,15 @@ class TaskScore(BaseModel):
     latency_ms: float = 0.0
     agent_cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
+
+
+FLAG_INFRA_ERROR = "infra_error"
+FLAG_JUDGE_FAILED = "judge_failed"
+
+
+def tsq_of(votes: Iterable[JudgeVote]) -> float | None:
+    """Tool selection quality of one episode: ``correct`` votes / valid votes in [0, 1]; None when none is valid."""
+    valid = [vote for vote in votes if vote.valid and vote.verdict is not None]
+    if not valid:
+        return None
+    return sum(vote.verdict == "correct" for vote in valid) / len(valid)

@@ -7,14 +7,17 @@ evaluated. Shares are in points (0–100).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
+
 SHARES = ("right_tool_pct", "right_args_pct")
-SCORE_COLUMNS = ("tasks", "errors", "right tool %", "right args %", "calls/task", "TSQ", "agent USD", "judge USD",
-                 "p50 ms", "p95 ms")
+SCORE_COLUMNS = tuple(label for _, label, _ in table_columns())
 
 
 def shown(value: Any, digits: int = 2) -> str:
@@ -24,13 +27,12 @@ def shown(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def score_cells(figures: dict[str, Any]) -> list[str]:
-    """One model's figures (a ``models`` entry of ``scores.json``) in :data:`SCORE_COLUMNS` order: shares in
-    points and calls per task with 2 decimals, TSQ a fraction, costs in USD with 4, latencies in ms with 1."""
-    return [str(figures.get("n_tasks")), str(figures.get("errors")), shown(figures.get("right_tool_pct")),
-            shown(figures.get("right_args_pct")), shown(figures.get("calls_per_task")), shown(figures.get("tsq_mean")),
-            shown(figures.get("agent_cost_usd"), 4), shown(figures.get("judge_cost_usd"), 4),
-            shown(figures.get("latency_ms_p50"), 1), shown(figures.get("latency_ms_p95"), 1)]
+def score_cells(figures: ModelScores | dict[str, Any]) -> list[str]:
+    """One model's figures (:class:`ModelScores` or a ``models`` entry of ``scores.json``) in
+    :data:`SCORE_COLUMNS` order, each with its declared decimals (:func:`~toolchoice_pipeline.scoring.summary.metric`)."""
+    values = figures.model_dump() if isinstance(figures, ModelScores) else figures
+    return [shown(values.get(name), digits) if digits is not None else str(values.get(name))
+            for name, _, digits in table_columns()]
 
 
 @dataclass(frozen=True)
@@ -48,39 +50,30 @@ class TrendPoint:
 
 
 def load_trend(data_dir: Path, suite: str | None = None) -> list[TrendPoint]:
-    """Every model's shares in every stored release (optionally of one suite), oldest release first."""
+    """Every model's shares in every stored release (optionally of one suite), oldest release first.
+
+    A damaged ``scores.json`` is left out (``toolchoice gate <release>`` names what is wrong with it)."""
     root = data_dir / "releases"
     scored = []
     for path in root.glob("*/scores.json") if root.is_dir() else []:
         try:
-            scores = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # bad JSON or not UTF-8
+            scores = ReleaseDocument.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
             continue
-        if not _has_scores_shape(scores):
-            continue  # damaged: `toolchoice gate <release>` names what is wrong with it
-        if suite is not None and scores.get("suite") != suite:
+        if suite is not None and scores.suite != suite:
             continue
-        scored.append((scores.get("evaluated_at") or "", path.stat().st_mtime, scores))
+        scored.append((scores.evaluated_at or "", path.stat().st_mtime, scores))
     scored.sort(key=lambda item: (item[0], item[1]))
     points = []
     for _, _, scores in scored:
-        gate = scores.get("gate") or {}
-        for model, figures in (scores.get("models") or {}).items():
+        gate_passed = scores.gate.passed if scores.gate is not None else None
+        for model, figures in scores.models.items():
             points.append(TrendPoint(
-                release_id=scores["release_id"], kind=scores.get("kind", ""), suite=scores.get("suite", ""),
-                model=model,
-                right_tool_pct=figures.get("right_tool_pct"), right_args_pct=figures.get("right_args_pct"),
-                tsq_mean=figures.get("tsq_mean"), gate_passed=gate.get("passed"),
+                release_id=scores.release_id, kind=scores.kind, suite=scores.suite, model=model,
+                right_tool_pct=figures.right_tool_pct, right_args_pct=figures.right_args_pct,
+                tsq_mean=figures.tsq_mean, gate_passed=gate_passed,
             ))
     return points
-
-
-def _has_scores_shape(scores) -> bool:
-    """Whether ``scores`` has the fields the trend reads, with their DESIGN §3 types."""
-    if not isinstance(scores, dict) or not isinstance(scores.get("release_id"), str):
-        return False
-    models, gate = scores.get("models") or {}, scores.get("gate") or {}
-    return isinstance(models, dict) and all(isinstance(f, dict) for f in models.values()) and isinstance(gate, dict)
 
 
 def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice over releases") -> Path | None:

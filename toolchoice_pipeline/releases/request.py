@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolchoice_pipeline.suites.config import CachePolicy
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
+from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.yaml_lines import read_utf8
 
 ReleaseKind = Literal["release", "nightly", "catalog-change", "adhoc"]
@@ -66,8 +67,7 @@ def request_path(data_dir: Path, release_id: str) -> Path:
 
 
 def write_request(data_dir: Path, request: ReleaseRequest) -> Path:
-    """Write the request atomically (:func:`~.warehouse.write_file_atomically`: temp file, fsync, rename)."""
-    from toolchoice_pipeline.releases.warehouse import write_file_atomically  # the warehouse imports this module
+    """Write the request atomically (:func:`~toolchoice_pipeline.util.atomic.write_file_atomically`: temp file, fsync, rename)."""
 
     check_release_id(request.release_id)
     path = request_path(data_dir, request.release_id)

@@ -19,8 +19,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from filelock import FileLock
+from pydantic import ValidationError
 
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.releases.lineage import Lineage
@@ -28,7 +31,8 @@ from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
 from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.releases.request import RELEASE_ID
-from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse, write_file_atomically
+from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse
+from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table, release_scores_table, task_scores_table, tool_catalog_table
 from toolchoice_pipeline.util.yaml_lines import read_utf8
 
@@ -55,8 +59,9 @@ class ReleaseStore:
     def has_scores(self, release_id: str) -> bool:
         return self.scores_path(release_id).is_file()
 
-    def read_scores(self, release_id: str) -> dict[str, Any]:
-        """The stored ``scores.json``; raises :class:`InputError` for an unknown, incomplete or broken release."""
+    def read_scores(self, release_id: str) -> ReleaseDocument:
+        """The stored ``scores.json``; raises :class:`InputError` for an unknown, incomplete or broken release,
+        naming the field that is missing or malformed."""
         path = self.scores_path(release_id)
         shown = display_path(path)
         if not path.is_file():
@@ -73,12 +78,15 @@ class ReleaseStore:
         if not isinstance(models, dict) or not all(isinstance(figures, dict) for figures in models.values()):
             raise InputError(Problem(file=shown, field="models",
                                      message="must be an object of figures per model (DESIGN §3)"))
-        return data
+        try:
+            return ReleaseDocument.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(pydantic_problems(exc, shown, model=ReleaseDocument)) from None
 
-    def write_scores(self, scores: dict[str, Any]) -> Path:
+    def write_scores(self, document: ReleaseDocument) -> Path:
         """Write ``scores.json`` atomically (temp file, fsync, rename)."""
-        path = self.scores_path(scores["release_id"])
-        write_file_atomically(path, json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+        path = self.scores_path(document.release_id)
+        write_file_atomically(path, document.to_json_text())
         return path
 
     def release_ids(self) -> list[str]:
@@ -144,7 +152,7 @@ class ReleaseStore:
             return False
         with self._lock():
             baselines = self._baselines()
-            entry = baselines["suites"].setdefault(scores["suite"], {"history": []})
+            entry = baselines["suites"].setdefault(scores.suite, {"history": []})
             entry["history"] = [e for e in entry["history"] if e["release_id"] != release_id]
             entry["history"].append({"release_id": release_id,
                                      "promoted_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
@@ -171,18 +179,18 @@ class ReleaseStore:
         if force or not self.has_scores(release_id):
             return
         scores = self.read_scores(release_id)
-        promoted = self.was_promoted(scores["suite"], release_id)
-        what = "the baseline of suite " + scores["suite"] if promoted else "a finished release"
+        promoted = self.was_promoted(scores.suite, release_id)
+        what = "the baseline of suite " + scores.suite if promoted else "a finished release"
         if not promoted and _promotable(scores):
             what += " whose gate passed but which is not the baseline"
         raise InputError(Problem(file=display_path(self.scores_path(release_id)), field="release_id",
                                  message=f"release '{release_id}' is {what}; use --force to re-run it "
-                                         f"(finished by Dagster run {scores.get('run_id') or 'unknown'})"))
+                                         f"(finished by Dagster run {scores.run_id or 'unknown'})"))
 
 
-def _promotable(scores: dict[str, Any]) -> bool:
+def _promotable(scores: ReleaseDocument) -> bool:
     """Whether a finished release (its ``scores.json``) may be a baseline: kind ``release`` and its gate passed."""
-    return scores["kind"] == PROMOTABLE_KIND and bool((scores.get("gate") or {}).get("passed"))
+    return scores.kind == PROMOTABLE_KIND and scores.gate_passed
 
 
 # --- publishing ----------------------------------------------------------------------------------------------
@@ -191,7 +199,7 @@ def _promotable(scores: dict[str, Any]) -> bool:
 class PublishedRelease:
     """What publishing a release produced."""
 
-    scores: dict[str, Any]
+    scores: ReleaseDocument
     gate: GateResult
     promoted: bool
     commit: ReleaseCommit
@@ -199,8 +207,9 @@ class PublishedRelease:
     gate_markdown: str = ""
 
 
-def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *, models: dict[str, Any] | None = None,
-           suite: str | None = None) -> tuple[GateResult, dict[str, Any] | None]:
+def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
+           models: dict[str, ModelScores] | None = None,
+           suite: str | None = None) -> tuple[GateResult, dict[str, ModelScores] | None]:
     """Gate a release already in the warehouse against ``baseline_id`` (default: the baseline it was gated
     against, else its suite's baseline other than itself). Returns the result and the baseline's ``models``.
 
@@ -210,17 +219,17 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *, m
     store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
     if models is None:
         stored = store.read_scores(release_id)
-        models, suite = stored["models"], stored["suite"]
+        models, suite = stored.models, stored.suite
         if baseline_id is None:
-            baseline_id = stored.get("baseline_release_id") or store.baseline_for(suite, release_id)
+            baseline_id = stored.baseline_release_id or store.baseline_for(suite, release_id)
     elif baseline_id is None:
         baseline_id = store.baseline_for(suite, release_id)
     if baseline_id is None:
         return check_gate(release_id, models), None
     baseline = store.read_scores(baseline_id)
-    if baseline["suite"] != suite:
+    if baseline.suite != suite:
         raise InputError(Problem(file=display_path(store.scores_path(baseline_id)), field="suite",
-                                 message=f"baseline '{baseline_id}' is of suite '{baseline['suite']}', "
+                                 message=f"baseline '{baseline_id}' is of suite '{baseline.suite}', "
                                          f"release '{release_id}' of suite '{suite}'"))
     flips = {}
     notes = []
@@ -230,9 +239,9 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *, m
                            warehouse.read_table("task_scores", baseline_id, columns))
     else:
         notes.append("task scores of the release or the baseline are not in the warehouse: no flipped tasks listed")
-    result = check_gate(release_id, models, baseline_id, baseline["models"], flips)
+    result = check_gate(release_id, models, baseline_id, baseline.models, flips)
     result.notes.extend(notes)
-    return result, baseline["models"]
+    return result, baseline.models
 
 
 def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, episodes: Iterable[Episode],
@@ -266,23 +275,22 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
         store.check_release_id_free(lineage.release_id, force)
         # A release without scores.json never finished: replacing its tables needs no --force.
         commit = warehouse.write_release(lineage, tables, kind=kind, replace=True)
-        figures = {model: m.model_dump() for model, m in models.items()}
-        gate, baseline_models = regate(data_dir, lineage.release_id, models=figures, suite=suite.name)
-        document = {
-            "release_id": lineage.release_id,
-            "kind": kind,
-            "suite": suite.name,
-            "catalog_version": lineage.catalog_version,
-            "fixture_version": suite.fixture_version,
-            "judge": judge,
-            "baseline_release_id": gate.baseline_release_id,
-            "run_id": lineage.run_id,
-            "evaluated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "match_profile": suite.match_profile,
-            "models": figures,
-            "gate": gate.to_json(),
-        }
-        markdown = gate_markdown(gate, figures, baseline_models, suite.name)
+        gate, baseline_models = regate(data_dir, lineage.release_id, models=models, suite=suite.name)
+        document = ReleaseDocument(
+            release_id=lineage.release_id,
+            kind=kind,
+            suite=suite.name,
+            catalog_version=lineage.catalog_version,
+            fixture_version=suite.fixture_version,
+            judge=judge,
+            baseline_release_id=gate.baseline_release_id,
+            run_id=lineage.run_id,
+            evaluated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            match_profile=suite.match_profile,
+            models=models,
+            gate=gate.to_json(),
+        )
+        markdown = gate_markdown(gate, models, baseline_models, suite.name)
         write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
         path = store.write_scores(document)
     qualifies = kind == PROMOTABLE_KIND and gate.passed

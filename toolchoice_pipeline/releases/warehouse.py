@@ -43,6 +43,7 @@ from filelock import FileLock
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, conform
 
@@ -75,27 +76,6 @@ class ReleaseCommit:
     @classmethod
     def from_json(cls, text: str) -> "ReleaseCommit":
         return cls(**json.loads(text))
-
-
-def fsync_dir(path: Path) -> None:
-    """Flush a directory entry (a rename or a new file) to disk."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_file_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader sees the old content or the new, never a part (temp, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:

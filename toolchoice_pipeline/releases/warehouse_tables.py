@@ -21,6 +21,8 @@ dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
 from __future__ import annotations
 
 import json
+import types
+import typing
 from typing import Any, Iterable
 
 import pyarrow as pa
@@ -37,6 +39,34 @@ from toolchoice_pipeline.suites.suite import Suite
 _LINEAGE_FIELDS = [pa.field(name, pa.string(), nullable=False) for name in LINEAGE_COLUMNS]
 _STRINGS = pa.list_(pa.string())
 
+
+def _interval_columns(name: str) -> tuple[str, str]:
+    """``right_tool_ci95_pct`` → (``right_tool_ci95_low_pct``, ``right_tool_ci95_high_pct``)."""
+    stem = name.removesuffix("_pct")
+    return f"{stem}_low_pct", f"{stem}_high_pct"
+
+
+def _model_score_fields() -> list[pa.Field]:
+    """The ``release_scores`` columns of :class:`ModelScores`' fields, in their order (see its docstring)."""
+    fields: list[pa.Field] = []
+    for name, info in ModelScores.model_fields.items():
+        kind = typing.get_origin(info.annotation)
+        args = typing.get_args(info.annotation)
+        if name == "flags":
+            fields += [pa.field(f"n_{flag}", pa.int32()) for flag in FLAG_ORDER]
+        elif name == "tags":
+            fields.append(pa.field("tags_json", pa.string()))
+        elif info.annotation is int:
+            fields.append(pa.field(name, pa.int32()))
+        elif info.annotation is float or (kind in (types.UnionType, typing.Union) and float in args):
+            fields.append(pa.field(name, pa.float64()))
+        elif any(typing.get_origin(arg) is list for arg in args):
+            fields += [pa.field(column, pa.float64()) for column in _interval_columns(name)]
+        else:
+            raise TypeError(f"ModelScores.{name}: no release_scores column type for {info.annotation!r}")
+    return fields
+
+
 SCHEMAS: dict[str, pa.Schema] = {
     "task_scores": pa.schema(_LINEAGE_FIELDS + [
         pa.field("model", pa.string()), pa.field("task_id", pa.string()),
@@ -46,19 +76,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("latency_ms", pa.float64()), pa.field("agent_cost_usd", pa.float64()),
         pa.field("judge_cost_usd", pa.float64()),
     ]),
-    "release_scores": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("model", pa.string()), pa.field("n_tasks", pa.int32()), pa.field("errors", pa.int32()),
-        pa.field("n_scored", pa.int32()), pa.field("n_unlabelled", pa.int32()),
-        pa.field("right_tool_pct", pa.float64()), pa.field("right_args_pct", pa.float64()),
-        pa.field("right_tool_ci95_low_pct", pa.float64()), pa.field("right_tool_ci95_high_pct", pa.float64()),
-        pa.field("right_args_ci95_low_pct", pa.float64()), pa.field("right_args_ci95_high_pct", pa.float64()),
-        pa.field("calls_per_task", pa.float64()), pa.field("tsq_mean", pa.float64()),
-        pa.field("agent_cost_usd", pa.float64()), pa.field("judge_cost_usd", pa.float64()),
-        pa.field("latency_ms_p50", pa.float64()), pa.field("latency_ms_p95", pa.float64()),
-        pa.field("error_pct", pa.float64()),
-        *[pa.field(f"n_{flag}", pa.int32()) for flag in FLAG_ORDER],
-        pa.field("tags_json", pa.string()),
-    ]),
+    "release_scores": pa.schema(_LINEAGE_FIELDS + [pa.field("model", pa.string()), *_model_score_fields()]),
     "agent_calls": pa.schema(_LINEAGE_FIELDS + [
         pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("step", pa.int32()),
         pa.field("tool_name", pa.string()), pa.field("arguments_json", pa.string()),
@@ -126,9 +144,8 @@ def release_scores_table(models: dict[str, ModelScores], lineage: Lineage) -> pa
     rows = []
     for model, scores in models.items():
         row = scores.model_dump()
-        for metric in ("right_tool", "right_args"):
-            interval = row.pop(f"{metric}_ci95_pct") or [None, None]
-            row[f"{metric}_ci95_low_pct"], row[f"{metric}_ci95_high_pct"] = interval
+        for name in [name for name in row if name.endswith("_ci95_pct")]:
+            row[_interval_columns(name)[0]], row[_interval_columns(name)[1]] = row.pop(name) or [None, None]
         for flag, count in row.pop("flags").items():
             row[f"n_{flag}"] = count
         row["tags_json"] = json.dumps(row.pop("tags"), sort_keys=True)

@@ -25,7 +25,7 @@ from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.util.canonical import canonical_json
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.errors import InputError, Problem
-from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.scoring.matching import match_reply, profile_named
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.scoring.summary import ModelScores, Tally, build_model_scores
@@ -100,7 +100,7 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         _relation(con, "agent_calls", agent_calls)
         _relation(con, "judge_votes", judge_votes)
         _relation(con, "tasks", tasks)
-        key_catalog = "t.catalog_key" if profile != "key_args" else f"'{SUITE_CATALOG}'"
+        key_catalog = "t.catalog_key" if profile_named(profile).uses_catalog else f"'{SUITE_CATALOG}'"
         # Step 0 is one row per episode; only the few multi-step episodes need aggregating.
         con.execute(f"""
             CREATE TEMP VIEW first_steps AS

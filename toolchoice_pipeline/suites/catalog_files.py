@@ -195,8 +195,8 @@ def parse_tool_dump(data: Any, file: str, lines: Lines | None = None) -> list[To
         parameters = item.get(key)
         if parameters is None:
             parameters = {"type": "object", "properties": {}}
-        for where, reason in schema_problems(parameters):
-            found.append(((*at, key, *where), reason))
+        for schema_path, reason in schema_problems(parameters):
+            found.append(((*at, key, *schema_path), reason))
         if len(found) == before:
             tools.append(ToolDefinition(name=name, description=description or "", parameters=parameters))
     if found:

@@ -205,7 +205,7 @@ def _secret_problems(params: dict[str, Any], loc: tuple, data: dict, shown: str,
 
 def _second_listing(data: dict, message: str) -> tuple:
     """The location of the second entry of the first model listed twice."""
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for index, item in enumerate(data.get("models") or []):
         name = item.get("model") if isinstance(item, dict) else item
         if name in seen:

@@ -16,101 +16,20 @@ versioned. ``fixture_version`` hashes the tasks and the matching profile, so a c
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from toolchoice_pipeline.util.canonical import short_hash
-from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, merge_live
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file, load_tool_dump
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
+from toolchoice_pipeline.suites.model import EMPTY_SUITE, SUITE_FILE, SUITE_NAME, MatchProfile, Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task, read_numbered_tasks
+from toolchoice_pipeline.suites.validate import suite_problems
 from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml
 
-MatchProfile = Literal["key_args", "bfcl"]
-SUITE_FILE = "suite.yaml"
-SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a directory under suites/, never a path
-
-
-class SuiteSpec(BaseModel):
-    """The contents of ``suite.yaml``. Paths are relative to the suite directory."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, pattern=SUITE_NAME.pattern)
-    description: str = ""
-    catalog: str = "catalog.yaml"
-    tasks: str = "tasks.jsonl"
-    match_profile: MatchProfile = "key_args"
-    live_catalogs: list[str] = Field(default_factory=list)
-    models: list[str] | None = None
-
-    @field_validator("models")
-    @classmethod
-    def _models_listed_once(cls, models: list[str] | None) -> list[str] | None:
-        repeated = sorted({name for name in models or () if models.count(name) > 1})
-        if repeated:
-            raise ValueError(f"model listed twice: {', '.join(repeated)}")
-        return models
-
-
-@dataclass
-class Suite:
-    """A loaded suite. ``catalog`` is the merged catalog; ``task_lines`` maps task id to its line in the file."""
-
-    spec: SuiteSpec
-    directory: Path
-    curated: list[ToolDefinition]
-    live: list[ToolDefinition]
-    tasks: list[Task]
-    task_lines: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def match_profile(self) -> MatchProfile:
-        return self.spec.match_profile
-
-    @property
-    def catalog(self) -> list[ToolDefinition]:
-        return merge_live(self.curated, self.live)
-
-    def all_tools(self) -> list[ToolDefinition]:
-        """The merged catalog, then every distinct inline tool of the tasks (by definition), in first-seen order."""
-        tools = list(self.catalog)
-        seen = {tool.definition_hash for tool in tools}
-        for task in self.tasks:
-            for tool in task.tools or ():
-                if tool.definition_hash not in seen:
-                    seen.add(tool.definition_hash)
-                    tools.append(tool)
-        return tools
-
-    @property
-    def catalog_version(self) -> str:
-        """DESIGN §2's ``catalog_version`` of :meth:`all_tools`: for a suite without inline catalogs exactly the
-        merged catalog's version; inline tools (BFCL-style suites) count too, same-name tools ordered by hash."""
-        return catalog_version(sorted(self.all_tools(), key=lambda tool: tool.definition_hash))
-
-    @property
-    def fixture_version(self) -> str:
-        """12-hex hash of the tasks (sorted by id, inline catalogs included) and the matching profile."""
-        tasks = sorted(self.tasks, key=lambda t: t.id)
-        return short_hash({"match_profile": self.match_profile,
-                           "tasks": [t.model_dump(mode="json") for t in tasks]})
-
-    @property
-    def tasks_file(self) -> Path:
-        return self.directory / self.spec.tasks
-
-    def task_catalog(self, task: Task) -> list[ToolDefinition]:
-        """The catalog a task is run with: its inline ``tools`` or the suite's merged catalog."""
-        return task.tools if task.tools is not None else self.catalog
+__all__ = ["EMPTY_SUITE", "SUITE_FILE", "MatchProfile", "Suite", "SuiteSpec", "list_suites", "load_suite",
+           "load_suite_spec", "suite_dir"]
 
 
 def suite_dir(data_dir: Path, name: str) -> Path:
@@ -213,8 +132,6 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     suite = Suite(spec=spec, directory=directory, curated=curated, live=live,
                   tasks=[t for _, t in numbered], task_lines={t.id: n for n, t in numbered})
     if check and tasks_read:
-        from toolchoice_pipeline.suites.validate import suite_problems
-
         semantic = suite_problems(suite, catalog_loaded=catalog_loaded)
         if task_problems:  # lines that did not parse: the suite is not empty, only broken
             empty = Problem(file=display_path(suite.tasks_file), message=EMPTY_SUITE)
@@ -226,4 +143,3 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     return suite
 
 
-EMPTY_SUITE = "the suite has no tasks: add one task per line as a JSON object (see docs/formats.md)"

@@ -15,7 +15,7 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import check_catalog
 from toolchoice_pipeline.util.errors import Problem, display_path
 from toolchoice_pipeline.suites.matchers import MatcherError, parse_matcher
-from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.model import EMPTY_SUITE, Suite
 from toolchoice_pipeline.suites.tasks import ExpectedCall, Task
 
 
@@ -25,7 +25,6 @@ def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem
     ``catalog_loaded=False`` says the suite's catalog could not be read (its problems are reported
     elsewhere): checks that need it are skipped for tasks without an inline catalog, the rest still run.
     """
-    from toolchoice_pipeline.suites.suite import EMPTY_SUITE
 
     tasks_file = display_path(suite.tasks_file)
     if not suite.tasks:

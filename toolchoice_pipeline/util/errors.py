@@ -145,7 +145,7 @@ def _fields_at(model: type, loc: tuple) -> list[str] | None:
     return list(target.model_fields) if target is not None and issubclass(target, BaseModel) else None
 
 
-def _model_in(annotation: Any) -> type | None:
+def _model_in(annotation: Any) -> Any:
     """The pydantic model inside an annotation such as ``Expected``, ``list[ToolDefinition] | None``."""
     from pydantic import BaseModel
 

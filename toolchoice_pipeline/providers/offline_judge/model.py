@@ -42,7 +42,7 @@ from toolchoice_pipeline.records.calls import message_text
 from toolchoice_pipeline.providers.offline_judge.arguments import is_value_literal, names_literal, numbers, request_literals, schema_problems, strings
 from toolchoice_pipeline.providers.offline_judge.fit import PATH_TERM, URL_TERM, ToolFit, blank, catalog_capabilities, distinctive_weight, name_spans, strip_names, terms, tool_fits, words
 from toolchoice_pipeline.providers.offline_judge.mentions import Mention, named_tools, tool_mentions
-from toolchoice_pipeline.judge.prompt import JudgeInput, JudgeInputError, read_judge_input
+from toolchoice_pipeline.records.judge_input import JudgeInput, JudgeInputError, read_judge_input
 
 CLEAR_MARGIN = 0.5
 CLEAR_FIT = 0.5

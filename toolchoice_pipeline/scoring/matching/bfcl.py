@@ -39,7 +39,7 @@ from toolchoice_pipeline.records.calls import Reply, ToolCall
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.matchers import is_matcher_object, parse_matcher
 from toolchoice_pipeline.suites.tasks import Expected, ExpectedCall
-from toolchoice_pipeline.scoring.matching import MatchResult
+from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
 
 OPTIONAL_MARK = ""
 """BFCL's marker for "this parameter may be left out", found among a parameter's alternatives."""
@@ -410,3 +410,6 @@ def _names(calls: list[ToolCall]) -> str:
 
 def _names_of(calls: list[ExpectedCall]) -> str:
     return "[" + ", ".join(repr(c.tool) for c in calls) + "]"
+
+
+PROFILE = MatchProfile("bfcl", match_bfcl, uses_catalog=True)

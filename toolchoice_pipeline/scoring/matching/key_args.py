@@ -24,7 +24,7 @@ from typing import Any
 from toolchoice_pipeline.records.calls import Reply, ToolCall
 from toolchoice_pipeline.suites.matchers import Matcher, parse_matcher
 from toolchoice_pipeline.suites.tasks import Expected
-from toolchoice_pipeline.scoring.matching import MatchResult
+from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
 
 
 def normalise_string(value: str) -> str:
@@ -113,3 +113,6 @@ def match_key_args(expected: Expected, reply: Reply) -> MatchResult:
     if mismatch is not None:
         return MatchResult(True, False, mismatch)
     return MatchResult(True, True, "right tool and key arguments")
+
+
+PROFILE = MatchProfile("key_args", lambda expected, reply, catalog: match_key_args(expected, reply), uses_catalog=False)
