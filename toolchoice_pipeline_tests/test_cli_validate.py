@@ -44,6 +44,7 @@ def _catalog_version_by_the_recipe(catalog_file: Path) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+@pytest.mark.slow
 def test_validate_prints_task_count_catalog_version_and_fixture_version(demo_copy):
     done = toolchoice("validate", "--suite", "coding_agent", "--data-dir", "data", cwd=demo_copy)
     assert done.returncode == 0, done.stderr
@@ -57,6 +58,7 @@ def test_validate_prints_task_count_catalog_version_and_fixture_version(demo_cop
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 def test_an_unknown_field_on_line_2_of_tasks_jsonl_exits_2_naming_the_file_and_line(demo_copy):
     tasks_file = demo_copy / "data" / "suites" / "coding_agent" / "tasks.jsonl"
     lines = tasks_file.read_text(encoding="utf-8").splitlines()
@@ -72,6 +74,7 @@ def test_an_unknown_field_on_line_2_of_tasks_jsonl_exits_2_naming_the_file_and_l
         "(allowed: id, messages, expected, tools, tool_results, tags)"]
 
 
+@pytest.mark.slow
 def test_the_data_directory_may_come_from_the_environment(demo_copy, tmp_path_factory):
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     done = toolchoice("validate", "--suite", "coding_agent", cwd=elsewhere,

@@ -48,7 +48,7 @@ class ReleaseContext:
         except InputError as exc:
             raise bad_input(self.release_id, exc) from None
         self.lineage = Lineage(release_id=self.release_id, suite=self.suite.name,
-                               catalog_version=self.suite.catalog_version, run_id=context.run.run_id)
+                               catalog_version=self.suite.catalog_version, run_id=context.run_id)
 
 
 @dg.asset(**COMMON, kinds={"yaml", "python"},
