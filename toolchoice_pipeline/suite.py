@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .canonical import short_hash
 from .catalog import ToolDefinition, catalog_version, merge_live
+from .confined_paths import confinement_problem
 from .catalog_files import load_catalog_file, load_tool_dump
 from .errors import InputError, Problem, display_path, field_path, validation_errors
 from .tasks import Task, read_numbered_tasks
@@ -175,7 +176,12 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     problems: list[Problem] = []
 
     def listed(field: str, path: tuple, relative: str) -> bool:
-        """True when the file ``suite.yaml`` names exists; else a problem on the suite.yaml line naming it."""
+        """True when the file ``suite.yaml`` names is inside the suite directory (:mod:`.confined_paths`) and
+        exists; else a problem on the suite.yaml line naming it."""
+        outside = confinement_problem(relative, "suite directory")
+        if outside is not None:
+            problems.append(Problem(file=spec_file, line=line_of(lines, path), field=field, message=outside))
+            return False
         target = directory / relative
         if target.is_file():
             return True

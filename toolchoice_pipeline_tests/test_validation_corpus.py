@@ -306,7 +306,7 @@ CASES = [
           "temperature, budget_usd)"), kind="config"),
     Case("config-wrong-values",
          {"toolchoice.yaml": "max_steps: four\ncache:\n  policy: rw\njudge:\n  polls: 0\n"},
-         (f'{CFG}:1: max_steps: Input should be a valid integer, unable to parse string as an integer (got "four")',
+         (f'{CFG}:1: max_steps: Input should be a valid integer (got "four")',
           f"{CFG}:3: cache.policy: Input should be 'read_write', 'write_only' or 'off' (got \"rw\")",
           f"{CFG}:5: judge.polls: Input should be greater than or equal to 1 (got 0)"), kind="config"),
     Case("config-model-listed-twice",
