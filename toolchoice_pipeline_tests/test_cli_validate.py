@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,14 +26,6 @@ def toolchoice(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Com
                                                      "from toolchoice_pipeline.cli import main; main()"]
     return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})
-
-
-@pytest.fixture
-def demo_copy(tmp_path) -> Path:
-    """A copy of the demo suite and run configuration in ``tmp_path/data`` (the repository's stays untouched)."""
-    shutil.copytree(REPO_DATA / "suites" / "coding_agent", tmp_path / "data" / "suites" / "coding_agent")
-    shutil.copy(REPO_DATA / "toolchoice.yaml", tmp_path / "data" / "toolchoice.yaml")
-    return tmp_path
 
 
 def _catalog_version_by_the_recipe(catalog_file: Path) -> str:

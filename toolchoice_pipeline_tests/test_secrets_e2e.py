@@ -1,9 +1,12 @@
 """End to end: no secret from an ingested session survives anywhere the pipeline stores or prints things.
 
-Recorded Claude Code sessions with planted secrets of 17 kinds (the :func:`planted_secrets` of
+Recorded Claude Code sessions with planted secrets of 47 kinds (the :func:`planted_secrets` of
 ``test_sanitise``: AWS key id and secret key, GitHub, Anthropic, OpenAI, Slack, Google, Stripe and SendGrid
 keys, a JWT, bearer and basic-auth headers, a password in a URL, a private key block, a password assignment,
-an e-mail address, and the user name in ``/home/<user>`` and ``C:\\Users\\<user>`` paths and in ``cwd``) are
+an e-mail address, the user name in ``/home/<user>`` and ``C:\\Users\\<user>`` paths and in ``cwd``, and the
+current formats of :func:`newer_planted_secrets`: Hugging Face, Google OAuth, Databricks, DigitalOcean, Vault,
+Atlassian, Grafana, npm, PyPI, Shopify and 18 more services, a token as a URL's userinfo, ``mysql -p``, a
+``.netrc`` password and a service account's ``private_key_id``) are
 ingested with ``toolchoice ingest claude-code`` and run through ``toolchoice run`` (real subprocesses, the
 offline local judge on), with fake provider keys in the environment. Then every place the pipeline writes is
 read back *structurally* (Parquet and DuckDB compress, SQLite keeps zlib-compressed Dagster snapshots) and as
@@ -43,7 +46,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from toolchoice_pipeline.ingest.pipeline import IngestOptions, ingest_claude_code
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 
 from toolchoice_pipeline_tests.conftest import DATA
 from toolchoice_pipeline_tests.test_sanitise import planted_secrets, write_transcript_with_secrets

@@ -2,8 +2,9 @@
 
 The run goes through the local Dagster instance in ``<data-dir>/dagster_home``, so it shows up in
 ``dagster dev`` (started with ``DAGSTER_HOME=<data-dir>/dagster_home``) like a scheduled run.
-Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 the run failed for another reason
-(a provider or a bug: the failing step's error is printed), 130 interrupted (Ctrl-C).
+Exit codes: 0 gate passed, 1 gate failed (and nothing else failed), 2 bad input, usage or a bad environment (an OS
+error inside a step: disk full, read-only, no permission), 3 the run failed for another reason (a provider or a
+bug: the failing step's error is printed on one line), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from toolchoice_pipeline.execution.offline import ensure_offline_default
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
+from toolchoice_pipeline.cli.common import is_environment_failure
 
 EXIT_RUN_FAILED = 3
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
@@ -88,14 +90,17 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
     passed = print_outcome(store.read_scores(release_id), data_dir, result)
-    if passed and not result.success:
-        # Scored, but a later step (the promotion to baseline) did not finish: not a finished run.
+    if (passed and not result.success) or result.failures:
+        # Scored, but a step other than the gate (the promotion to baseline, a write) did not finish: not a
+        # finished run, whatever the gate said (exit 1 is only ever a failed gate).
+        promoted = ", so a passing `release` was not promoted to baseline: re-run it with --force" if passed else ""
         click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
-                   f"(Dagster run {result.run_id}), so a passing `release` was not promoted to baseline: "
-                   "re-run it with --force", err=True)
+                   f"(Dagster run {result.run_id}){promoted}", err=True)
         for message in failures:
             click.echo(f"  {message}", err=True)
-        return EXIT_INTERRUPTED if interrupted else EXIT_RUN_FAILED
+        if interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
     return EXIT_OK if passed else EXIT_GATE_FAILED
 
 
@@ -156,6 +161,20 @@ def dagster_home(data_dir: Path) -> Path:
     return home
 
 
+def step_error_line(error) -> tuple[str, bool]:
+    """One line for a failed step's error (Dagster's ``SerializableErrorInfo``): the innermost cause's class and
+    message, never its stack; and whether it is a bad environment (the file system refused: disk full,
+    read-only, no permission, an I/O error) rather than a bug or a damaged data directory (exit 3)."""
+    inner = error
+    while getattr(inner, "cause", None) is not None:
+        inner = inner.cause
+    message = " ".join((inner.message or "").split()) or inner.cls_name
+    if not message.startswith(f"{inner.cls_name}:"):
+        message = f"{inner.cls_name}: {message}"
+    environment = is_environment_failure(message)
+    return (f"bad environment: {message[:400]}" if environment else message[:400]), environment
+
+
 def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> RunResult:
     """Add the release partition and run ``release_job`` for it in-process against ``<data-dir>/dagster_home``."""
     import dagster as dg
@@ -187,8 +206,10 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
                                if event.step_failure_data.user_failure_data else None)
                 if error.cls_name == "DagsterAssetCheckFailedError":
                     continue  # the blocking gate did its job: the gate's verdict is printed in full
-                text = description or error.to_string().strip()
-                bad_input = bad_input or text.startswith("bad input")
+                text, environment = description, False
+                if not text:
+                    text, environment = step_error_line(error)
+                bad_input = bad_input or environment or text.startswith("bad input")
                 failures.append(f"{event.step_key}: {text}")
         checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
                   for e in outcome.all_events

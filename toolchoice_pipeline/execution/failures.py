@@ -33,6 +33,9 @@ def redact(text: str) -> str:
 def _detail(exc: BaseException) -> str:
     text = str(getattr(exc, "message", None) or exc).strip()
     text = re.sub(r"^(litellm\.\w+:\s*)+", "", text)
+    # LiteLLM appends the traceback of its own parse failure ("Invalid response object Traceback ..."): the
+    # line before it says what went wrong; the stack is no use to the user.
+    text = text.split("Traceback (most recent call last)")[0].strip() or text
     text = " ".join(text.split())
     if len(text) > _MAX_DETAIL:
         text = text[:_MAX_DETAIL] + "..."
@@ -78,6 +81,10 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
             return (f"{model}: model not found: LiteLLM's model list does not know it and the provider refused "
                     f"the call (LiteLLM reports an unknown model as an authentication error): {detail}")
         return f"{model}: authentication failed: the provider refused the API key from the environment ({detail})"
+    from toolchoice_pipeline.execution.llm import MalformedReply
+
+    if isinstance(exc, MalformedReply):
+        return f"{model}: malformed provider reply{tries}: {detail}"
     status = getattr(exc, "status_code", None)
     # (LiteLLM's exception classes, what the failure is called, whether retries preceded it), subclasses first.
     kinds = (

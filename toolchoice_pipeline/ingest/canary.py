@@ -12,7 +12,7 @@ from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
 from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
 from toolchoice_pipeline.ingest.labels import load_labels
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.judge.polling import JudgeItem
 from toolchoice_pipeline.records.calls import Reply, make_call

@@ -4,7 +4,8 @@ An expected argument is one of:
 
 - a plain JSON value: the actual value must equal it after normalisation (DESIGN §4);
 - ``{"any_of": [v, ...]}``: any listed value matches;
-- ``{"regex": "..."}``: Python's ``re.search`` finds the pattern in a string value;
+- ``{"regex": "..."}``: the pattern is found in a string value (a search, on RE2: linear time, Python's syntax
+  without lookaround or backreferences; see :mod:`.user_regex`);
 - ``{"value": v}``: exactly ``v``, for when ``v`` itself looks like a matcher;
 
 and ``"optional": true`` may be added to any of the object forms: an absent argument is then fine, a present
@@ -15,9 +16,10 @@ one must match. An object is read as a matcher only when it has exactly one of `
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from toolchoice_pipeline.util.user_regex import UserRegexError, compile_user_regex
 
 MATCHER_KEYS = ("any_of", "regex", "value")
 
@@ -49,7 +51,7 @@ def parse_matcher(value: Any) -> Matcher:
     """Parse one expected argument into a :class:`Matcher`.
 
     Raises :class:`MatcherError` when a matcher object is malformed: ``any_of`` not a non-empty list, ``regex``
-    not a string or not a valid Python regular expression, ``optional`` not a boolean; or when an object made
+    not a string or not a regular expression RE2 runs, ``optional`` not a boolean; or when an object made
     only of matcher keys is not a matcher (two of ``any_of``/``regex``/``value``, or ``optional`` alone), which
     would otherwise be compared as a literal object and never match.
     """
@@ -74,8 +76,8 @@ def parse_matcher(value: Any) -> Matcher:
         if not isinstance(pattern, str):
             raise MatcherError(f"'regex' must be a string (got {json.dumps(pattern)[:40]})")
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise MatcherError(f"regex {json.dumps(pattern)} does not compile: {exc}") from None
+            compile_user_regex(pattern)
+        except UserRegexError as exc:
+            raise MatcherError(str(exc)) from None
         return Matcher(kind="regex", pattern=pattern, optional=optional)
     return Matcher(kind="exact", values=(value["value"],), optional=optional)

@@ -10,21 +10,20 @@
   matters); numbers by value (``40 == 40.0``) but booleans are not numbers; objects need the same keys and
   lists the same length and order, their values compared by these same rules (nothing is hashed, so any
   JSON value works); an expected ``null`` needs the argument present and null.
-- Matchers (:mod:`toolchoice_pipeline.suites.matchers`): ``any_of``, ``regex`` (``re.search`` in a string value,
+- Matchers (:mod:`toolchoice_pipeline.suites.matchers`): ``any_of``, ``regex`` (an RE2 search in a string value,
   both normalised to NFC), ``value`` and ``optional`` (absent is fine; present must match).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from functools import lru_cache
 from typing import Any
 
 from toolchoice_pipeline.records.calls import Reply, ToolCall
 from toolchoice_pipeline.suites.matchers import Matcher, parse_matcher
 from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
+from toolchoice_pipeline.util.user_regex import user_regex_search
 
 
 def normalise_string(value: str) -> str:
@@ -58,15 +57,10 @@ def values_match(expected: Any, actual: Any) -> bool:
     return False
 
 
-@lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(unicodedata.normalize("NFC", pattern))
-
-
 def matcher_accepts(matcher: Matcher, actual: Any) -> bool:
     """True when a present argument value satisfies ``matcher``."""
     if matcher.kind == "regex":
-        return isinstance(actual, str) and _compiled(matcher.pattern or "").search(normalise_string(actual)) is not None
+        return isinstance(actual, str) and user_regex_search(matcher.pattern or "", normalise_string(actual))
     return any(values_match(option, actual) for option in matcher.values)
 
 
