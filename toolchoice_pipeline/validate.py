@@ -4,7 +4,9 @@ Each problem names the tasks file, the task's line and the field. Checked: an em
 (duplicate names, parameters that are not a JSON Schema object); an expected tool missing from the task's
 catalog; a key argument that is not a parameter of the expected tool; matchers that are malformed or whose
 regex does not compile; arguments expected where no call is expected; ``expected.calls`` disagreeing with
-``expected.tool``; canned ``tool_results`` for tools the task's catalog lacks.
+``expected.tool``; ``any_call`` beside a tool; canned ``tool_results`` for tools the task's catalog lacks. A task
+tagged :data:`~.tasks.FLAG_NO_TOOLS` may have an empty inline catalog, one tagged :data:`~.tasks.FLAG_UNPASSABLE`
+expected arguments its tool's schema lacks (the flag says the source wrote it so).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .catalog_files import check_catalog
 from .errors import Problem, display_path
 from .matchers import MatcherError, parse_matcher
 from .suite import Suite
-from .tasks import ExpectedCall, Task
+from .tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE, ExpectedCall, Task
 
 
 def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem]:
@@ -53,11 +55,16 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
     if task.tools is not None:
         for problem in check_catalog(task.tools, file, prefix=("tools",)):
             add(problem.field or "tools", problem.message)
-        if not task.tools:
+        if not task.tools and FLAG_NO_TOOLS not in task.tags:
             add("tools", "an inline catalog must list at least one tool (use null for the suite's catalog)")
     by_name = None if catalog is None else {tool.name: tool for tool in catalog}
     expected = task.expected
+    unknown_arguments_ok = FLAG_UNPASSABLE in task.tags
     if expected is not None:
+        if expected.any_call and expected.tool is not None:
+            add("expected.any_call", "any_call says any call is right: set expected.tool to null")
+        if FLAG_NO_TOOLS in task.tags and (expected.tool is not None or expected.any_call):
+            add("tags", f"a task tagged {FLAG_NO_TOOLS} offers no tools, so it must expect no call")
         if expected.tool is None:
             if expected.arguments:
                 add("expected.arguments", "arguments are given but no call is expected (expected.tool is null): "
@@ -65,14 +72,15 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
             if expected.calls:
                 add("expected.calls", "calls are given but no call is expected (expected.tool is null)")
         else:
-            _check_call(ExpectedCall(tool=expected.tool, arguments=expected.arguments), "expected", by_name, add)
+            _check_call(ExpectedCall(tool=expected.tool, arguments=expected.arguments), "expected", by_name, add,
+                        unknown_arguments_ok)
             if expected.calls is not None:
                 if not expected.calls:
                     add("expected.calls", "must list at least one call when given")
                 elif (expected.calls[0].tool, expected.calls[0].arguments) != (expected.tool, expected.arguments):
                     add("expected.calls", "the first expected call must repeat expected.tool and expected.arguments")
                 for index, call in enumerate(expected.calls[1:], start=1):
-                    _check_call(call, f"expected.calls[{index}]", by_name, add)
+                    _check_call(call, f"expected.calls[{index}]", by_name, add, unknown_arguments_ok)
     if by_name is not None:
         for name in task.tool_results or {}:
             if name not in by_name:
@@ -81,14 +89,15 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
     return problems
 
 
-def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add) -> None:
+def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add,
+                unknown_arguments_ok: bool = False) -> None:
     tool = None if by_name is None else by_name.get(call.tool)
     if by_name is not None and tool is None:
         add(f"{where}.tool", f"tool '{call.tool}' is not in the task's catalog ({_names(by_name)})"
                              f"{_did_you_mean(call.tool, by_name)}")
     properties = (tool.parameters.get("properties") or {}) if tool is not None else None
     for name, matcher in call.arguments.items():
-        if properties is not None and name not in properties:
+        if properties is not None and name not in properties and not unknown_arguments_ok:
             known = ", ".join(properties) or "none"
             add(f"{where}.arguments.{name}", f"key argument '{name}' is not a parameter of tool '{call.tool}' "
                                              f"(parameters: {known}){_did_you_mean(name, properties)}")
