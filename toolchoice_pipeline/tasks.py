@@ -188,7 +188,8 @@ def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Proble
         try:
             task = parse_task_line(text, shown, number)
         except InputError as exc:
-            problems.extend(exc.problems)
+            first = not first_line and not tasks and not problems
+            problems.extend(_one_task_per_line_hint(p, text) if first else p for p in exc.problems)
             continue
         if task.id in first_line:
             problems.append(Problem(file=shown, line=number, field="id",
@@ -197,6 +198,23 @@ def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Proble
         first_line[task.id] = number
         tasks.append((number, task))
     return tasks, problems
+
+
+def _one_task_per_line_hint(problem: Problem, text: str) -> Problem:
+    """The first line's bad-JSON problem, told that a task is one line when the line opens an object that the
+    end of the line leaves open (a task pretty-printed over several lines)."""
+    if not problem.message.startswith("bad JSON") or not text.lstrip().startswith("{"):
+        return problem
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos < len(text.rstrip()):
+            return problem
+    except ValueError:
+        return problem
+    return Problem(file=problem.file, line=problem.line, field=problem.field,
+                   message=f"{problem.message}; the object does not close on this line: write one task per line "
+                           "(JSON Lines), not one task over several lines")
 
 
 def write_tasks(path: Path, tasks: list[Task]) -> None:

@@ -3,8 +3,9 @@
 Each problem names the tasks file, the task's line and the field. Checked: an empty suite; inline catalogs
 (duplicate names, parameters that are not a JSON Schema object); an expected tool missing from the task's
 catalog; a key argument that is not a parameter of the expected tool; matchers that are malformed or whose
-regex does not compile; arguments expected where no call is expected; ``expected.calls`` disagreeing with
-``expected.tool``; ``any_call`` beside a tool; canned ``tool_results`` for tools the task's catalog lacks. A task
+regex does not compile; matcher objects with unknown or misspelt keys ("did you mean"); an object or array
+expected for a parameter whose schema type is scalar; arguments expected where no call is expected;
+``expected.calls`` disagreeing with ``expected.tool``; ``any_call`` beside a tool; canned ``tool_results`` for tools the task's catalog lacks. A task
 tagged :data:`~.tasks.FLAG_NO_TOOLS` may have an empty inline catalog, one tagged :data:`~.tasks.FLAG_UNPASSABLE`
 expected arguments its tool's schema lacks (the flag says the source wrote it so).
 """
@@ -12,11 +13,12 @@ expected arguments its tool's schema lacks (the flag says the source wrote it so
 from __future__ import annotations
 
 import difflib
+import json
 
 from .catalog import ToolDefinition
 from .catalog_files import check_catalog
 from .errors import Problem, display_path
-from .matchers import MatcherError, parse_matcher
+from .matchers import MatcherError, matcher_key_problem, parse_matcher
 from .suite import Suite
 from .tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE, ExpectedCall, Task
 
@@ -103,9 +105,41 @@ def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinitio
                                              f"(parameters: {known}){_did_you_mean(name, properties)}")
             continue
         try:
-            parse_matcher(matcher)
+            parsed = parse_matcher(matcher)
         except MatcherError as exc:
             add(f"{where}.arguments.{name}", str(exc))
+            continue
+        schema = properties.get(name) if properties is not None else None
+        schema = schema if isinstance(schema, dict) else None
+        problem = None if _is_object_value(matcher, schema) else matcher_key_problem(matcher)
+        if problem is None and schema is not None:
+            problem = _scalar_problem(parsed.values, schema)
+        if problem is not None:
+            add(f"{where}.arguments.{name}", problem)
+
+
+_SCALAR_TYPES = {"string", "number", "integer", "boolean", "null"}
+
+
+def _is_object_value(matcher, schema: dict | None) -> bool:
+    """True when ``matcher`` is a plain object the parameter's schema describes (its keys are properties)."""
+    properties = (schema or {}).get("properties")
+    return isinstance(matcher, dict) and isinstance(properties, dict) and set(matcher) <= set(properties)
+
+
+def _scalar_problem(values: tuple, schema: dict) -> str | None:
+    """An object or array expected for a parameter whose schema type is only scalar (it can never match a valid
+    call); None otherwise."""
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else declared
+    if not isinstance(types, list) or not types or not set(types) <= _SCALAR_TYPES:
+        return None
+    for value in values:
+        if isinstance(value, (dict, list)):
+            kind = "an object" if isinstance(value, dict) else "an array"
+            return (f"expects {kind} ({json.dumps(value, ensure_ascii=False)[:60]}) for a parameter of type "
+                    f"{' or '.join(types)}; a valid call can never match it")
+    return None
 
 
 def _did_you_mean(name: str, known) -> str:
