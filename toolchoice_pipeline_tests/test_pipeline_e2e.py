@@ -233,7 +233,7 @@ def test_ingested_claude_code_sessions_run_through_toolchoice_run(tmp_path):
 
 def test_the_ingested_canary_scores_tsq_a_quarter_with_the_offline_judge(tmp_path):
     data_dir = copy_data(tmp_path / "data")
-    sessions = REPO_DATA / "sessions"
+    from toolchoice_pipeline.judge.calibration import PACKAGED_CANARY as sessions
     assert run_guarded(cli, ["ingest", "claude-code", str(sessions / "canary.jsonl"), "--labels",
                              str(sessions / "canary.labels.jsonl"), "--suite", "canary",
                              "--data-dir", str(data_dir)]) == 0

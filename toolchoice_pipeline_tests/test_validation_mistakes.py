@@ -108,3 +108,18 @@ def test_a_suite_folder_without_suite_yaml_says_so(tmp_path, capsys):
     assert code == 2
     assert err == [f"error: {display_path(folder / 'suite.yaml')}: the suite folder 'sb2' has no suite.yaml (it "
                    "holds: tasks.jsonl); write one naming the catalog and tasks files (docs/DESIGN.md §3)"]
+
+
+def test_validate_states_which_canary_the_judge_check_will_use(tmp_path, capsys):
+    from toolchoice_pipeline.judge.calibration import PACKAGED_CANARY
+
+    write_suite(tmp_path, [task_line("t0", "x", "Grep")])
+    assert run_guarded(cli, ["validate", "--suite", "demo", "--data-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"judge canary {display_path(PACKAGED_CANARY / 'canary.jsonl')} (the packaged canary)")
+    (tmp_path / "sessions").mkdir()
+    for name in ("canary.jsonl", "canary.labels.jsonl", "canary.catalog.yaml"):
+        (tmp_path / "sessions" / name).write_bytes((PACKAGED_CANARY / name).read_bytes())
+    assert run_guarded(cli, ["validate", "--suite", "demo", "--data-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"judge canary {display_path(tmp_path / 'sessions' / 'canary.jsonl')} (the data directory's own canary)")
