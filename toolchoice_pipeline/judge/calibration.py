@@ -125,7 +125,7 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
     if reasons:
         message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons)} [{figures}]"
     elif warnings:
-        message = f"judge calibration passed with a warning: {'; '.join(warnings)} [{figures}]"
+        message = f"judge calibration passed, with a warning: {'; '.join(warnings)} [{figures}]"
     else:
         message = f"judge calibration passed: {figures}"
     return CalibrationResult(passed=not reasons, n_labelled=n, accuracy=accuracy, kappa=kappa,
