@@ -136,7 +136,7 @@ def test_release_scores_publish_scores_json_and_the_checks_read_it(stages, relea
     assert stored["models"] == document.figures()
 
     gate = release_gate(check_context(toolchoice), toolchoice=toolchoice)
-    assert gate.passed and gate.metadata["baseline_release_id"].value == "none"
+    assert gate.passed and gate.metadata["baseline_release_id"].value == "none yet"
     schema = warehouse_schema(check_context(toolchoice), toolchoice=toolchoice)
     assert schema.passed and schema.metadata["rows_task_scores"].value == len(stages["task_scores"].value)
 
@@ -158,8 +158,9 @@ def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(st
     assert result.metadata["canary_tsq"].value == pytest.approx(0.25)
 
 
-def test_judge_calibration_fails_without_a_canary_session(stages, toolchoice):
-    (toolchoice.path / "sessions" / "canary.jsonl").unlink()
+def test_judge_calibration_fails_on_an_unreadable_canary_session(stages, toolchoice):
+    (toolchoice.path / "sessions").mkdir(exist_ok=True)
+    (toolchoice.path / "sessions" / "canary.jsonl").write_text("not a session\n", encoding="utf-8")
     result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice,
                                judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
     assert not result.passed and "canary" in result.description

@@ -99,7 +99,7 @@ CASES = [
          {"suites/demo/tasks.jsonl": lines(READ, json.dumps(
              {"id": "grep-002", "messages": [{"role": "user", "content": "x"}],
               "expected": {"tool": "Grep", "args": {"pattern": "x"}}}))},
-         (f"{T}:2: expected.args: unknown field (did you mean 'arguments'? allowed: tool, arguments, calls)",)),
+         (f"{T}:2: expected.args: unknown field (did you mean 'arguments'? allowed: tool, arguments, calls, any_call)",)),
     Case("task-missing-fields", {"suites/demo/tasks.jsonl": lines('{"messages": [{"role": "user", "content": "x"}]}')},
          (f'{T}:1: id: required field is missing: give a stable name such as "grep-def-001"',
           f'{T}:1: expected: required field is missing: give {{"tool": "Grep", "arguments": {{...}}}}; '

@@ -118,7 +118,8 @@ def _check_stored(store, data_dir: Path, suite: str) -> None:
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     """Refuse to start (exit 2) when a model cannot work: unknown provider, no API key in the environment,
-    unknown local model, a replay file that does not load. One clear message per model.
+    unknown local model, a replay file that does not load. One line per model, naming it as agent, judge or
+    both.
 
     No provider is called here: the engine makes each remote model's preflight call just before its first
     uncached call (so a fully cached re-run calls nobody) and keeps a model that fails it apart from the others.
@@ -127,12 +128,19 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     from toolchoice_pipeline.providers import register_providers
 
     register_providers()
-    specs = list(run_config.models) + ([run_config.judge.model] if judge else [])
+    roles: dict[str, list[str]] = {}
+    specs = {}
+    for role, spec in [*(("agent", s) for s in run_config.models), *((("judge", run_config.judge.model),) if judge
+                                                                     else ())]:
+        roles.setdefault(spec.model, []).append(role)
+        specs.setdefault(spec.model, spec)
     found = []
-    for spec in specs:
+    for model, spec in specs.items():
         problem = static_problem(spec, data_dir)
         if problem:
-            found.append(Problem(file="<models>", message=problem))
+            # One line per model, naming its role(s): "agent openai/x: no API key: set OPENAI_API_KEY ..."
+            found.append(Problem(file=f"{' and '.join(roles[model])} {model}",
+                                 message=problem.removeprefix(f"{model}: ")))
     if found:
         raise InputError(found)
 
@@ -141,7 +149,8 @@ class RunResult:
     """What the Dagster run left: its id, whether it succeeded, and the failing steps' messages."""
 
     def __init__(self, run_id: str, success: bool, failures: list[str], bad_input: bool,
-                 check_messages: list[str]):
+                 check_messages: list[str], agent_calls: tuple[int, int] | None = None):
+        self.agent_calls = agent_calls  # (model calls, of which served from the call journal), when agent_runs ran
         self.run_id = run_id
         self.success = success
         self.failures = failures
@@ -211,8 +220,25 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
                     text, environment = step_error_line(error)
                 bad_input = bad_input or environment or text.startswith("bad input")
                 failures.append(f"{event.step_key}: {text}")
-        checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
-                  for e in outcome.all_events
+        checks = [_check_line(e.asset_check_evaluation_data) for e in outcome.all_events
                   if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.asset_check_evaluation_data.passed
                   and e.asset_check_evaluation_data.check_name != "release_gate"]  # the gate is printed in full
-        return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks)
+        return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+
+
+def _agent_calls(outcome) -> tuple[int, int] | None:
+    """``(model calls, cache hits)`` from agent_runs' materialisation metadata, or None if it did not materialise."""
+    for materialization in outcome.asset_materializations_for_node("agent_runs"):
+        metadata = materialization.metadata
+        if "model_calls" in metadata and "cache_hits" in metadata:
+            return int(metadata["model_calls"].value), int(metadata["cache_hits"].value)
+    return None
+
+
+def _check_line(evaluation) -> str:
+    """One line for a check that did not pass: ``check warning NAME: ...`` for a WARN-severity result (it passed
+    with a warning, e.g. the judge calibration), ``check failed NAME: ...`` otherwise."""
+    import dagster as dg
+
+    warning = evaluation.severity == dg.AssetCheckSeverity.WARN
+    return f"check {'warning' if warning else 'failed'} {evaluation.check_name}: {evaluation.description}"

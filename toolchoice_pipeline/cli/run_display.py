@@ -82,12 +82,17 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
     """Print the scores, the gate and any failed check; return whether the gate passed."""
     console = stdout_console()
     console.print(scores_table(scores))
+    if result.agent_calls is not None:
+        calls, cached = result.agent_calls
+        journal = (f"{'all ' if cached == calls else ''}{cached} from the call journal (their cost and latency "
+                   "are those recorded when they were made)" if cached else "none from the call journal")
+        console.print(f"agent model calls: {calls}, {journal}", markup=False)
     gate = scores.gate
     baseline = scores.baseline_release_id
     if scores.gate_passed:
         console.print(f"[green]gate passed[/green] against baseline {baseline or '(none yet: first release)'}")
     else:
-        console.print(f"[red]gate FAILED[/red] against baseline {baseline}:")
+        console.print(f"[red]gate FAILED[/red] against baseline {baseline or '(none yet)'}:")
         failures = gate.failures if gate is not None else []
         for failure in failures:
             console.print(f"  {failure.model}: {failure.reason}")
@@ -101,7 +106,7 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
         console.print(f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}",
                       highlight=False)
     for message in result.check_messages:
-        console.print(f"[yellow]check failed[/yellow] {message}")
+        console.print(message, style="yellow", markup=False)
     release_dir = data_dir / "releases" / scores.release_id
     console.print(f"scores: {release_dir / 'scores.json'} · gate report: {release_dir / 'gate.md'} · "
                   f"Dagster run {result.run_id}")

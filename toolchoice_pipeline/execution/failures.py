@@ -85,6 +85,8 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
 
     if isinstance(exc, MalformedReply):
         return f"{model}: malformed provider reply{tries}: {detail}"
+    if _connection_failed(exc):
+        return f"{model}: provider unreachable{tries}: could not connect ({detail})"
     status = getattr(exc, "status_code", None)
     # (LiteLLM's exception classes, what the failure is called, whether retries preceded it), subclasses first.
     kinds = (
@@ -102,3 +104,17 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
         if isinstance(exc, classes):
             return f"{model}: {what}{tries if retried else ''}: {detail}"
     return f"{model}: {type(exc).__name__}{tries}: {detail}"
+
+
+def _connection_failed(exc: BaseException) -> bool:
+    """True when the call never reached the provider: LiteLLM reports the OpenAI client's connection error as an
+    ``InternalServerError`` (status 500) whose message is "Connection error.", the original kept as a cause."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if type(seen).__name__ in ("APIConnectionError", "ConnectError", "ConnectionRefusedError") or \
+                str(seen).rstrip().endswith("Connection error."):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -86,6 +86,11 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
                                  message=f"'{name}' is not a valid suite name (letters, digits, '_', '.', '-'; "
                                          "starting with a letter or digit)"))
     directory = suite_dir(data_dir, name)
+    if directory.is_dir() and not (directory / SUITE_FILE).is_file():
+        held = ", ".join(sorted(p.name for p in directory.iterdir())[:6]) or "nothing"
+        raise InputError(Problem(file=display_path(directory / SUITE_FILE),
+                                 message=f"the suite folder '{name}' has no {SUITE_FILE} (it holds: {held}); write "
+                                         f"one naming the catalog and tasks files (docs/DESIGN.md §3)"))
     if not (directory / SUITE_FILE).is_file():
         known = ", ".join(list_suites(data_dir)) or "none"
         raise InputError(Problem(file=display_path(directory / SUITE_FILE),

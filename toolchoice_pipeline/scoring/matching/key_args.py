@@ -3,7 +3,7 @@
 - The first call decides: the first tool call of the first step, in the order the model listed it.
 - Right tool: that call's name equals ``expected.tool``; or no call at all where ``expected.tool`` is null.
   A tool call written into the text (flag ``invalid_call``) is never the right tool and never a correct
-  "no call".
+  "no call". Where ``expected.any_call`` is true, any tool is right (arguments: decoded to an object).
 - Right arguments: right tool, the arguments decoded to an object (undecodable arguments never match), and
   every key argument named in ``expected.arguments`` matches; arguments the expectation does not name are fine.
 - Values: strings are compared after Unicode NFC and trimming surrounding whitespace, then exactly (case
@@ -89,6 +89,12 @@ def match_key_args(expected: Expected, reply: Reply) -> MatchResult:
     Returns ``MatchResult(right_tool, right_args, reason)``; ``right_args`` implies ``right_tool``.
     """
     first: ToolCall | None = reply.first_call
+    if expected.any_call:
+        if first is None or first.is_invalid_call:
+            return MatchResult(False, False, "no tool call where any call was expected")
+        if first.arguments is None:
+            return MatchResult(True, False, "the arguments are not a JSON object")
+        return MatchResult(True, True, "a call where any call was expected")
     if expected.tool is None:
         if first is None:
             return MatchResult(True, True, "no call, and none expected")
