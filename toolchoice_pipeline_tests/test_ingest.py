@@ -302,7 +302,7 @@ def test_a_subagent_file_is_read_as_its_own_turns_linked_by_agent_id(tmp_path, c
     assert code == 0, err
     tasks, replay = stored(tmp_path / "data")
     assert [t["id"] for t in tasks] == ["0a1b2c3d-t0", f"0a1b2c3d-{agent[:8]}-t0"]
-    assert tasks[1]["tags"] == ["claude-code", "subagent"]
+    assert tasks[1]["tags"] == ["claude-code", "subagent", "catalog:file"]
     assert first_calls(replay) == [["Glob"], ["Grep"]]
     manifest = json.loads((tmp_path / "data" / "suites" / "s" / "ingest.json").read_text())
     assert [(s["session"], s["agent"]) for s in manifest["sessions"]] == [(SESSION, None), (SESSION, agent)]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
-from ..ingest.pipeline import IngestOptions, IngestReport, ingest_sessions
+from ..ingest.pipeline import CATALOG_FROM, IngestOptions, IngestReport, ingest_sessions
 from ..ingest.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES
 from .common import EXIT_OK, data_dir_option
 
@@ -33,6 +33,9 @@ def _options(command):
         click.option("--catalog-dump", "catalog_dumps", multiple=True, type=click.Path(path_type=Path),
                      help="Live catalog dump (JSON: tool list, OpenAI tools, MCP tools/list); curated wins. "
                           "Repeatable."),
+        click.option("--catalog-from", "catalog_from", type=click.Choice(CATALOG_FROM), default=None,
+                     help="otel: grade calls whose trace records no tool definitions against this catalog "
+                          "(curated: the demo suite's) instead of refusing them."),
         click.option("--labels", type=click.Path(path_type=Path), default=None,
                      help='Expected calls per turn, JSONL: {"session", "turn", "expected"}.'),
         data_dir_option,
