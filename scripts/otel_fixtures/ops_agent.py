@@ -39,7 +39,7 @@ CONVERSATIONS = [
         "Restart checkout please.",
         "Thanks, that's all for the restart.",
         "Give me a one-line incident summary.",
-        "Now page the payments team with that summary.",
+        "Now page the payments team with it.",
     ]),
     ("search-latency", [
         "What's the status of the search service?",
@@ -75,15 +75,18 @@ def _service(text: str) -> str:
 def choose(messages: list[dict], tool_names: list[str]) -> tuple[str | None, list[tuple[str, dict]]]:
     """The fake model's reply to an OpenAI chat request: (text, [(tool, arguments)]).
 
-    After a tool result it answers in text; a summary request gets text first when a structured output tool
-    (``final_result``) is offered, and the structured call once the framework asks again.
+    After a tool result it answers in text; a summary request gets plain text first (a framework expecting a
+    structured answer then asks again), and the structured answer (the ``final_result`` output tool when
+    offered, JSON text otherwise) once the framework asks again.
     """
     last = messages[-1]
     if last.get("role") == "tool":
         return "Done: " + str(last.get("content"))[:80], []
     text = _content(last).lower()
-    if "final_result" in tool_names and ("tool call" in text or "fix the errors" in text):
-        return None, [("final_result", {"summary": SUMMARY})]
+    if "fix the errors" in text or "validation" in text:  # the framework asks again for a structured answer
+        if "final_result" in tool_names:
+            return None, [("final_result", {"summary": SUMMARY})]
+        return json.dumps({"summary": SUMMARY}), []
     if "summary" in text:
         return SUMMARY, []
     if "status" in text or "healthy" in text:

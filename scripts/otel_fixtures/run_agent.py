@@ -86,7 +86,8 @@ def pydantic_ai_agent(base_url: str, tracer, content: bool) -> None:
     class Summary(BaseModel):
         summary: str
 
-    agent = Agent(model, system_prompt=SYSTEM, instrument=InstrumentationSettings(include_content=content))
+    Agent.instrument_all(InstrumentationSettings(include_content=content))
+    agent = Agent(model, system_prompt=SYSTEM)
     for tool in TOOLS:
         agent.tool_plain(_tool_function(tool))
     for name, prompts in CONVERSATIONS:

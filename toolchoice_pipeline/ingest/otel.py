@@ -7,7 +7,8 @@ ingest are read first, because a model call's content may sit in log records of 
 
 A model call whose last input message is a user prompt is the first step of a turn; calls whose input ends
 with tool results are later steps (their results become the turn's ``tool_results``). Framework retry
-prompts (Pydantic AI's "... Fix the errors and try again.") are kept in the conversation as user messages
+prompts (Pydantic AI's "... Fix the errors and try again." and "Your previous response failed the
+application's validation (this is automated feedback, not a message from the user)") are kept in the conversation as user messages
 named ``framework_retry`` but start no turn and are not counted. The turn index is the number of prompts
 before this one in the call's input, so calls may come in any order; the session is
 ``gen_ai.conversation.id`` or the trace id. System messages, from ``gen_ai.system_instructions`` or
@@ -35,7 +36,8 @@ from .sanitise import Sanitiser
 from .turns import ToolLedger, recorded_call
 
 SOURCE = "otel"
-RETRY_SUFFIX = "Fix the errors and try again."
+RETRY_MARKS = ("Fix the errors and try again.",  # Pydantic AI < 2: RetryPromptPart's closing sentence
+               "(this is automated feedback, not a message from the user)")  # Pydantic AI 2.x
 RETRY_NAME = "framework_retry"
 CAPTURE_SETTINGS = {  # scope name prefix -> how that producer turns message content capture on
     "pydantic-ai": "Pydantic AI records it with InstrumentationSettings(include_content=True) (the default; "
@@ -61,8 +63,10 @@ def _text(message_parts: list[dict[str, Any]]) -> str:
 
 def is_retry(message: Any) -> bool:
     """A framework's automatic retry request (Pydantic AI's RetryPromptPart sent as a user message)."""
-    return (isinstance(message, dict) and message.get("role") == "user"
-            and _text(parts(message)).rstrip().endswith(RETRY_SUFFIX))
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    text = _text(parts(message))
+    return any(mark in text for mark in RETRY_MARKS)
 
 
 def is_prompt(message: Any) -> bool:
