@@ -12,6 +12,7 @@ installed versions in ``toolchoice_pipeline_tests/data/otel/SOURCES.md``. Standa
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import fake_openai  # noqa: E402
+import ops_agent  # noqa: E402
 
 REPO = HERE.parent.parent
 OUT = REPO / "toolchoice_pipeline_tests" / "data" / "otel"
@@ -63,7 +65,7 @@ PRODUCERS: dict[str, tuple[str, list[str], dict[str, tuple[dict[str, str], list[
         "no-content": ({}, ["--no-content"]),
         "truncated": ({"OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "700"}, []),
     }),
-    "langtrace-3.8.21": ("langtrace", ["langtrace-python-sdk==3.8.21", OPENAI], {
+    "langtrace-3.8.21": ("langtrace", ["langtrace-python-sdk==3.8.21", OPENAI, "importlib-metadata"], {
         "": ({}, []),
     }),
 }
@@ -113,6 +115,8 @@ def main() -> None:
             sources.append(f"| {out.name} | {', '.join(versions(python))} | {settings.strip() or '(defaults)'} |")
             print(f"{out.name}: {', '.join(sorted(p.name for p in out.iterdir()))}")
     server.shutdown()
+    tools = [{"type": "function", "function": tool} for tool in ops_agent.TOOLS]  # the agent's catalog, as a dump
+    (OUT / "ops_agent_tools.json").write_text(json.dumps(tools, indent=2) + "\n", encoding="utf-8")
     if sources:
         write_sources(sources)
 

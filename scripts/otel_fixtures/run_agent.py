@@ -138,8 +138,10 @@ def main() -> None:
         prices.unlink()
     elif producer == "langtrace":
         from langtrace_python_sdk import langtrace
-        langtrace.init(custom_remote_exporter=FileSpanExporter(out / "traces.jsonl"), batch=False,
-                       write_spans_to_console=False)
+        # a local api_host: without one (and no Langtrace API key) init returns before instrumenting anything;
+        # the spans go through the tracer provider set above (Langtrace's own is not made the global one)
+        langtrace.init(api_host="http://127.0.0.1:9/api/trace", custom_remote_exporter=FileSpanExporter(
+            out / "traces.jsonl"), batch=False, write_spans_to_console=False)
     if producer == "pydantic-ai":
         pydantic_ai_agent(base_url, tracer, content)
     else:

@@ -14,7 +14,10 @@ carries part of it, and its messages are brought to the GenAI semantic conventio
   or Pydantic AI < 1.0's ``events`` span attribute);
 - the older flat attributes ``gen_ai.prompt.N.role`` / ``.content`` / ``.tool_calls.M.name`` / ``.tool_call_id``
   and ``gen_ai.completion.N.*``, with ``llm.request.functions.N.name`` / ``.description`` / ``.parameters``;
-- Pydantic AI's ``model_request_parameters`` (``function_tools`` and ``output_tools``).
+- Pydantic AI's ``model_request_parameters`` (``function_tools`` and ``output_tools``);
+- Langtrace's span events ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` (attributes
+  ``gen_ai.prompt`` / ``gen_ai.completion``: JSON lists of OpenAI chat messages, an assistant's calls as a list
+  in ``content``) and ``gen_ai.request.tools`` (a list holding the OpenAI ``tools`` as JSON text).
 
 A JSON-valued attribute that does not decode and was cut (the SDK's ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)
 is recorded in :attr:`ModelCall.truncated` with its length.
@@ -34,6 +37,7 @@ DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
                   "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
 CHOICE_EVENT = "gen_ai.choice"
+CONTENT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt", "gen_ai.content.completion": "gen_ai.completion"}
 RESULT_KEYS = ("response", "result", "content", "output")  # where producers put a tool result
 _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 _FUNCTIONS = re.compile(r"^llm\.request\.functions\.(\d+)\.(name|description|parameters)$")
@@ -109,7 +113,10 @@ def from_openai(message: dict[str, Any], role: str | None = None) -> dict[str, A
         found.append({"type": "text", "content": content})
     elif isinstance(content, list):
         for item in content:
-            if isinstance(item, dict) and isinstance(item.get("text") or item.get("content"), str):
+            if isinstance(item, dict) and isinstance(item.get("function"), dict):  # Langtrace: calls as content
+                found.append({"type": "tool_call", "id": item.get("id"), "name": item["function"].get("name"),
+                              "arguments": item["function"].get("arguments")})
+            elif isinstance(item, dict) and isinstance(item.get("text") or item.get("content"), str):
                 found.append({"type": "text", "content": item.get("text") or item.get("content")})
             elif isinstance(item, str):
                 found.append({"type": "text", "content": item})
@@ -184,10 +191,19 @@ class CallCollector:
                     self._message_event(call, str(event.get("event.name") or ""), event, record.time)
 
     def _event(self, record: Record, name: str, attrs: dict[str, Any], body: Any, time: int) -> None:
-        if not record.span_id or not (name == DETAILS_EVENT or name in MESSAGE_EVENTS or name == CHOICE_EVENT):
+        if not record.span_id or not (name == DETAILS_EVENT or name in MESSAGE_EVENTS or name == CHOICE_EVENT
+                                      or name in CONTENT_EVENTS):
             return
         call = self._call(record)
-        if name == DETAILS_EVENT:
+        if name in CONTENT_EVENTS:
+            messages = decoded(attrs.get(CONTENT_EVENTS[name]))
+            if isinstance(messages, list):  # a list in place of a message: Langtrace's lost assistant calls
+                converted = [from_openai(m) for m in messages if isinstance(m, dict)]
+                if name == "gen_ai.content.prompt":
+                    call.inputs = converted
+                else:
+                    call.outputs = [{**m, "role": "assistant"} for m in converted]
+        elif name == DETAILS_EVENT:
             self._attributes(call, attrs)
         else:
             self._message_event(call, name, body if isinstance(body, dict) else attrs, time)
@@ -215,6 +231,18 @@ class CallCollector:
         functions = _flat_functions(attrs, call)
         if functions:
             call.definitions = (call.definitions or []) + functions
+        requested = attrs.get("gen_ai.request.tools")  # Langtrace: '["<OpenAI tools as JSON text>"]'
+        if isinstance(requested, str) and isinstance(decoded(requested), list):
+            requested = decoded(requested)
+        for item in requested if isinstance(requested, list) else [requested] if requested else []:
+            if isinstance(item, dict):
+                call.definitions = (call.definitions or []) + [item]
+                continue
+            tools = decoded(item)
+            if isinstance(tools, list):
+                call.definitions = (call.definitions or []) + [t for t in tools if isinstance(t, dict)]
+            elif _looks_json(item):
+                call.truncated.append(f"gen_ai.request.tools ({len(item)} characters)")
 
     def _json_attribute(self, call: ModelCall, key: str, raw: Any) -> None:
         value = decoded(raw) if key != "gen_ai.system_instructions" or _looks_json(raw) else raw

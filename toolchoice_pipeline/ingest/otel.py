@@ -89,9 +89,14 @@ class _TurnBuilder:
         self.warnings, self.max_context_chars = warnings, max_context_chars
         self.seen_turns: set[tuple[str, int]] = set()
         self.results: dict[str, str] = {}  # call id -> recorded result, from every call's input
+        self.made: dict[str, dict[str, Any]] = {}  # call id -> the tool_call part of the output that made it
 
     def turns(self, calls: list[ModelCall]) -> Iterator[RecordedTurn]:
         for call in calls:
+            for message in call.outputs or []:
+                for part in parts(message):
+                    if part.get("type") == "tool_call" and part.get("id"):
+                        self.made.setdefault(str(part["id"]), part)
             for message in call.inputs or []:
                 for part in parts(message):
                     if part.get("type") == "tool_call_response" and part.get("id"):
@@ -112,6 +117,7 @@ class _TurnBuilder:
             return None
         if not inputs or not is_prompt(inputs[-1]):
             return None  # a later step of a turn (its input ends with tool results or a retry prompt)
+        inputs = self._restore_calls(inputs)
         session = call.conversation_id or call.trace_id or "trace"
         index = sum(1 for message in inputs if is_prompt(message)) - 1
         if (session, index) in self.seen_turns:
@@ -149,6 +155,26 @@ class _TurnBuilder:
                 if result is not None and recorded.name not in turn.tool_results:
                     turn.tool_results[recorded.name] = self.sanitiser.tool_result(result)
         return turn
+
+    def _restore_calls(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``inputs`` with an assistant message put back before tool results whose call is not in them (OpenLIT
+        leaves the assistant's tool-call message out of the input it records), made from the earlier call's
+        output with the same call id."""
+        offered: set[str] = set()
+        out: list[dict[str, Any]] = []
+        for message in inputs:
+            message_parts = parts(message)
+            offered.update(str(p.get("id")) for p in message_parts if p.get("type") == "tool_call")
+            missing = [self.made[str(p.get("id"))] for p in message_parts if p.get("type") == "tool_call_response"
+                       and str(p.get("id")) not in offered and str(p.get("id")) in self.made]
+            if missing:
+                if out and out[-1].get("role") == "assistant" and out[-1].get("_restored"):
+                    out[-1]["parts"].extend(missing)
+                else:
+                    out.append({"role": "assistant", "parts": list(missing), "_restored": True})
+                offered.update(str(p.get("id")) for p in missing)
+            out.append(message)
+        return out
 
     def tools(self, call: ModelCall, where: str) -> list[ToolDefinition] | None:
         """The call's tool definitions, sanitised (a tool listed twice, as Pydantic AI's function and output
@@ -225,7 +251,8 @@ def read_otel(files: Sequence[tuple[Path, str]], *, sanitiser: Sanitiser, ledger
         first = without[0]
         raise InputError(Problem(file=first.file, line=first.line, field="gen_ai.input.messages",
                                  message=f"{len(without)} model calls recorded without their message content "
-                                         f"(content capture was off): nothing to ingest. {_capture_hint(first)}"))
+                                         f"(content capture was off, or the content is in log records of a "
+                                         f"logs export not given): nothing to ingest. {_capture_hint(first)}"))
     if without:
         warnings.add(without[0].file, without[0].line, f"{len(without)} model calls recorded without message "
                                                        f"content were skipped. {_capture_hint(without[0])}")
