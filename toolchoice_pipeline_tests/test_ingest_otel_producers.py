@@ -174,12 +174,35 @@ def test_a_framework_retry_is_no_turn_and_the_follow_up_after_the_structured_ans
     assert replay[5]["tool_calls"][0]["arguments"]["team"] == "payments"
 
 
-def test_a_label_without_session_is_refused_when_the_file_holds_several_sessions(tmp_path, capsys):
+@pytest.mark.parametrize("fixture", ["openllmetry-0.62.4", "openai-v2-2.4b0"])  # one file; traces and logs
+def test_a_label_without_session_is_refused_when_the_files_hold_several_sessions(fixture, tmp_path, capsys):
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"turn": 0, "expected": {"tool": "get_service_status"}}) + "\n")
-    fixture = files("openllmetry-0.62.4")
-    code, _, err = run(capsys, fixture, tmp_path / "data", "--labels", str(labels))
+    code, _, err = run(capsys, files(fixture), tmp_path / "data", "--labels", str(labels),
+                       "--catalog-dump", str(TOOLS_DUMP))
     assert code == 2 and "labels.jsonl:1: session: required: the ingested files hold 2 sessions" in err
+
+
+def test_a_label_without_session_names_the_turn_of_the_only_session(tmp_path, capsys):
+    source = files("openllmetry-0.62.4")[0]
+    request = json.loads(source.read_text().splitlines()[0])
+    first_trace = request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    for resource in request["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [span for span in scope["spans"] if span["traceId"] == first_trace]
+    one = tmp_path / "one_session.jsonl"
+    one.write_text(json.dumps(request) + "\n")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"turn": 2, "expected": {"tool": "restart_service"}}) + "\n")
+    code, out, err = run(capsys, [one], tmp_path / "data", "--labels", str(labels))
+    assert code == 0, err
+    tasks, _ = stored(tmp_path / "data")
+    assert [t["expected"] is not None for t in tasks] == [False, False, True, False, False, False]
+
+
+def test_a_label_with_session_is_used_when_the_file_holds_several_sessions(tmp_path, capsys):
+    labels = tmp_path / "labels.jsonl"
+    fixture = files("openllmetry-0.62.4")
     tasks, _ = ingested(capsys, tmp_path / "first", "openllmetry-0.62.4")
     session = json.loads((tmp_path / "first" / "data" / "suites" / "s" / "ingest.json").read_text())["sessions"][0]
     labels.write_text(json.dumps({"session": session["session"], "turn": 0,

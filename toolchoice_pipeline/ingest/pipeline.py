@@ -185,7 +185,9 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
     missing = [problem for path, shown in zip(files, shown_files) if (problem := check_readable(path, shown))]
     if missing:
         raise InputError(missing)
-    labels = load_labels(options.labels, session_optional=len(files) == 1) if options.labels else None
+    # a label without session names a turn of the only session (otel: traces and logs files of one run)
+    sessionless_ok = len(files) == 1 or source == "otel"
+    labels = load_labels(options.labels, session_optional=sessionless_ok) if options.labels else None
     if options.catalog_from is not None and options.catalog_from not in CATALOG_FROM:
         raise InputError(Problem(file="<command line>", field="--catalog-from",
                                  message=f"'{options.catalog_from}' is not one of {', '.join(CATALOG_FROM)}"))
