@@ -1,8 +1,7 @@
 """An ingested OTel suite through Dagster: the ``eval_tasks`` materialisation shows where each task's catalog
-came from (``catalog_sources``), and the recorded choices are scored against the trace's own catalog."""
+came from (``catalog_sources``), and the recorded choices are judged and scored."""
 
 from __future__ import annotations
-
 
 import pytest
 

@@ -13,8 +13,7 @@ import pytest
 from toolchoice_pipeline.catalog_files import load_catalog_file
 from toolchoice_pipeline.suite import load_suite
 
-from .test_ingest import ingest, stored, first_calls
-from .test_sanitise import run_cli
+from .test_ingest import first_calls, ingest, stored
 
 OTEL = Path(__file__).resolve().parent / "data" / "otel"
 TOOLS_DUMP = OTEL / "ops_agent_tools.json"  # the agent's 4 tools, as a live dump (OpenAI tools format)
@@ -194,7 +193,7 @@ def test_a_label_without_session_names_the_turn_of_the_only_session(tmp_path, ca
     one.write_text(json.dumps(request) + "\n")
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"turn": 2, "expected": {"tool": "restart_service"}}) + "\n")
-    code, out, err = run(capsys, [one], tmp_path / "data", "--labels", str(labels))
+    code, _, err = run(capsys, [one], tmp_path / "data", "--labels", str(labels))
     assert code == 0, err
     tasks, _ = stored(tmp_path / "data")
     assert [t["expected"] is not None for t in tasks] == [False, False, True, False, False, False]
@@ -203,7 +202,7 @@ def test_a_label_without_session_names_the_turn_of_the_only_session(tmp_path, ca
 def test_a_label_with_session_is_used_when_the_file_holds_several_sessions(tmp_path, capsys):
     labels = tmp_path / "labels.jsonl"
     fixture = files("openllmetry-0.62.4")
-    tasks, _ = ingested(capsys, tmp_path / "first", "openllmetry-0.62.4")
+    ingested(capsys, tmp_path / "first", "openllmetry-0.62.4")
     session = json.loads((tmp_path / "first" / "data" / "suites" / "s" / "ingest.json").read_text())["sessions"][0]
     labels.write_text(json.dumps({"session": session["session"], "turn": 0,
                                   "expected": {"tool": "get_service_status"}}) + "\n")
