@@ -241,3 +241,23 @@ def test_a_tool_defined_differently_by_two_agents_keeps_each_definition_per_task
     schemas = {json.dumps(next(t for t in task["tools"] if t["name"] == "get_service_status")["parameters"],
                           sort_keys=True) for task in tasks}
     assert len(schemas) == 2
+
+
+def test_a_cut_pretty_printed_document_is_one_error_naming_its_line(tmp_path, capsys):
+    request = json.loads(files("openllmetry-0.62.4")[0].read_text().splitlines()[0])
+    text = json.dumps(request, indent=2)
+    broken = tmp_path / "cut.json"
+    broken.write_text(text + "\n" + text[: len(text) // 2])
+    code, _, err = run(capsys, [broken], tmp_path / "data")
+    first_line_of_second = text.count("\n") + 2
+    assert code == 2 and err.startswith(f"error: {broken}:") and "not OTLP JSON" in err
+    assert int(err.split(":")[2]) >= first_line_of_second
+    assert "Traceback" not in err and not (tmp_path / "data" / "suites" / "s").exists()
+
+
+def test_a_pretty_printed_document_that_is_not_an_otlp_export_is_named(tmp_path, capsys):
+    request = json.loads(files("openllmetry-0.62.4")[0].read_text().splitlines()[0])
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps(request, indent=2) + "\n" + json.dumps({"spans": []}, indent=2) + "\n")
+    code, _, err = run(capsys, [mixed], tmp_path / "data")
+    assert code == 2 and "resourceSpans: not an OTLP JSON trace or logs export" in err
