@@ -95,6 +95,9 @@ def eval_tasks(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
             "n_no_call_tasks": sum(1 for t in suite.tasks if t.expected is not None and t.expected.tool is None),
             "n_unlabelled_tasks": sum(1 for t in suite.tasks if t.expected is None),
             "tags": dg.MetadataValue.json(dict(sorted(tags.items()))),
+            # where each task's catalog came from (ingested suites: trace, file, live-dump, curated)
+            "catalog_sources": dg.MetadataValue.json({tag.split(":", 1)[1]: count for tag, count
+                                                      in sorted(tags.items()) if tag.startswith("catalog:")}),
         },
     )
 
