@@ -53,24 +53,34 @@ RESULTS = REPO / "benchmarks" / "results" / "judge_step_replays.json"
 READ_TOOLS = ("Read", "Grep", "Glob", "WebSearch", "WebFetch")
 
 
+def judged(found: Any) -> bool | None:
+    """True / False for a correct / incorrect verdict; None when the judge abstained (an invalid vote)."""
+    return None if found.verdict == "abstain" else found.verdict == "correct"
+
+
 def reply_of(calls: list[dict[str, Any]]) -> Reply:
     return from_openai_message(to_openai_message(verdict_reply(calls)))
 
 
-def figures(rows: list[tuple[str, bool, bool]]) -> dict[str, Any]:
-    """Agreement of (variant, judged_correct, truth_correct) rows, overall and per variant."""
-    pairs = [(judged, truth) for _, judged, truth in rows]
+def figures(rows: list[tuple[str, bool | None, bool]]) -> dict[str, Any]:
+    """Agreement of (variant, judged_correct, truth_correct) rows, overall and per variant; ``judged_correct``
+    None is an abstention (an invalid vote): counted per variant, left out of the agreement."""
+    pairs = [(judged, truth) for _, judged, truth in rows if judged is not None]
     right = [judged for judged, truth in pairs if truth]
     wrong = [judged for judged, truth in pairs if not truth]
     kappa = cohen_kappa(pairs)
     per_variant: dict[str, dict[str, Any]] = {}
     for variant, judged, truth in rows:
-        entry = per_variant.setdefault(variant, {"n": 0, "judged_correct": 0, "truth": "right" if truth else "wrong"})
+        entry = per_variant.setdefault(variant, {"n": 0, "judged_correct": 0, "abstained": 0,
+                                                 "truth": "right" if truth else "wrong"})
         entry["n"] += 1
-        entry["judged_correct"] += judged
+        entry["judged_correct"] += bool(judged)
+        entry["abstained"] += judged is None
     for entry in per_variant.values():
-        entry["judged_correct_share"] = round(entry["judged_correct"] / entry["n"], 4)
-    return {"n": len(pairs),
+        # The TSQ of the variant: the share judged correct among the episodes with a valid vote.
+        voted = entry["n"] - entry["abstained"]
+        entry["judged_correct_share"] = round(entry["judged_correct"] / voted, 4) if voted else None
+    return {"n": len(pairs), "abstained": len(rows) - len(pairs),
             "accuracy": round(sum(a == b for a, b in pairs) / len(pairs), 4),
             "kappa": None if kappa is None else round(kappa, 4),
             "detection_rate": round(sum(not j for j in wrong) / len(wrong), 4) if wrong else None,
@@ -106,7 +116,7 @@ def parallel(data: Path) -> tuple[dict[str, Any], dict[str, str]]:
                 ("swapped_tool", [*gold[:-1], {"name": other_tool.name, "arguments": other_args}], with_other,
                  False)):
             found = grade(messages, cat, reply_of(calls))
-            rows.append((variant, found.verdict == "correct", truth))
+            rows.append((variant, judged(found), truth))
             if truth and found.verdict != "correct":
                 wrong_gold[f"{task_id}/{variant}"] = found.conclusion[:300]
     result = figures(rows)
@@ -126,7 +136,7 @@ def multiple(data: Path) -> tuple[dict[str, Any], dict[str, str]]:
         task = tasks[line["task_id"]]
         truth = line["variant"] == "gold"
         found = grade(task.message_dicts(), suite.task_catalog(task), reply_of(line["tool_calls"]))
-        rows.append((line["variant"], found.verdict == "correct", truth))
+        rows.append((line["variant"], judged(found), truth))
         if truth and found.verdict != "correct":
             wrong_gold[line["task_id"]] = found.conclusion[:300]
     return figures(rows), wrong_gold
@@ -146,7 +156,7 @@ def demo() -> tuple[dict[str, Any], dict[str, str]]:
         if right[item.key] is None:
             continue
         found = grade(item.conversation, item.catalog, item.reply)
-        rows.append(("baseline_first_step", found.verdict == "correct", bool(right[item.key])))
+        rows.append(("baseline_first_step", judged(found), bool(right[item.key])))
         if (found.verdict == "correct") != bool(right[item.key]):
             misjudged[f"{item.model}/{item.task_id}"] = f"{found.verdict}: {found.conclusion[:200]}"
     for task in suite.tasks:
@@ -160,7 +170,7 @@ def demo() -> tuple[dict[str, Any], dict[str, str]]:
                                 ("Edit", {"file_path": path, "old_string": "a", "new_string": ""})):
             found = grade(task.message_dicts(), suite.task_catalog(task), reply_of([{"name": tool,
                                                                                       "arguments": arguments}]))
-            rows.append(("mutating_tool", found.verdict == "correct", False))
+            rows.append(("mutating_tool", judged(found), False))
             if found.verdict == "correct":
                 misjudged[f"{tool}/{task.id}"] = f"correct: {found.conclusion[:200]}"
     return figures(rows), misjudged
@@ -190,7 +200,7 @@ def main() -> int:
     for name, r in results.items():
         print(f"{name:10} {r['n']:>5} {r['accuracy']:>9} {r['kappa']!s:>7} {r['detection_rate']!s:>10} "
               f"{r['false_alarm_rate']!s:>13}")
-        print("    " + ", ".join(f"{v}: {e['judged_correct']}/{e['n']} judged correct"
+        print("    " + ", ".join(f"{v}: {e['judged_correct']}/{e['n']} judged correct, {e['abstained']} abstained"
                                  for v, e in r["variants"].items()))
     print(f"parallel TSQ: full answer {results['parallel']['tsq']['full_answer']}, "
           f"partial answer {results['parallel']['tsq']['partial_answer']}")

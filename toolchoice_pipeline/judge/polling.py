@@ -4,7 +4,8 @@ For each episode without an infrastructure error, the first step's reply is judg
 and the task's catalog. Each of ``judge.polls`` polls is one independent sample at ``judge.temperature`` with
 its own seed (where the judge model takes a ``seed``), never served from a cache: LiteLLM's cache is bypassed
 per call (``cache={"no-cache": True, "no-store": True}``) and the agent call cache is never used. An answer
-that cannot be parsed (:mod:`.parse`) is re-asked, up to ``judge.max_attempts`` calls per poll. Every poll
+that cannot be parsed (:mod:`.parse`) is re-asked, up to ``judge.max_attempts`` calls per poll; an abstention
+(the judge says it has no evidence) is an invalid vote at once, never re-asked. Every poll
 becomes a :class:`JudgeVote`, invalid ones included; a vote's tokens and cost sum over all its attempts.
 
 TSQ (tool selection quality, after Galileo's ChainPoll) = yes-votes / valid votes, in [0, 1]; None with the
@@ -158,6 +159,9 @@ class _Poller:
                 return self._vote(item, poll, verdict=parsed.verdict, reasoning=parsed.reasoning, valid=True,
                                   attempts=attempts, prompt_tokens=prompt_tokens,
                                   completion_tokens=completion_tokens, cost_usd=cost_usd)
+            if parsed.abstained:  # an answer, not a parse failure: asking again would not change it
+                error = parsed.error
+                break
             error = f"unparseable judge output: {parsed.error}"
         return self._vote(item, poll, verdict=None, reasoning=parsed.reasoning if parsed else None, valid=False,
                           attempts=attempts, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,

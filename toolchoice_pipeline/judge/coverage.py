@@ -1,0 +1,122 @@
+"""Whether a step makes the calls the request needs: the parts of a request that no call of the step serves.
+
+Used by the offline judge (:mod:`.offline`) for rubric step 3 ("the step must make the calls the request
+needs"). Pure functions, no model. A request's *values* are what a call would pass as arguments:
+
+- numbers, by value (a unit may follow: "5cm"; "1.2 billion" is also 1.2e9 and "60%" also 0.6); not the
+  exponent of a formula ("x^2") and not 0;
+- quoted text ('The Office', "Solar Beam");
+- capitalised names inside a sentence ("Taylor Swift", "Maroon 5", "Los Angeles"), except a name the tool
+  catalog itself uses (a unit or a service the tool is about: "Tesla", "Spotify"), a month or weekday, a name
+  right after a comma that follows a named value ("Chicago, Illinois": the state qualifies the city) and a
+  capitalised function word ("Also, ...").
+
+A value is *served* when a call's arguments name it (:func:`.arguments.numbers` by value, strings
+case-insensitively). The step *misses a call* when the request asks for several things (a repetition cue:
+"respectively", "also", "then", "another", "the same", "each", "both", ", and"...) and the values no call
+serves, of a kind the calls do use (numbers, names), number at least :data:`MISSING_SHARE` of the values one
+call serves on average. Measured on BFCL ``parallel`` (benchmarks/judge/step_replays.py): about 8% of gold
+steps and 58% of steps missing their last call are flagged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .arguments import numbers, strings
+
+MISSING_SHARE = 0.25
+
+_ITEM = re.compile(
+    r"(?P<quote>['\"])(?P<quoted>[^'\"\n]{2,40})(?P=quote)"
+    r"|(?P<number>(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\d_]|\.\d))"
+    r"|(?P<name>\b[A-Z](?:[\w'-]|\.(?=\w))*(?:\s+(?:of\s+)?[A-Z](?:[\w'-]|\.(?=\w))*)*)")
+_REPEAT = re.compile(r"\b(?:respectively|also|then|another|same|each|both|as well|plus|repeat|again|second|"
+                     r"too|other|separately|individually)\b|,\s*and\b", re.IGNORECASE)
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_CALENDAR = frozenset("january february march april may june july august september october november december "
+                      "monday tuesday wednesday thursday friday saturday sunday".split())
+_FUNCTION_WORDS = frozenset("also plus do and or then but i please can could what which how find get "
+                            "the a an in on for".split())
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value the request names: ``kind`` ``number`` (``value`` a float) or ``name`` (lower-cased text)."""
+
+    kind: str
+    value: Any
+    start: int
+    end: int
+    text: str
+
+
+def request_values(text: str, catalog_text: str = "") -> list[Value]:
+    """The values ``text`` names, in order (see the module docstring); ``catalog_text`` is the catalog's own
+    wording (lower-cased JSON is fine), whose names are not values."""
+    found: list[Value] = []
+    catalog_text = catalog_text.lower()
+    for match in _ITEM.finditer(text):
+        if match.group("quoted"):
+            found.append(Value("name", match.group("quoted").lower(), match.start(), match.end(), match.group(0)))
+        elif match.group("number"):
+            number = float(match.group("number").replace(",", ""))
+            before = text[:match.start()]
+            if number == 0 or before.endswith(("^", "^-")):
+                continue
+            after = text[match.end():match.end() + 12].lower().split()
+            if after and after[0] in _SCALES:
+                number *= _SCALES[after[0]]
+            found.append(Value("number", number, match.start(), match.end(), match.group(0)))
+        else:
+            before = text[:match.start()].rstrip()
+            if not before or before[-1] in ".!?\"'":
+                continue  # the first word of a sentence is capitalised anyway
+            name = match.group("name").lower().removesuffix("'s")
+            if name in catalog_text or name in _CALENDAR or name.split()[0] in _FUNCTION_WORDS:
+                continue
+            if found and found[-1].kind == "name" and re.fullmatch(r",\s*", text[found[-1].end:match.start()]):
+                continue
+            found.append(Value("name", name, match.start(), match.end(), match.group(0)))
+    return found
+
+
+def _served(value: Value, have: set[float], haystack: str) -> bool:
+    if value.kind == "number":
+        v = value.value
+        return v in have or v / 100 in have or any(v * s in have for s in _SCALES.values())
+    return value.value in haystack
+
+
+def unserved_values(text: str, calls_arguments: list[dict[str, Any]], catalog_text: str = "") -> list[Value]:
+    """The values of the request that no call serves, when the step misses a call (else ``[]``): see the
+    module docstring. ``calls_arguments``: the arguments of each call of the step (objects)."""
+    if not calls_arguments or not _REPEAT.search(text):
+        return []
+    values = request_values(text, catalog_text)
+    have = numbers(calls_arguments)
+    haystack = "\n".join(strings(calls_arguments)).lower()
+    served = [_served(v, have, haystack) for v in values]
+    kinds = {v.kind for v, s in zip(values, served) if s}
+    unserved = list({(v.kind, v.value): v for v, s in zip(values, served) if not s and v.kind in kinds}.values())
+    per_call = sum(served) / len(calls_arguments)
+    return unserved if unserved and len(unserved) >= MISSING_SHARE * per_call else []
+
+
+def idle_calls(text: str, calls: list[tuple[str, dict[str, Any]]], catalog_text: str = "") -> list[int]:
+    """The indices of the calls of a several-call step to a tool none of whose calls names any of the
+    request's values, while calls to another tool do (a tool that serves no part of the request); ``[]`` for
+    a one-tool step or a request that names no values. ``calls``: ``(tool name, arguments)`` per call."""
+    if len({name for name, _ in calls}) < 2:
+        return []
+    values = request_values(text, catalog_text)
+    if not values:
+        return []
+    serving: set[str] = set()
+    for name, arguments in calls:
+        have, haystack = numbers(arguments), "\n".join(strings(arguments)).lower()
+        if any(_served(v, have, haystack) for v in values):
+            serving.add(name)
+    return [i for i, (name, _) in enumerate(calls) if name not in serving] if serving else []
