@@ -119,3 +119,28 @@ def test_a_call_whose_arguments_name_nothing_the_request_names_fails_a_several_t
     both = calls(("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
                  ("spotify.play", {"artist": "Maroon 5", "duration": 15}))
     assert grade(PLAY, both, [SPOTIFY, video]).verdict == "correct"
+
+
+def test_request_values_skip_qualifiers_aliases_markers_and_catalog_names():
+    from toolchoice_pipeline.judge.coverage import request_values
+
+    catalog = json.dumps([{"name": "update_user_info", "description": "Play on Spotify"}]).lower()
+    text = ("Tax for $30.45 in Chicago, Illinois and 1.2 billion in Apple Inc. (AAPL) on Spotify.\n"
+            "1. Use 'update_user_info' for 'The Office' with x^2 and a loss of -7")
+    values = request_values(text, catalog)
+    assert [(v.kind, v.value) for v in values] == [
+        ("number", 30.45), ("name", "chicago"), ("number", 1.2e9), ("name", "apple inc"), ("name", "the office"),
+        ("number", -7.0)]
+    assert values[3].aliases == ("aapl",)
+
+
+def test_a_listed_value_no_call_serves_is_missing_only_when_the_request_asks_for_several_things():
+    from toolchoice_pipeline.judge.coverage import unserved_values
+
+    assert [v.text for v in unserved_values("Find the factorial of 5,10 and 15.", [{"n": 5}, {"n": 10}])] == ["15"]
+    assert unserved_values("Find the factorial of 5,10 and 15.", [{"n": 5}, {"n": 10}, {"n": 15}]) == []
+    # One value the call does not pass, but nothing says the request wants several calls.
+    assert unserved_values("Get the ROI of $2000 with a gain of $500 in 2 years.", [{"i": 2000, "g": 500}]) == []
+    # A sign does not matter: "a loss of $1000" is served by -1000.
+    assert unserved_values("ROI of $2000 with a gain of $500, and also of $5000 with a loss of $1000.",
+                           [{"i": 2000, "g": 500}, {"i": 5000, "g": -1000}]) == []

@@ -173,7 +173,10 @@ def demo() -> tuple[dict[str, Any], dict[str, str]]:
             rows.append(("mutating_tool", judged(found), False))
             if found.verdict == "correct":
                 misjudged[f"{tool}/{task.id}"] = f"correct: {found.conclusion[:200]}"
-    return figures(rows), misjudged
+    result = figures(rows)
+    result["baseline_first_steps_only"] = {k: v for k, v in figures([r for r in rows if r[0] == "baseline_first_step"])
+                                           .items() if k != "variants"}
+    return result, misjudged
 
 
 def main() -> int:
@@ -192,7 +195,7 @@ def main() -> int:
     from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION
 
     out = {"rubric_version": RUBRIC_VERSION, **results,
-           "misjudged_examples": {k: dict(list(v.items())[:25]) for k, v in examples.items()}}
+           "misjudged_examples": {k: dict(list(v.items())[:60]) for k, v in examples.items()}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"rubric {RUBRIC_VERSION}")
@@ -202,6 +205,9 @@ def main() -> int:
               f"{r['false_alarm_rate']!s:>13}")
         print("    " + ", ".join(f"{v}: {e['judged_correct']}/{e['n']} judged correct, {e['abstained']} abstained"
                                  for v, e in r["variants"].items()))
+    b = results["demo"]["baseline_first_steps_only"]
+    print(f"demo baseline first steps only: accuracy {b['accuracy']}, kappa {b['kappa']}, detection "
+          f"{b['detection_rate']}, false alarms {b['false_alarm_rate']} on {b['n']}")
     print(f"parallel TSQ: full answer {results['parallel']['tsq']['full_answer']}, "
           f"partial answer {results['parallel']['tsq']['partial_answer']}")
     print(f"-> {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}")

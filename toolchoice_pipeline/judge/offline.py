@@ -1,8 +1,10 @@
 """The built-in offline judge behind ``local/catalog-judge``: catalog-grounded, deterministic, explains itself.
 
 It reads only its prompt (:func:`.prompt.read_judge_input`): the conversation, the catalog and the model
-output. It never sees the expected answer. For the first step's reply it checks, in order:
+output. It never sees the expected answer. It grades the first step's reply as a whole, in this order:
 
+0. with descriptions in the catalog but no tool sharing a term with the request (and none named), it abstains
+   (verdict ``"abstain"``, an invalid vote), unless a check below that needs no evidence fails;
 1. every chosen tool exists in the catalog and was called through the tool interface (not written in text);
 2. every call's arguments validate against the tool's JSON Schema (:mod:`.arguments`: the ``jsonschema``
    library, the dialect named by ``$schema``, 2020-12 otherwise). A call that fails is incorrect even when the
@@ -10,7 +12,8 @@ output. It never sees the expected answer. For the first step's reply it checks,
    false``), the reasoning says so: the right tool, called in a way its schema rejects;
 3. when the latest request names paths, file names, URLs or numeric values with separators (dates, ratios,
    times), the step's calls name one of them in their arguments (numbers by value, whatever their format);
-4. the tool choice:
+4. the tool choice, for every call (the first failing call decides):
+   - a tool that changes or deletes state for a request that only reads is wrong (:mod:`.effects`);
    - a tool the user ruled out by name ("don't use the Bash tool") is wrong;
    - a tool whose description denies what the request asks ("cannot ... delete a file", "knows nothing about
      ... git history", "prefer Read to show a file") is wrong, even when the user named it;
@@ -19,7 +22,10 @@ output. It never sees the expected answer. For the first step's reply it checks,
      named is wrong, unless the named tool's description denies the request;
    - otherwise the request's fit to the tool's description against the best alternative (:mod:`.fit`): wrong
      when another tool *clearly* fits better: with no denial hit, it beats the chosen tool by more than
-     :data:`CLEAR_MARGIN` distinctive terms;
+     :data:`CLEAR_MARGIN` distinctive terms; a tool the step also calls is never that better alternative;
+   - a tool that shares no term with the request while other tools do serves no part of it: wrong;
+   then the step (:mod:`.coverage`): a tool of a several-tool step none of whose calls names a value of the
+   request, or a call the request needs that is missing, is wrong;
 5. for "no tool call": the choice is wrong when the user named a tool (its description not denying the
    request) or when some tool clearly fitted: with no denial hit, its fit is above :data:`CLEAR_FIT`
    distinctive terms.
