@@ -1,8 +1,10 @@
 """ChainPoll: several independent judge samples per tool choice, every one stored (DESIGN §5).
 
 For each episode without an infrastructure error, the first step's reply is judged with the task's messages
-and the task's catalog. Each of ``judge.polls`` polls is one independent sample at ``judge.temperature`` with
-its own seed (where the judge model takes a ``seed``), never served from a cache: LiteLLM's cache is bypassed
+and the task's catalog. Each of ``judge.polls`` polls is one independent sample at the judge's temperature
+(:mod:`.call_params`: a configured ``judge.model.params.temperature``, else ``judge.temperature``; parameters
+the model does not take dropped by LiteLLM) with its own seed (where the judge model takes a ``seed``), never
+served from a cache: LiteLLM's cache is bypassed
 per call (``cache={"no-cache": True, "no-store": True}``) and the agent call cache is never used. An answer
 that cannot be parsed (:mod:`.parse`) is re-asked, up to ``judge.max_attempts`` calls per poll; an abstention
 (the judge says it has no evidence) is an invalid vote at once, never re-asked. Every poll
@@ -26,12 +28,12 @@ from ..catalog import ToolDefinition
 from ..config import JudgeConfig, RetryConfig
 from ..records import Episode, JudgeVote
 from ..scoring.task_scores import FLAG_JUDGE_FAILED, tsq_of
+from .call_params import poll_params, takes_seed
 from .parse import ParsedVerdict, parse_verdict, response_format_for
 from .prompt import RUBRIC_VERSION, build_judge_messages
 
 FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
 DEFAULT_CONCURRENCY = 8
-NO_CACHE = {"no-cache": True, "no-store": True}
 
 EpisodeKey = tuple[str, str]
 Progress = Callable[[int, int], None]
@@ -87,15 +89,6 @@ def episode_items(suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
     return items
 
 
-def _takes_seed(model: str) -> bool:
-    import litellm
-
-    try:
-        return "seed" in (litellm.get_supported_openai_params(model=model) or [])
-    except Exception:  # an unmapped provider: send no seed rather than fail the call
-        return False
-
-
 def _error_line(exc: BaseException) -> str:
     """The failure's type and first line, API-key-like strings masked (never store a secret in a vote)."""
     from ..execution.failures import redact
@@ -111,7 +104,7 @@ class _Poller:
         self.budget = budget
         self.semaphore = asyncio.Semaphore(concurrency)
         self.seed_base = int(judge.model.params.get("seed", 0) or 0)
-        self.takes_seed = _takes_seed(judge.model.model)
+        self.takes_seed = takes_seed(judge.model.model)
         self.response_format = response_format_for(judge.model.model)
 
     def seed(self, poll: int, attempt: int) -> int:
@@ -136,11 +129,8 @@ class _Poller:
                              f"{self.budget.limit_usd} before this {'poll' if attempts == 0 else 're-ask'}"
                              + (f" (last answer: {error})" if error else ""))
                     break
-                params: dict[str, Any] = {"temperature": self.judge.temperature, "cache": dict(NO_CACHE)}
-                if self.takes_seed:
-                    params["seed"] = self.seed(poll, attempt)
-                if self.response_format is not None:
-                    params["response_format"] = self.response_format
+                params = poll_params(self.judge, seed=self.seed(poll, attempt) if self.takes_seed else None,
+                                     response_format=self.response_format)
                 attempts += 1
                 try:
                     completion = await complete(

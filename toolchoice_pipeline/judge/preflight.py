@@ -1,8 +1,15 @@
 """Preflight of the judge model: the execution preflight's checks and messages, applied to the judge (DESIGN §5).
 
-:func:`toolchoice_pipeline.execution.preflight.preflight` turns "model not found", "no API key" and "unknown
-provider" into one clear message each, naming the model; here such a message becomes
-:class:`JudgePreflightError` ("judge model ..."), raised before any episode is judged.
+:func:`toolchoice_pipeline.execution.preflight.static_problem` turns "model not found", "no API key" and
+"unknown provider" into one clear message each, naming the model. Then the judge's own checks:
+
+- a temperature configured in ``judge.model.params`` that the model does not take (LiteLLM's
+  supported-parameters check, :func:`.call_params.refused_temperature`) is refused with one message;
+- one call that sends exactly what a poll sends (:func:`.call_params.poll_params`: temperature, ``seed``,
+  ``response_format``, ``drop_params``, no cache), so a provider that refuses a poll's parameters fails here,
+  before any episode is judged, instead of failing every vote.
+
+Each message becomes :class:`JudgePreflightError` ("judge model ...").
 """
 
 from __future__ import annotations
@@ -18,17 +25,27 @@ class JudgePreflightError(RuntimeError):
 
 
 async def preflight_judge(judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig) -> None:
-    """Check the judge model: static checks, then one tiny call for a remote model.
+    """Check the judge model: static checks, the configured temperature, then one poll-shaped call.
 
     Raises :class:`JudgePreflightError` with the preflight's message; ``InputError`` for a replay file that
     does not load.
     """
-    from ..execution.preflight import preflight
+    from ..execution.preflight import check_by_call, static_problem
+    from ..providers import register_providers
+    from .call_params import poll_params, refused_temperature, takes_seed
+    from .parse import response_format_for
 
-    problems = await preflight([judge.model], data_dir=data_dir, retries=retries)
-    problem = problems.get(judge.model.model)
+    register_providers()
+    problem = static_problem(judge.model, data_dir) or refused_temperature(judge)
     if problem:
         raise JudgePreflightError(f"judge model {problem}")
+    params = poll_params(judge, seed=0 if takes_seed(judge.model.model) else None,
+                         response_format=response_format_for(judge.model.model))
+    problem = await check_by_call(judge.model, retries=retries, **params)
+    if problem:
+        sent = ", ".join(f"{key}={params[key]}" for key in ("temperature", "seed") if params.get(key) is not None)
+        raise JudgePreflightError(f"judge model {problem} (the call a poll makes, with "
+                                  f"{sent or 'no sampling parameters'})")
 
 
 def preflight_judge_sync(judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig) -> None:
