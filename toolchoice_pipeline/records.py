@@ -100,3 +100,4 @@ class TaskScore(BaseModel):
     latency_ms: float = 0.0
     agent_cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
+    judge_tokens: int = 0

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 SHARES = ("right_tool_pct", "right_args_pct")
-SCORE_COLUMNS = ("tasks", "errors", "right tool %", "right args %", "calls/task", "TSQ", "agent USD", "judge USD",
-                 "p50 ms", "p95 ms")
+SCORE_COLUMNS = ("tasks", "errors", "right tool %", "right args %", "calls/task", "TSQ", "unjudged", "agent USD",
+                 "judge USD", "judge tokens", "p50 ms", "p95 ms")
+UNPRICED = "unpriced"
 
 
 def shown(value: Any, digits: int = 2) -> str:
@@ -24,12 +25,15 @@ def shown(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def score_cells(figures: dict[str, Any]) -> list[str]:
+def score_cells(figures: dict[str, Any], *, agent_priced: bool = True, judge_priced: bool = True) -> list[str]:
     """One model's figures (a ``models`` entry of ``scores.json``) in :data:`SCORE_COLUMNS` order: shares in
-    points and calls per task with 2 decimals, TSQ a fraction, costs in USD with 4, latencies in ms with 1."""
+    points and calls per task with 2 decimals, TSQ a fraction, costs in USD with 4 ("unpriced" for a model whose
+    price is unknown: its calls were counted at 0), latencies in ms with 1."""
+    agent = shown(figures.get("agent_cost_usd"), 4) if agent_priced else UNPRICED
+    judge = shown(figures.get("judge_cost_usd"), 4) if judge_priced else UNPRICED
     return [str(figures.get("n_tasks")), str(figures.get("errors")), shown(figures.get("right_tool_pct")),
             shown(figures.get("right_args_pct")), shown(figures.get("calls_per_task")), shown(figures.get("tsq_mean")),
-            shown(figures.get("agent_cost_usd"), 4), shown(figures.get("judge_cost_usd"), 4),
+            str(figures.get("n_unjudged", 0)), agent, judge, str(figures.get("judge_tokens", 0)),
             shown(figures.get("latency_ms_p50"), 1), shown(figures.get("latency_ms_p95"), 1)]
 
 

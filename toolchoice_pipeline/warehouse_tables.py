@@ -44,7 +44,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("calls", pa.int32()), pa.field("first_tool", pa.string()), pa.field("tsq", pa.float64()),
         pa.field("error", pa.string()), pa.field("flags", _STRINGS), pa.field("tags", _STRINGS),
         pa.field("latency_ms", pa.float64()), pa.field("agent_cost_usd", pa.float64()),
-        pa.field("judge_cost_usd", pa.float64()),
+        pa.field("judge_cost_usd", pa.float64()), pa.field("judge_tokens", pa.int64()),
     ]),
     "release_scores": pa.schema(_LINEAGE_FIELDS + [
         pa.field("model", pa.string()), pa.field("n_tasks", pa.int32()), pa.field("errors", pa.int32()),
@@ -54,6 +54,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("right_args_ci95_low_pct", pa.float64()), pa.field("right_args_ci95_high_pct", pa.float64()),
         pa.field("calls_per_task", pa.float64()), pa.field("tsq_mean", pa.float64()),
         pa.field("agent_cost_usd", pa.float64()), pa.field("judge_cost_usd", pa.float64()),
+        pa.field("judge_tokens", pa.int64()), pa.field("n_unjudged", pa.int32()),
         pa.field("latency_ms_p50", pa.float64()), pa.field("latency_ms_p95", pa.float64()),
         pa.field("error_pct", pa.float64()),
         *[pa.field(f"n_{flag}", pa.int32()) for flag in FLAG_ORDER],

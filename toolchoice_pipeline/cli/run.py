@@ -87,7 +87,7 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
             click.echo("  nothing was published: run the same command again to resume", err=True)
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
-    passed = print_outcome(store.read_scores(release_id), data_dir, result)
+    passed = print_outcome(store.read_scores(release_id), data_dir, result, unpriced_models(run_config, no_judge))
     if passed and not result.success:
         # Scored, but a later step (the promotion to baseline) did not finish: not a finished run.
         click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
@@ -97,6 +97,14 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
             click.echo(f"  {message}", err=True)
         return EXIT_INTERRUPTED if interrupted else EXIT_RUN_FAILED
     return EXIT_OK if passed else EXIT_GATE_FAILED
+
+
+def unpriced_models(run_config, no_judge: bool) -> frozenset[str]:
+    """The model strings (agents, and the judge unless skipped) whose calls have no known price."""
+    from ..execution.llm import is_priced
+
+    specs = list(run_config.models) + ([] if no_judge else [run_config.judge.model])
+    return frozenset(spec.model for spec in specs if not is_priced(spec))
 
 
 def _check_stored(store, data_dir: Path, suite: str) -> None:
@@ -128,6 +136,12 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
         problem = static_problem(spec, data_dir)
         if problem:
             found.append(Problem(file="<models>", message=problem))
+    if judge:
+        from ..judge.preflight import unpriced_under_budget
+
+        problem = unpriced_under_budget(run_config.judge)
+        if problem:
+            found.append(Problem(file="<models>", field="judge.model.price", message=problem))
     if found:
         raise InputError(found)
 

@@ -43,22 +43,50 @@ class RunDisplay:
         self.progress.update(self.tasks[key], completed=done, total=total)
 
 
-def scores_table(scores: dict[str, Any]) -> Table:
-    """The per-model scores of ``scores.json`` (shares in points, costs in USD, latency in ms)."""
+def scores_table(scores: dict[str, Any], unpriced: frozenset[str] = frozenset()) -> Table:
+    """The per-model scores of ``scores.json`` (shares in points, costs in USD, latency in ms); a model named
+    in ``unpriced`` (the judge's model string for the judge column) shows "unpriced" instead of a cost."""
     table = Table(title=f"release {scores['release_id']} ({scores['kind']}) · suite {scores['suite']} · "
                         f"catalog {scores['catalog_version']}")
     table.add_column("model", no_wrap=True)
     for column in SCORE_COLUMNS:
         table.add_column(column, justify="right")
+    judge_model = (scores.get("judge") or {}).get("model")
     for model, figures in scores["models"].items():
-        table.add_row(model, *score_cells(figures))
+        table.add_row(model, *score_cells(figures, agent_priced=model not in unpriced,
+                                          judge_priced=judge_model not in unpriced))
     return table
 
 
-def print_outcome(scores: dict[str, Any], data_dir: Path, result) -> bool:
-    """Print the scores, the gate and any failed check; return whether the gate passed."""
+#: Above this share of episodes without a valid judge vote, a model's TSQ is flagged as unreliable.
+MAX_UNJUDGED_SHARE = 0.05
+
+
+def judge_warnings(scores: dict[str, Any]) -> list[str]:
+    """Warnings about the judge's coverage: a model with more than 5% of its judged episodes without a valid
+    vote (its TSQ comes from the rest), and episodes left unjudged because the judge budget ran out."""
+    out = []
+    for model, figures in scores["models"].items():
+        ran = figures["n_tasks"] - figures["errors"]
+        unjudged = figures.get("n_unjudged", 0)
+        if ran and unjudged / ran > MAX_UNJUDGED_SHARE:
+            out.append(f"{model}: {unjudged} of {ran} episodes have no valid judge vote "
+                       f"({100 * unjudged / ran:.0f}%): its TSQ comes from the other {ran - unjudged} only")
+        exhausted = (figures.get("flags") or {}).get("judge_budget_exhausted", 0)
+        if exhausted:
+            budget = (scores.get("judge") or {}).get("budget_usd")
+            out.append(f"{model}: judge budget exhausted{f' (budget_usd={budget})' if budget is not None else ''}: "
+                       f"{exhausted} episodes not fully judged (flag judge_budget_exhausted)")
+    return out
+
+
+def print_outcome(scores: dict[str, Any], data_dir: Path, result, unpriced: frozenset[str] = frozenset()) -> bool:
+    """Print the scores (``unpriced``: the model strings whose cost is unknown), judge warnings, the gate and any
+    failed check; return whether the gate passed."""
     console = stdout_console()
-    console.print(scores_table(scores))
+    console.print(scores_table(scores, unpriced))
+    for warning in judge_warnings(scores):
+        console.print(f"[yellow]warning[/yellow] {warning}")
     gate = scores["gate"]
     baseline = scores.get("baseline_release_id")
     if gate["passed"]:

@@ -189,7 +189,8 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
         published = publish_release(
             toolchoice.path, release.suite, release.lineage, release.request.kind, agent_runs, judge_votes,
             scores=task_scores, force=release.request.force, promote=False,
-            judge=({"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION}
+            judge=({"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION,
+                    "budget_usd": judge.budget_usd}
                    if release.request.judge else None),
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file

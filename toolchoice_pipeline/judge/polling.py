@@ -27,12 +27,11 @@ from ..calls import Reply
 from ..catalog import ToolDefinition
 from ..config import JudgeConfig, RetryConfig
 from ..records import Episode, JudgeVote
-from ..scoring.task_scores import FLAG_JUDGE_FAILED, tsq_of
+from ..scoring.task_scores import FLAG_BUDGET_EXHAUSTED, FLAG_JUDGE_FAILED, tsq_of
 from .call_params import poll_params, takes_seed
 from .parse import ParsedVerdict, parse_verdict, response_format_for
 from .prompt import RUBRIC_VERSION, build_judge_messages
 
-FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
 DEFAULT_CONCURRENCY = 8
 
 EpisodeKey = tuple[str, str]

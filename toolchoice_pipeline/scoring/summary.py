@@ -9,7 +9,11 @@ Units and denominators:
 - ``calls_per_task`` (2 decimals), ``tsq_mean`` (4 decimals, a fraction 0–1), ``latency_ms_p50/p95``
   (episode latency = sum of its model calls, linear interpolation as numpy and DuckDB ``quantile_cont``)
   are over the episodes without an infrastructure error; ``tsq_mean`` ignores episodes without a valid vote.
-- ``agent_cost_usd`` / ``judge_cost_usd`` sum every episode and every vote, failed ones included (6 decimals).
+- ``agent_cost_usd`` / ``judge_cost_usd`` sum every episode and every vote, failed ones included (6 decimals);
+  ``judge_tokens`` sums the votes' prompt + completion tokens.
+- ``n_unjudged``: episodes that ran (no infrastructure error) and were sent to the judge but got no valid
+  vote (the ``judge_failed`` flag: invalid answers, abstentions, an exhausted budget); their TSQ is missing
+  and ``tsq_mean`` is over the rest.
 - ``flags``: how many tasks carry each flag; ``tags``: the shares per task tag.
 """
 
@@ -23,7 +27,7 @@ from typing import Any, Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from ..records import TaskScore
-from .task_scores import FLAG_ORDER
+from .task_scores import FLAG_JUDGE_FAILED, FLAG_ORDER
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -91,6 +95,8 @@ class ModelScores(BaseModel):
     tsq_mean: float | None
     agent_cost_usd: float
     judge_cost_usd: float
+    judge_tokens: int = 0
+    n_unjudged: int = 0
     latency_ms_p50: float | None
     latency_ms_p95: float | None
     n_scored: int
@@ -147,7 +153,8 @@ class Tally:
 
 def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost_usd: float, judge_cost_usd: float,
                        latency_ms_p50: float | None, latency_ms_p95: float | None, n_unlabelled: int,
-                       flags: dict[str, int], tags: dict[str, Tally]) -> ModelScores:
+                       flags: dict[str, int], tags: dict[str, Tally], judge_tokens: int = 0,
+                       n_unjudged: int = 0) -> ModelScores:
     """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error)."""
     shares = overall.shares()
     return ModelScores(
@@ -155,6 +162,8 @@ def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost
         calls_per_task=_round(calls_sum / n_ran, 2) if n_ran else None,
         agent_cost_usd=round(agent_cost_usd, 6),
         judge_cost_usd=round(judge_cost_usd, 6),
+        judge_tokens=int(judge_tokens),
+        n_unjudged=int(n_unjudged),
         latency_ms_p50=_round(latency_ms_p50, 2),
         latency_ms_p95=_round(latency_ms_p95, 2),
         n_unlabelled=n_unlabelled,
@@ -182,6 +191,8 @@ def model_scores(scores: list[TaskScore]) -> ModelScores:
         calls_sum=sum(s.calls for s in ran),
         agent_cost_usd=sum(s.agent_cost_usd for s in scores),
         judge_cost_usd=sum(s.judge_cost_usd for s in scores),
+        judge_tokens=sum(s.judge_tokens for s in scores),
+        n_unjudged=sum(s.error is None and FLAG_JUDGE_FAILED in s.flags for s in scores),
         latency_ms_p50=percentile(latencies, 0.50),
         latency_ms_p95=percentile(latencies, 0.95),
         n_unlabelled=sum(s.error is None and s.right_tool is None for s in scores),
