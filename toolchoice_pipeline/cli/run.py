@@ -3,7 +3,9 @@
 The run goes through the local Dagster instance in ``<data-dir>/dagster_home``, so it shows up in
 ``dagster dev`` (started with ``DAGSTER_HOME=<data-dir>/dagster_home``) like a scheduled run.
 Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 the run failed for another reason
-(a provider or a bug: the failing step's error is printed), 130 interrupted (Ctrl-C).
+(a provider or a bug: the failing step's error is printed), 4 the gate passed but the judge calibration failed
+(the judge has no teeth, or could not be checked: the release is not promoted; ``judge.calibration: warn``
+makes it a warning), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..suite import load_suite
 from .common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
 EXIT_RUN_FAILED = 3
+EXIT_CALIBRATION_FAILED = 4
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 INTERRUPTED = "DagsterExecutionInterruptedError"
 
@@ -87,7 +90,8 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
             click.echo("  nothing was published: run the same command again to resume", err=True)
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
-    passed = print_outcome(store.read_scores(release_id), data_dir, result, unpriced_models(run_config, no_judge))
+    scores = store.read_scores(release_id)
+    passed = print_outcome(scores, data_dir, result, unpriced_models(run_config, no_judge))
     if passed and not result.success:
         # Scored, but a later step (the promotion to baseline) did not finish: not a finished run.
         click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
@@ -96,6 +100,8 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
         for message in failures:
             click.echo(f"  {message}", err=True)
         return EXIT_INTERRUPTED if interrupted else EXIT_RUN_FAILED
+    if passed and ((scores.get("judge") or {}).get("calibration") or {}).get("blocks_promotion"):
+        return EXIT_CALIBRATION_FAILED
     return EXIT_OK if passed else EXIT_GATE_FAILED
 
 
@@ -207,5 +213,6 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
         checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
                   for e in outcome.all_events
                   if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.asset_check_evaluation_data.passed
-                  and e.asset_check_evaluation_data.check_name != "release_gate"]  # the gate is printed in full
+                  # the gate and the calibration are printed in full from scores.json
+                  and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")]
         return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks)

@@ -101,6 +101,17 @@ def print_outcome(scores: dict[str, Any], data_dir: Path, result, unpriced: froz
             if flipped:
                 console.print(f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
                               f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}")
+    calibration = (scores.get("judge") or {}).get("calibration")
+    if calibration is not None:
+        canary_cost = f"canary judge cost {calibration.get('canary_judge_cost_usd', 0.0):.4f} USD"
+        if calibration["blocks_promotion"]:
+            console.print(f"[red]{calibration['message']}[/red] ({canary_cost}); the release is not promoted "
+                          "(judge.calibration: fail)")
+        elif not calibration["passed"]:
+            console.print(f"[yellow]warning[/yellow] {calibration['message']} ({canary_cost}; judge.calibration: "
+                          "warn, so the run does not fail on it)")
+        else:
+            console.print(f"{calibration['message']} ({canary_cost})")
     for message in result.check_messages:
         console.print(f"[yellow]check failed[/yellow] {message}")
     release_dir = data_dir / "releases" / scores["release_id"]

@@ -5,14 +5,12 @@ from pathlib import Path
 
 import dagster as dg
 
-from ..config import load_run_config
-from ..errors import InputError
 from ..lineage import LINEAGE_COLUMNS
-from ..records import Episode, JudgeVote, TaskScore
+from ..records import Episode, TaskScore
 from ..release_request import read_request
 from ..releases import ReleaseStore
 from ..suite import load_suite
-from .assets import agent_runs, judge_votes, release_scores, task_scores
+from .assets import agent_runs, release_scores, task_scores
 from .partitions import release_partitions
 from .resources import ToolchoiceResource
 
@@ -54,39 +52,31 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
     )
 
 
-@dg.asset_check(asset=judge_votes, partitions_def=release_partitions, additional_ins={"task_scores": dg.AssetIn(
-    key=task_scores.key)},
-                description="Judge calibration (DESIGN §5): the canary session (1 good, 3 bad choices) must score "
-                            "TSQ 0.25 (fails above 0.5), and on 20+ labelled tasks the judge's majority verdict must "
-                            "agree with right tool better than chance (fails at Cohen's kappa ≤ 0.2).")
-def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
-                      judge_votes: list[JudgeVote], task_scores: list[TaskScore]) -> dg.AssetCheckResult:
-    from ..judge import majority_verdicts
-    from ..judge.calibration import calibrate, canary_tsq, canary_turns
-
-    data_dir = toolchoice.path
-    request = read_request(data_dir, context.partition_key)
-    if not request.judge:
+@dg.asset_check(asset=release_scores, partitions_def=release_partitions,
+                description="Judge calibration (DESIGN §5): the canary session (1 good, 3 bad choices), judged with "
+                            "the release under the same budget, must score TSQ 0.25 (fails above 0.5), and on 20+ "
+                            "labelled tasks the judge's majority verdict must agree with right tool better than "
+                            "chance (fails at Cohen's kappa ≤ 0.2). A failure fails the run (exit 4) and blocks "
+                            "promotion unless judge.calibration is warn.")
+def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
+    scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
+    calibration = (scores.get("judge") or {}).get("calibration")
+    if calibration is None:
         return dg.AssetCheckResult(passed=True, description="not applicable: the judge did not run (--no-judge)")
-    config = load_run_config(data_dir)
-    try:
-        items = canary_turns(data_dir)
-    except InputError as exc:
-        return dg.AssetCheckResult(passed=False, severity=ERROR,
-                                   description=f"the canary session could not be read: {exc.problems[0]}")
-    canary = canary_tsq(items, config.judge, config.retries)
-    right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores}
-    result = calibrate(majority_verdicts(judge_votes), right_tool, canary)
+    passed = bool(calibration["passed"])
     return dg.AssetCheckResult(
-        passed=result.passed and not result.warnings,
-        severity=ERROR if not result.passed else dg.AssetCheckSeverity.WARN,
-        description=result.message,
+        passed=passed and not calibration.get("warnings"),
+        severity=ERROR if calibration.get("blocks_promotion") else dg.AssetCheckSeverity.WARN,
+        description=calibration["message"],
         metadata={
-            "suite": request.suite,
-            "canary_tsq": result.canary_tsq if result.canary_tsq is not None else "none",
-            "n_labelled": result.n_labelled,
-            "accuracy": result.accuracy if result.accuracy is not None else "n/a",
-            "cohen_kappa": result.kappa if result.kappa is not None else "n/a",
+            "suite": scores["suite"],
+            "mode": calibration.get("mode", "fail"),
+            "blocks_promotion": bool(calibration.get("blocks_promotion")),
+            "canary_tsq": calibration["canary_tsq"] if calibration.get("canary_tsq") is not None else "none",
+            "canary_judge_cost_usd": calibration.get("canary_judge_cost_usd", 0.0),
+            "n_labelled": calibration["n_labelled"],
+            "accuracy": calibration["accuracy"] if calibration.get("accuracy") is not None else "n/a",
+            "cohen_kappa": calibration["kappa"] if calibration.get("kappa") is not None else "n/a",
         },
     )
 
