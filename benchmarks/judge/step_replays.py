@@ -1,6 +1,6 @@
 """Does the offline judge ``local/catalog-judge`` have teeth on whole steps? Replays of right and wrong steps.
 
-Run from the repo root (about a minute; run it alone, the machine has 2 shared cores)::
+Run from the repo root (about 20 s alone on the 2 shared cores)::
 
     python benchmarks/judge/step_replays.py [--out benchmarks/results/judge_step_replays.json]
 
@@ -8,6 +8,8 @@ Every replay is graded the way the ``local/catalog-judge`` provider grades it (:
 judge prompt built and read back), once, as the verdict is deterministic. Each replay has a truth (a right or
 a wrong step); the figures per data set are accuracy and Cohen's kappa of the verdict against that truth, the
 **detection rate** (wrong steps judged incorrect) and the **false-alarm rate** (right steps judged incorrect).
+An abstention (the judge has no evidence: an invalid vote) is counted per variant and left out of the
+agreement; a variant's ``judged_correct_share`` (its TSQ) is over the replays with a valid vote.
 
 - ``parallel`` (BFCL, one function per task, 2 to 4 calls expected): ``gold`` (BFCL's gold calls, right),
   ``missing_call`` (the gold answer without its last call, wrong: a partial answer), and, with a second tool
@@ -19,7 +21,8 @@ a wrong step); the figures per data set are accuracy and Cohen's kappa of the ve
 - ``demo`` (``data/suites/coding_agent``): the first steps of the two local baselines through LiteLLM, right
   when the right tool was called (the labels of :mod:`agreement`); and for every read-only request (expected
   Read, Grep, Glob, WebSearch or WebFetch, no edit/write tag) a ``mutating_tool`` replay calling Write (the
-  file the request names, empty content) and one calling Edit, both wrong.
+  file the request names, empty content) and one calling Edit, both wrong. ``baseline_first_steps_only`` gives
+  the agreement on the baselines' steps alone (the measure of ``agreement.py``).
 
 Writes the JSON given by ``--out`` (``benchmarks/results/judge_step_replays.json`` by default).
 """
