@@ -28,7 +28,8 @@ DASHBOARDS = [
     ToolDefinition(name="delete_dashboard", description="Remove a monitoring dashboard by its name.",
                    parameters={"type": "object", "properties": {"name": {"type": "string"}}}),
 ]
-PLAY = "Play songs from the artists Taylor Swift and Maroon 5, with a play time of 20 minutes and 15 minutes respectively, on Spotify."
+PLAY = ("Play songs from the artists Taylor Swift and Maroon 5, with a play time of 20 minutes and 15 minutes "
+        "respectively, on Spotify.")
 
 
 def calls(*pairs) -> Reply:

@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import agreement  # noqa: E402  (sets the offline environment and the import path)
+# agreement.py sets the offline environment and the import path on import
 from agreement import DATA, REPO, first_steps, grade  # noqa: E402
 
 from toolchoice_pipeline.bfcl_import import import_bfcl  # noqa: E402

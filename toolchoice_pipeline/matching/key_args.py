@@ -147,4 +147,5 @@ def _match_call_set(wanted: list[ExpectedCall], reply: Reply) -> MatchResult:
     for index, row in enumerate(compatible):
         if not any(row):
             return MatchResult(True, False, f"expected call {index + 1} ({wanted[index].tool}) matched no call")
-    return MatchResult(True, False, "the calls match the expected ones only in overlapping ways (no one-to-one pairing)")
+    return MatchResult(True, False,
+                       "the calls match the expected ones only in overlapping ways (no one-to-one pairing)")
