@@ -39,7 +39,7 @@ PRODUCERS = {
     "openlit-1.45.0": True,  # span attributes, definitions only in the log event
     "pydantic-ai-0.8.1": True,  # the `events` span attribute, model_request_parameters
     "pydantic-ai-2.68.0": True,  # GenAI span attributes, a framework retry before the structured answer
-    "langtrace-3.8.21": True,
+    "langtrace-3.8.21": True,  # gen_ai.content.prompt / .completion span events, gen_ai.request.tools
 }
 
 
@@ -137,6 +137,7 @@ def test_the_curated_catalog_is_used_only_when_chosen(tmp_path, capsys):
     ("openllmetry-0.62.4-no-content", "TRACELOOP_TRACE_CONTENT"),
     ("openlit-1.45.0-no-content", "capture_message_content"),
     ("pydantic-ai-2.68.0-no-content", "include_content"),
+    ("langtrace-3.8.21-no-content", "TRACE_PROMPT_COMPLETION_DATA"),
 ])
 def test_content_capture_off_is_one_error_naming_the_setting(fixture, setting, tmp_path, capsys):
     code, out, err = run(capsys, files(fixture), tmp_path / "data", "--catalog-dump", str(TOOLS_DUMP))

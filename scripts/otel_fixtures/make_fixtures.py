@@ -67,6 +67,7 @@ PRODUCERS: dict[str, tuple[str, list[str], dict[str, tuple[dict[str, str], list[
     }),
     "langtrace-3.8.21": ("langtrace", ["langtrace-python-sdk==3.8.21", OPENAI, "importlib-metadata"], {
         "": ({}, []),
+        "no-content": ({"TRACE_PROMPT_COMPLETION_DATA": "false"}, []),
     }),
 }
 
