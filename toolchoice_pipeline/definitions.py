@@ -2,13 +2,13 @@
 
 import dagster as dg
 
-from .defs.assets import release_assets
-from .defs.checks import release_checks
-from .defs.io_manager import StagedRecordsIOManager
-from .defs.jobs import release_job
-from .defs.resources import DEFAULT_DATA_DIR, ProgressReporter, ToolchoiceResource
-from .defs.schedules import nightly_eval
-from .defs.sensors import catalog_change
+from toolchoice_pipeline.defs.assets import release_assets
+from toolchoice_pipeline.defs.checks import release_checks
+from toolchoice_pipeline.defs.io_manager import StagedRecordsIOManager
+from toolchoice_pipeline.defs.jobs import release_job
+from toolchoice_pipeline.defs.resources import DEFAULT_DATA_DIR, ProgressReporter, ToolchoiceResource
+from toolchoice_pipeline.defs.schedules import nightly_eval
+from toolchoice_pipeline.defs.sensors import catalog_change
 
 
 def build_definitions(data_dir: str = DEFAULT_DATA_DIR) -> dg.Definitions:

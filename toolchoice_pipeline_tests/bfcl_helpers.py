@@ -2,7 +2,7 @@
 
 - :func:`import_bfcl_suites` imports the four BFCL files as ``bfcl``-profile suites into a data directory.
 - :func:`read_verdicts` / :func:`verdict_reply` read ``bfcl_verdicts.jsonl`` (synthetic outputs labelled with
-  BFCL's own AST-checker verdict) and turn a line's ``tool_calls`` into a :class:`~toolchoice_pipeline.calls.Reply`.
+  BFCL's own AST-checker verdict) and turn a line's ``tool_calls`` into a :class:`~toolchoice_pipeline.records.calls.Reply`.
 - :func:`write_replay_file` writes a replay file (DESIGN §3) choosing one variant per task, so an imported suite
   can be run end to end with the model ``replay/<path>``.
 """
@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from toolchoice_pipeline.bfcl_import import ImportResult, import_bfcl
-from toolchoice_pipeline.calls import Reply, make_call
+from toolchoice_pipeline.ingest.bfcl import ImportResult, import_bfcl
+from toolchoice_pipeline.records.calls import Reply, make_call
 
 BFCL_DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 VERDICTS = BFCL_DATA / "bfcl_verdicts.jsonl"

@@ -17,7 +17,7 @@ from litellm import CustomLLM
 
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.providers.response import fill_response
-from toolchoice_pipeline.suite import Suite, load_suite
+from toolchoice_pipeline.suites.suite import Suite, load_suite
 
 CATALOG = [
     {"name": "Read", "description": "Read a file from the local filesystem.",

@@ -70,13 +70,13 @@ def dagster_instance(home: Path, **kwargs: Any):
 def materialise(data_dir: Path, instance, release_id: str, **request_fields: Any):
     """Write the release request, add the partition and run ``release_job`` for it in-process in ``instance``.
 
-    ``request_fields`` are :class:`~toolchoice_pipeline.release_request.ReleaseRequest` fields (kind, suite,
+    ``request_fields`` are :class:`~toolchoice_pipeline.releases.request.ReleaseRequest` fields (kind, suite,
     models, judge, ...). Returns Dagster's ``ExecuteInProcessResult`` (``raise_on_error=False``: a failing
     blocking check shows as ``success == False``).
     """
     from toolchoice_pipeline.definitions import build_definitions
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
-    from toolchoice_pipeline.release_request import ReleaseRequest, write_request
+    from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 
     write_request(data_dir, ReleaseRequest(release_id=release_id, requested_by="test", **request_fields))
     instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])

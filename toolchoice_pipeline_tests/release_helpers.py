@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolchoice_pipeline.calls import Reply, make_call
-from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.lineage import Lineage
-from toolchoice_pipeline.records import Episode, JudgeVote, StepRecord
-from toolchoice_pipeline.releases import PublishedRelease, publish_release
-from toolchoice_pipeline.suite import Suite, SuiteSpec
-from toolchoice_pipeline.tasks import Task
+from toolchoice_pipeline.records.calls import Reply, make_call
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
+from toolchoice_pipeline.releases.store import PublishedRelease, publish_release
+from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
+from toolchoice_pipeline.suites.tasks import Task
 
 CATALOG = [
     ToolDefinition(name="Read", description="Show one file.",

@@ -25,22 +25,23 @@ from pathlib import Path
 import click
 import pytest
 
-from toolchoice_pipeline.bfcl_import import import_bfcl
-from toolchoice_pipeline.catalog_files import load_tool_dump
+from toolchoice_pipeline.ingest.bfcl import import_bfcl
+from toolchoice_pipeline.suites.catalog_files import load_tool_dump
 from toolchoice_pipeline.cli.common import run_guarded
-from toolchoice_pipeline.errors import InputError
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.execution.journal import CallJournal
 from toolchoice_pipeline.ingest.labels import load_labels
-from toolchoice_pipeline.release_request import read_request
-from toolchoice_pipeline.releases import ReleaseStore
-from toolchoice_pipeline.replay_file import read_replay
-from toolchoice_pipeline.report import load_trend
-from toolchoice_pipeline.suite import load_suite
-from toolchoice_pipeline.warehouse import Warehouse
-from toolchoice_pipeline.yaml_lines import load_yaml
+from toolchoice_pipeline.releases.request import read_request
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.replay_file import read_replay
+from toolchoice_pipeline.releases.report import load_trend
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.warehouse import Warehouse
+from toolchoice_pipeline.util.yaml_lines import load_yaml
 
-from .pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, query, toolchoice
-from .release_helpers import make_suite, publish
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, query, toolchoice
+from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
 DEMO_TASKS = REPO_DATA / "suites" / DEMO_SUITE / "tasks.jsonl"
 FIRST_TASK = DEMO_TASKS.read_text(encoding="utf-8").splitlines()[0]  # read-file-001, expects Read
@@ -318,13 +319,13 @@ def test_two_runs_publishing_one_release_id_at_once_the_second_is_refused_not_si
         time.sleep(0.5)
         assert thread.is_alive()  # waiting for the first run
         # the first run finishes r2
-        scores = {"release_id": "r2", "kind": "nightly", "suite": "unit", "models": {}, "run_id": "run-first"}
-        store.write_scores(scores)
+        store.write_scores(ReleaseDocument(release_id="r2", kind="nightly", suite="unit", models={},
+                                           run_id="run-first"))
     thread.join(timeout=60)
     assert isinstance(outcome["error"], InputError)
     assert "release 'r2' is a finished release" in str(outcome["error"])
     assert "finished by Dagster run run-first" in str(outcome["error"])
-    assert store.read_scores("r2")["run_id"] == "run-first"  # the first run's release stands
+    assert store.read_scores("r2").run_id == "run-first"  # the first run's release stands
     assert Warehouse(stored).commit("r2") is None
 
 
@@ -354,6 +355,7 @@ def data_dir(tmp_path):
     return copy_data(tmp_path / "data")
 
 
+@pytest.mark.slow
 def test_an_empty_release_id_or_models_list_from_an_unset_variable_is_refused(data_dir):
     done = toolchoice("run", "--data-dir", str(data_dir), "--release", "", "--kind", "release")
     assert_bad_input(done, "error: <command line>: release: release id '' must be 1-128 characters of letters, "
@@ -364,6 +366,7 @@ def test_an_empty_release_id_or_models_list_from_an_unset_variable_is_refused(da
     assert not (data_dir / "releases").exists()
 
 
+@pytest.mark.slow
 def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir):
     shutil.copytree(data_dir / "suites" / DEMO_SUITE, data_dir / "evil")
     (data_dir / "evil" / "suite.yaml").write_text("name: evil\n", encoding="utf-8")
@@ -372,6 +375,7 @@ def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir):
                            "'_', '.', '-'; starting with a letter or digit)")
 
 
+@pytest.mark.slow
 def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir):
     publish(data_dir, make_suite(6), "r1")
     path = data_dir / "releases" / "r1" / "scores.json"
@@ -390,6 +394,7 @@ def demo_baseline(data_dir: Path) -> None:
     path.write_text(json.dumps(baselines), encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["baseline scores.json", "baseline.json", "commit record", "Parquet file"])
 def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_dir, damage):
     demo_baseline(data_dir)

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from toolchoice_pipeline.bfcl_import import task_from_bfcl
-from toolchoice_pipeline.calls import Reply, from_openai_message, make_call
-from toolchoice_pipeline.matching import match_reply
-from toolchoice_pipeline.matching.bfcl import call_error, expected_calls, match_bfcl, standardize_string
-from toolchoice_pipeline.suite import load_suite
-from toolchoice_pipeline.tasks import Task
+from toolchoice_pipeline.ingest.bfcl import task_from_bfcl
+from toolchoice_pipeline.records.calls import Reply, from_openai_message, make_call
+from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.scoring.matching.bfcl import call_error, expected_calls, match_bfcl, standardize_string
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.suites.tasks import Task
 
-from .bfcl_helpers import CATEGORIES, import_bfcl_suites, read_verdicts, suite_name, verdict_reply
+from toolchoice_pipeline_tests.bfcl_helpers import CATEGORIES, import_bfcl_suites, read_verdicts, suite_name, verdict_reply
 
 # Every line of bfcl_verdicts.jsonl where we deliberately differ from BFCL, with the reason (docs/bfcl.md).
 DELIBERATE_DIVERGENCES: dict[tuple[str, str], str] = {

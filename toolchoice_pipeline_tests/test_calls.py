@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.calls import (
+from toolchoice_pipeline.records.calls import (
     FLAG_HALLUCINATED,
     FLAG_INVALID_ARGUMENTS,
     FLAG_INVALID_CALL,
@@ -15,7 +15,7 @@ from toolchoice_pipeline.calls import (
     to_openai_message,
 )
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG_NAMES = [tool["name"] for tool in json.loads((CASES / "catalog.json").read_text())]
 SCORING_CASES = [json.loads(line) for line in (CASES / "scoring_cases.jsonl").read_text().splitlines() if line]

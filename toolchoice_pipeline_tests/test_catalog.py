@@ -3,10 +3,10 @@
 import hashlib
 import json
 
-from toolchoice_pipeline.catalog import ToolDefinition, catalog_version, diff_catalogs, merge_live
-from toolchoice_pipeline.catalog_files import parse_tool_dump, schema_problems
+from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, diff_catalogs, merge_live
+from toolchoice_pipeline.suites.catalog_files import parse_tool_dump, schema_problems
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 TOOLS = [ToolDefinition.model_validate(t) for t in json.loads((CASES / "catalog.json").read_text())]
 

@@ -13,15 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from .pipeline_helpers import (
-    DEMO_MODELS,
-    copy_data,
-    dagster_instance,
-    materialise,
-    read_scores,
-    set_description,
-    toolchoice,
-)
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_MODELS, copy_data, dagster_instance, materialise, read_scores, set_description, toolchoice
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,9 @@ import re
 import dagster as dg
 import pytest
 
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.suite import load_suite
 
-from .pipeline_helpers import DEMO_MODELS, DEMO_SUITE, copy_data, query, read_scores, set_description, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_MODELS, DEMO_SUITE, copy_data, query, read_scores, set_description, toolchoice
 
 pytestmark = pytest.mark.slow
 

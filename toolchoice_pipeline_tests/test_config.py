@@ -9,8 +9,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from toolchoice_pipeline.config import SECRET_PARAMS, ModelSpec, RunConfig, load_run_config
-from toolchoice_pipeline.errors import InputError
+from toolchoice_pipeline.suites.config import SECRET_PARAMS, ModelSpec, RunConfig, load_run_config
+from toolchoice_pipeline.util.errors import InputError
 
 REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 

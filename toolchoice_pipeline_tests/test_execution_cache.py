@@ -6,11 +6,11 @@ import sqlite3
 
 import litellm
 
-from toolchoice_pipeline.config import RunConfig
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.journal import key_params, request_key
 from toolchoice_pipeline.execution.runner import run_suite_sync
 
-from .execution_support import CATALOG, call, numbered_tasks, register_scripted, write_suite
+from toolchoice_pipeline_tests.execution_support import CATALOG, call, numbered_tasks, register_scripted, write_suite
 
 
 def config(models=("scripted/m",), **extra):

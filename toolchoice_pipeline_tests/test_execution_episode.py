@@ -6,12 +6,12 @@ import json
 
 import litellm
 
-from toolchoice_pipeline.calls import FLAG_HALLUCINATED, FLAG_INVALID_CALL
-from toolchoice_pipeline.config import RunConfig
+from toolchoice_pipeline.records.calls import FLAG_HALLUCINATED, FLAG_INVALID_CALL
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.episode import NO_RESULT
 from toolchoice_pipeline.execution.runner import run_suite_sync
 
-from .execution_support import call, register_scripted, task_line, write_suite
+from toolchoice_pipeline_tests.execution_support import call, register_scripted, task_line, write_suite
 
 
 def config(models, max_steps=4):

@@ -9,11 +9,11 @@ import litellm
 import openai
 import pytest
 
-from toolchoice_pipeline.config import ModelSpec, Price, RetryConfig
+from toolchoice_pipeline.suites.config import ModelSpec, Price, RetryConfig
 from toolchoice_pipeline.execution import llm
 from toolchoice_pipeline.execution.llm import call_cost, complete, is_transient
 
-from .execution_support import register_scripted
+from toolchoice_pipeline_tests.execution_support import register_scripted
 
 RETRIES = RetryConfig(max_attempts=4, initial_wait_s=0.001, max_wait_s=0.01, timeout_s=0.01)
 MESSAGES = [{"role": "user", "content": "hello"}]

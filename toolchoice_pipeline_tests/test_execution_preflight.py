@@ -7,12 +7,12 @@ import asyncio
 import litellm
 import pytest
 
-from toolchoice_pipeline.config import ModelSpec, RetryConfig
-from toolchoice_pipeline.errors import InputError
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.execution.failures import describe_failure, redact
 from toolchoice_pipeline.execution.preflight import preflight, resolve_model
 
-from .execution_support import register_scripted
+from toolchoice_pipeline_tests.execution_support import register_scripted
 
 RETRIES = RetryConfig(max_attempts=1)
 

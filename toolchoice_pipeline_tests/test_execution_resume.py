@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+
+import pytest
 import signal
 import sqlite3
 import subprocess
 import sys
 
-from toolchoice_pipeline.config import RunConfig
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.providers.sim import STATS
 
-from .execution_support import numbered_tasks, write_suite
+from toolchoice_pipeline_tests.execution_support import numbered_tasks, write_suite
 
 CHILD = """
 import json, sys
 from pathlib import Path
-from toolchoice_pipeline.config import RunConfig
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.runner import run_suite_sync
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.suite import load_suite
 
 data_dir = Path(sys.argv[1])
 config = RunConfig.model_validate(json.loads(sys.argv[2]))
@@ -45,6 +47,7 @@ def rows(episodes):
               for s in e.steps]) for e in episodes]
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_asking_a_completed_call_again(tmp_path):
     killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
     suite = write_suite(killed_dir, numbered_tasks(N_TASKS))

@@ -7,12 +7,12 @@ import asyncio
 import litellm
 import pytest
 
-from toolchoice_pipeline.config import ModelSpec, RunConfig
-from toolchoice_pipeline.errors import InputError
+from toolchoice_pipeline.suites.config import ModelSpec, RunConfig
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.execution import runner
 from toolchoice_pipeline.execution.runner import run_suite, run_suite_sync
 
-from .execution_support import call, numbered_tasks, register_scripted, write_suite
+from toolchoice_pipeline_tests.execution_support import call, numbered_tasks, register_scripted, write_suite
 
 
 def config(models, **extra):

@@ -8,9 +8,9 @@ import pytest
 
 from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
-from toolchoice_pipeline.gate import check_gate, gate_junit_xml, gate_markdown, task_flips
+from toolchoice_pipeline.releases.gate import check_gate, gate_junit_xml, gate_markdown, task_flips
 
-from .release_helpers import make_suite, publish
+from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
 
 def figures(right_tool, right_args, n_tasks=100, errors=0):

@@ -14,12 +14,12 @@ import yaml
 
 from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
-from toolchoice_pipeline.config import load_run_config
+from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.execution.runner import run_suite_sync
-from toolchoice_pipeline.lineage import Lineage, new_run_id
-from toolchoice_pipeline.releases import ReleaseStore, publish_release
-from toolchoice_pipeline.suite import load_suite
-from toolchoice_pipeline.warehouse import Warehouse
+from toolchoice_pipeline.releases.lineage import Lineage, new_run_id
+from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.releases.warehouse import Warehouse
 
 SUITE = "coding_agent"
 DEGRADED_TOOL = "Bash"
@@ -57,7 +57,7 @@ def test_a_degraded_description_fails_the_gate_for_the_affected_model_and_keeps_
     suite_after, second = release(data_dir, "r2")
     assert suite_after.catalog_version != suite_before.catalog_version
 
-    gate = second.scores["gate"]
+    gate = second.scores.gate.model_dump()
     assert gate["passed"] is False and gate["baseline_release_id"] == "r1"
     assert {f["model"] for f in gate["failures"]} == {ROUTER}
     assert second.gate.models[NAME_MATCH].status == "passed"

@@ -11,12 +11,12 @@ import pytest
 
 from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.jsonl import Warnings
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.suite import load_suite
 
-from .conftest import CASES
-from .test_sanitise import assert_no_secret_in_text, assert_no_secret_in_tree, run_cli
+from toolchoice_pipeline_tests.conftest import CASES
+from toolchoice_pipeline_tests.test_sanitise import assert_no_secret_in_text, assert_no_secret_in_tree, run_cli
 
 INGEST_CASES = {case["id"]: case for case in map(json.loads, (CASES / "ingest_cases.jsonl").read_text().splitlines())}
 

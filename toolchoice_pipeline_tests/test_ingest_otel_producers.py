@@ -6,14 +6,15 @@ retry prompts, several sessions, concatenated documents, one tool name defined t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from toolchoice_pipeline.catalog_files import load_catalog_file
-from toolchoice_pipeline.suite import load_suite
-
-from .test_ingest import first_calls, ingest, stored
+from toolchoice_pipeline.suites.catalog_files import load_catalog_file
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline_tests.conftest import DATA
+from toolchoice_pipeline_tests.test_ingest import first_calls, ingest, stored
 
 OTEL = Path(__file__).resolve().parent / "data" / "otel"
 TOOLS_DUMP = OTEL / "ops_agent_tools.json"  # the agent's 4 tools, as a live dump (OpenAI tools format)
@@ -115,10 +116,8 @@ def test_a_trace_without_definitions_is_refused_unless_a_catalog_is_given_or_cho
 
 
 def test_the_curated_catalog_is_used_only_when_chosen(tmp_path, capsys):
-    from .conftest import DATA
     data = tmp_path / "data"
     (data / "suites").mkdir(parents=True)
-    import shutil
     shutil.copytree(DATA / "suites" / "coding_agent", data / "suites" / "coding_agent")
     code, _, err = run(capsys, files("openai-v2-2.4b0"), data)
     assert code == 2 and "--catalog-from curated" in err

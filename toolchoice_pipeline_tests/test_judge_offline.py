@@ -5,17 +5,17 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.calls import FLAG_INVALID_CALL, Reply, ToolCall
-from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.config import JudgeConfig, RetryConfig
+from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline.judge import JudgeItem, build_judge_messages, judge_items, parse_verdict, read_judge_input
-from toolchoice_pipeline.judge.arguments import names_literal, numbers
-from toolchoice_pipeline.judge.fit import capabilities, terms
-from toolchoice_pipeline.judge.mentions import tool_mentions
-from toolchoice_pipeline.judge.offline import assess, catalog_judge
+from toolchoice_pipeline.providers.offline_judge.arguments import names_literal, numbers
+from toolchoice_pipeline.providers.offline_judge.fit import capabilities, terms
+from toolchoice_pipeline.providers.offline_judge.mentions import tool_mentions
+from toolchoice_pipeline.providers.offline_judge.model import assess, catalog_judge
 from toolchoice_pipeline.providers import register_providers
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG = [ToolDefinition(**tool) for tool in json.loads((CASES / "catalog.json").read_text())]
 NAMES_ONLY = [ToolDefinition(name=t.name, parameters={"type": "object", "properties": {

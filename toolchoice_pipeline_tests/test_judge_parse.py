@@ -6,7 +6,7 @@ import pytest
 
 from toolchoice_pipeline.judge.parse import VERDICT_SCHEMA, parse_verdict, response_format_for
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 JUDGE_CASES = {c["id"]: c for c in map(json.loads, (CASES / "judge_cases.jsonl").read_text().splitlines()) if c}
 

@@ -9,9 +9,9 @@ import pytest
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
-from toolchoice_pipeline.calls import Reply, ToolCall
-from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.config import JudgeConfig, ModelSpec, Price, RetryConfig
+from toolchoice_pipeline.records.calls import Reply, ToolCall
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, Price, RetryConfig
 from toolchoice_pipeline.judge import (
     FLAG_BUDGET_EXHAUSTED,
     FLAG_JUDGE_FAILED,
@@ -27,11 +27,11 @@ from toolchoice_pipeline.judge import (
 )
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.providers.response import fill_response
-from toolchoice_pipeline.records import Episode, StepRecord
-from toolchoice_pipeline.suite import Suite, SuiteSpec
-from toolchoice_pipeline.tasks import Task
+from toolchoice_pipeline.records.episodes import Episode, StepRecord
+from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
+from toolchoice_pipeline.suites.tasks import Task
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 JUDGE_CASES = {c["id"]: c for c in map(json.loads, (CASES / "judge_cases.jsonl").read_text().splitlines()) if c}
 CATALOG = [ToolDefinition(**tool) for tool in json.loads((CASES / "catalog.json").read_text())]

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.calls import FLAG_INVALID_CALL, Reply, ToolCall
-from toolchoice_pipeline.canonical import short_hash
-from toolchoice_pipeline.catalog import ToolDefinition
+from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall
+from toolchoice_pipeline.util.canonical import short_hash
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.judge import prompt
 from toolchoice_pipeline.judge.prompt import (
     RUBRIC_VERSION,
@@ -15,7 +15,7 @@ from toolchoice_pipeline.judge.prompt import (
     read_judge_input,
 )
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG = [ToolDefinition(**tool) for tool in json.loads((CASES / "catalog.json").read_text())]
 JUDGE_CASES = {c["id"]: c for c in map(json.loads, (CASES / "judge_cases.jsonl").read_text().splitlines()) if c}

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolchoice_pipeline.calls import Reply, ToolCall, flag_hallucinated, make_call, normalise_response
-from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.matching import match_reply
-from toolchoice_pipeline.matching.key_args import match_key_args, values_match
-from toolchoice_pipeline.tasks import Expected, Task
+from toolchoice_pipeline.records.calls import Reply, ToolCall, flag_hallucinated, make_call, normalise_response
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.scoring.matching.key_args import match_key_args, values_match
+from toolchoice_pipeline.suites.tasks import Expected, Task
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG = [ToolDefinition.model_validate(tool) for tool in json.loads((CASES / "catalog.json").read_text())]
 SCORING_CASES = [json.loads(line) for line in (CASES / "scoring_cases.jsonl").read_text().splitlines() if line]

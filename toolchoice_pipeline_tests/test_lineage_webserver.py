@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from .pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data, free_port
+from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data, free_port
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.calls import from_openai_message
-from toolchoice_pipeline.matching import match_reply
+from toolchoice_pipeline.records.calls import from_openai_message
+from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.providers import local_agents
 from toolchoice_pipeline.providers.local_agents import (
     bm25_router,
@@ -19,9 +19,9 @@ from toolchoice_pipeline.providers.local_agents import (
     split_negations,
     words,
 )
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.suites.suite import load_suite
 
-from .conftest import CASES, DATA
+from toolchoice_pipeline_tests.conftest import CASES, DATA
 
 CATALOG = json.loads((CASES / "catalog.json").read_text())
 TOOLS = [{"type": "function", "function": tool} for tool in CATALOG]

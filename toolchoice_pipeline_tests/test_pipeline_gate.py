@@ -11,20 +11,10 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from toolchoice_pipeline.releases import ReleaseStore
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.suite import load_suite
 
-from .pipeline_helpers import (
-    DEMO_SUITE,
-    check_evaluations,
-    copy_data,
-    dagster_instance,
-    materialise,
-    materialised_assets,
-    query,
-    read_scores,
-    set_description,
-)
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, check_evaluations, copy_data, dagster_instance, materialise, materialised_assets, query, read_scores, set_description
 
 pytestmark = pytest.mark.slow
 

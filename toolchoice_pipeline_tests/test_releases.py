@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.lineage import Lineage
-from toolchoice_pipeline.releases import ReleaseStore, publish_release
-from toolchoice_pipeline.warehouse import Warehouse
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+from toolchoice_pipeline.releases.warehouse import Warehouse
 
-from .release_helpers import make_suite, model_episodes, publish
+from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, publish
 
 SCORES_FIELDS = {"release_id", "kind", "suite", "catalog_version", "fixture_version", "judge", "baseline_release_id",
                  "models", "gate"}
@@ -37,8 +37,8 @@ def test_a_failed_gate_never_replaces_the_baseline_and_lists_flips(tmp_path, sui
     publish(tmp_path, suite, "r1")
     failed = publish(tmp_path, suite, "r2", models={"local/a": {"wrong_tool": {"t03", "t07"}}, "local/b": {}})
     assert not failed.gate.passed and not failed.promoted
-    assert failed.scores["baseline_release_id"] == "r1"
-    assert failed.scores["gate"]["flips"]["local/a"]["right_tool"] == {"right_to_wrong": ["t03", "t07"],
+    assert failed.scores.baseline_release_id == "r1"
+    assert failed.scores.gate.flips["local/a"]["right_tool"].model_dump() == {"right_to_wrong": ["t03", "t07"],
                                                                         "wrong_to_right": []}
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r1"
 
@@ -50,7 +50,7 @@ def test_only_release_kind_runs_become_the_baseline(tmp_path, suite, kind):
     assert other.gate.passed and not other.promoted
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r1"
     nxt = publish(tmp_path, suite, "r2")
-    assert nxt.promoted and nxt.scores["baseline_release_id"] == "r1"
+    assert nxt.promoted and nxt.scores.baseline_release_id == "r1"
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r2"
 
 
@@ -64,7 +64,7 @@ def test_reusing_a_finished_release_id_is_refused_unless_forced(tmp_path, suite)
     with pytest.raises(InputError, match="a finished release"):
         publish(tmp_path, suite, "n1", kind="nightly")
     again = publish(tmp_path, suite, "n1", kind="nightly", force=True)
-    assert again.scores["run_id"] == "run-n1"
+    assert again.scores.run_id == "run-n1"
 
 
 def test_a_forced_rerun_of_the_baseline_that_now_fails_hands_the_baseline_back(tmp_path, suite):
@@ -73,7 +73,7 @@ def test_a_forced_rerun_of_the_baseline_that_now_fails_hands_the_baseline_back(t
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r2"
     rerun = publish(tmp_path, suite, "r2", models={"local/a": {"wrong_args": {"t01", "t02"}}, "local/b": {}},
                     force=True)
-    assert rerun.scores["baseline_release_id"] == "r1"  # gated against the one before, not itself
+    assert rerun.scores.baseline_release_id == "r1"  # gated against the one before, not itself
     assert not rerun.gate.passed
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r1"
 
@@ -98,7 +98,7 @@ def test_a_release_without_scores_json_is_unfinished_and_can_be_rerun_without_fo
     with pytest.raises(InputError, match="no finished release 'r1'"):
         store.read_scores("r1")
     rerun = publish(tmp_path, suite, "r1")
-    assert rerun.scores["run_id"] == "run-r1"
+    assert rerun.scores.run_id == "run-r1"
     assert Warehouse(tmp_path).commit("r1").run_id == "run-r1"
 
 
@@ -106,6 +106,6 @@ def test_baselines_are_kept_per_suite(tmp_path):
     first, second = make_suite(10, name="alpha"), make_suite(10, name="beta")
     publish(tmp_path, first, "a1")
     published = publish(tmp_path, second, "b1", models={"local/a": {"wrong_tool": {"t01", "t02", "t03"}}})
-    assert published.scores["baseline_release_id"] is None and published.promoted
+    assert published.scores.baseline_release_id is None and published.promoted
     store = ReleaseStore(tmp_path)
     assert (store.baseline("alpha"), store.baseline("beta")) == ("a1", "b1")

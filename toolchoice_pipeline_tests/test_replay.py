@@ -8,7 +8,7 @@ import os
 import litellm
 import pytest
 
-from toolchoice_pipeline.calls import (
+from toolchoice_pipeline.records.calls import (
     FLAG_HALLUCINATED,
     FLAG_INVALID_ARGUMENTS,
     FLAG_INVALID_CALL,
@@ -16,15 +16,15 @@ from toolchoice_pipeline.calls import (
     from_openai_message,
     normalise_response,
 )
-from toolchoice_pipeline.errors import InputError, display_path
+from toolchoice_pipeline.util.errors import InputError, display_path
 from toolchoice_pipeline.execution.llm import is_transient
-from toolchoice_pipeline.matching import match_reply
+from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.providers.replay import LATER_STEP_TEXT
-from toolchoice_pipeline.replay_file import load_replay
-from toolchoice_pipeline.tasks import Expected
+from toolchoice_pipeline.suites.replay_file import load_replay
+from toolchoice_pipeline.suites.tasks import Expected
 
-from .conftest import CASES
+from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG_NAMES = [tool["name"] for tool in json.loads((CASES / "catalog.json").read_text())]
 SCORING_CASES = [json.loads(line) for line in (CASES / "scoring_cases.jsonl").read_text().splitlines() if line]

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolchoice_pipeline.calls import Reply, ToolCall, make_call
-from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.records import Episode, JudgeVote, StepRecord, TaskScore
+from toolchoice_pipeline.records.calls import Reply, ToolCall, make_call
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord, TaskScore
 from toolchoice_pipeline.scoring import percentile, score_episodes, summarise, tsq_of, wilson_interval
-from toolchoice_pipeline.suite import Suite, SuiteSpec
-from toolchoice_pipeline.tasks import Task
+from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
+from toolchoice_pipeline.suites.tasks import Task
 
 CATALOG = [
     ToolDefinition(name="Read", parameters={"type": "object", "properties": {"file_path": {"type": "string"}}}),

@@ -5,18 +5,18 @@ import random
 
 import pytest
 
-from toolchoice_pipeline.calls import Reply, ToolCall, make_call, normalise_response
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.lineage import Lineage
-from toolchoice_pipeline.records import Episode, JudgeVote, StepRecord
+from toolchoice_pipeline.records.calls import Reply, ToolCall, make_call, normalise_response
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.scoring.columnar import score_columnar, suite_catalogs, tasks_table
-from toolchoice_pipeline.suite import Suite, SuiteSpec
-from toolchoice_pipeline.tasks import Task
-from toolchoice_pipeline.warehouse_tables import agent_calls_table, judge_votes_table
+from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
+from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table
 
-from .conftest import CASES
-from .test_key_args import CATALOG
+from toolchoice_pipeline_tests.conftest import CASES
+from toolchoice_pipeline_tests.test_key_args import CATALOG
 
 SCORING_CASES = [json.loads(line) for line in (CASES / "scoring_cases.jsonl").read_text().splitlines() if line]
 LINEAGE = Lineage(release_id="r1", suite="cases", catalog_version="x", run_id="run")

@@ -12,18 +12,10 @@ import pytest
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.schedules import nightly_eval
 from toolchoice_pipeline.defs.sensors import catalog_change
-from toolchoice_pipeline.release_request import read_request
-from toolchoice_pipeline.suite import load_suite
+from toolchoice_pipeline.releases.request import read_request
+from toolchoice_pipeline.suites.suite import load_suite
 
-from .pipeline_helpers import (
-    DEMO_SUITE,
-    copy_data,
-    dagster_instance,
-    materialise,
-    query,
-    read_scores,
-    set_description,
-)
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, dagster_instance, materialise, query, read_scores, set_description
 
 TOOL = "Bash"
 
@@ -173,6 +165,7 @@ def test_the_nightly_schedule_adds_its_partition_and_requests_a_write_only_night
     assert (request.kind, request.cache_policy, request.suite) == ("nightly", "write_only", DEMO_SUITE)
 
 
+@pytest.mark.slow
 def test_the_nightly_run_asks_every_model_afresh_even_with_a_warm_cache(instance, data_dir):
     """A nightly run ignores the call journal (cache policy write_only), so provider drift shows up."""
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)

@@ -11,11 +11,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from toolchoice_pipeline.errors import InputError
-from toolchoice_pipeline.lineage import LINEAGE_COLUMNS, Lineage
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
 from toolchoice_pipeline.scoring import score_episodes, summarise
-from toolchoice_pipeline.warehouse import Warehouse
-from toolchoice_pipeline.warehouse_tables import (
+from toolchoice_pipeline.releases.warehouse import Warehouse
+from toolchoice_pipeline.releases.warehouse_tables import (
     TABLE_NAMES,
     agent_calls_table,
     judge_votes_table,
@@ -24,7 +24,7 @@ from toolchoice_pipeline.warehouse_tables import (
     tool_catalog_table,
 )
 
-from .release_helpers import make_suite, model_episodes, votes_for
+from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, votes_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -120,7 +120,7 @@ WRITER = r"""
 import os, sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-import toolchoice_pipeline.warehouse as wh
+import toolchoice_pipeline.releases.warehouse as wh
 from toolchoice_pipeline_tests.test_warehouse import release_tables
 
 marker, point, after = Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
@@ -148,6 +148,7 @@ marker.write_text("finished")
 KILL_POINTS = [("staging", 3), ("rename", 3), ("rename", 6), ("rename", 7)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("point", "after"), KILL_POINTS, ids=[f"{p}-{a}" for p, a in KILL_POINTS])
 def test_writer_killed_mid_release_leaves_earlier_releases_and_duckdb_intact(tmp_path, point, after):
     warehouse = Warehouse(tmp_path)
@@ -164,7 +165,8 @@ def test_writer_killed_mid_release_leaves_earlier_releases_and_duckdb_intact(tmp
     writer = subprocess.Popen([sys.executable, str(script), str(tmp_path), str(marker), point, str(after)],
                               env={**os.environ, "PYTHONPATH": str(REPO)})
     deadline = time.monotonic() + 60
-    while not marker.exists() and writer.poll() is None and time.monotonic() < deadline:
+    # The marker exists a moment before its text is written: wait for the text.
+    while not (marker.exists() and marker.read_text()) and writer.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert marker.exists() and marker.read_text() == point, "the writer did not reach the kill point"
     os.kill(writer.pid, signal.SIGKILL)

@@ -25,10 +25,10 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from toolchoice_pipeline.calls import flag_hallucinated, from_openai_message  # noqa: E402
-from toolchoice_pipeline.matching import match_reply  # noqa: E402
+from toolchoice_pipeline.records.calls import flag_hallucinated, from_openai_message  # noqa: E402
+from toolchoice_pipeline.scoring.matching import match_reply  # noqa: E402
 from toolchoice_pipeline.providers import local_agents  # noqa: E402
-from toolchoice_pipeline.suite import load_suite  # noqa: E402
+from toolchoice_pipeline.suites.suite import load_suite  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "baselines.json"
 

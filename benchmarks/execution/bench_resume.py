@@ -27,7 +27,7 @@ import common  # noqa: E402
 
 def child(data_dir: Path, args: argparse.Namespace) -> None:
     from toolchoice_pipeline.execution.runner import run_suite
-    from toolchoice_pipeline.suite import load_suite
+    from toolchoice_pipeline.suites.suite import load_suite
 
     suite = load_suite(data_dir, common.SUITE, check=False)
     specs = common.sim_models(args.models, latency_ms=args.latency_ms)

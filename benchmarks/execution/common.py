@@ -71,7 +71,7 @@ def build_suite(data_dir: Path, n_tasks: int):
     it expects, so the sim model calls it in the first step (one-step episodes)."""
     import yaml
 
-    from toolchoice_pipeline.suite import load_suite
+    from toolchoice_pipeline.suites.suite import load_suite
 
     directory = data_dir / "suites" / SUITE
     directory.mkdir(parents=True, exist_ok=True)
@@ -93,7 +93,7 @@ def build_suite(data_dir: Path, n_tasks: int):
 
 
 def sim_models(n: int, *, latency_ms: float, error_rate: float = 0.0, retry_after_s: float = 0.05, seed: int = 7):
-    from toolchoice_pipeline.config import ModelSpec
+    from toolchoice_pipeline.suites.config import ModelSpec
 
     return [ModelSpec(model=f"sim/model-{chr(ord('a') + i)}",
                       params={"sim_latency_ms": latency_ms, "sim_error_rate": error_rate,
@@ -102,7 +102,7 @@ def sim_models(n: int, *, latency_ms: float, error_rate: float = 0.0, retry_afte
 
 
 def run_config(concurrency: int, *, max_attempts: int = 6):
-    from toolchoice_pipeline.config import RunConfig
+    from toolchoice_pipeline.suites.config import RunConfig
 
     return RunConfig.model_validate({
         "models": ["sim/placeholder"],

@@ -6,7 +6,7 @@ Run from the repo root (it takes about a minute; run it alone, the machine has 2
 
 The offline judge's verdict is deterministic (temperature and seed change only the wording), so every
 ChainPoll poll agrees and a choice's TSQ is 1 or 0: this script calls the judge's own grading
-(:func:`toolchoice_pipeline.judge.offline.assess`) on the judge prompt (:func:`build_judge_messages`, read
+(:func:`toolchoice_pipeline.providers.offline_judge.model.assess`) on the judge prompt (:func:`build_judge_messages`, read
 back with :func:`read_judge_input`) exactly as the ``local/catalog-judge`` provider does, once per choice.
 
 1. **Demo suite** ``coding_agent``: the first steps of the two local baselines through LiteLLM; agreement of the
@@ -44,17 +44,18 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from toolchoice_pipeline.bfcl_import import import_bfcl  # noqa: E402
-from toolchoice_pipeline.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
-from toolchoice_pipeline.catalog import ToolDefinition  # noqa: E402
-from toolchoice_pipeline.config import ModelSpec, RetryConfig, load_run_config  # noqa: E402
+from toolchoice_pipeline.ingest.bfcl import import_bfcl  # noqa: E402
+from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
+from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig, load_run_config  # noqa: E402
 from toolchoice_pipeline.judge import build_judge_messages, read_judge_input  # noqa: E402
-from toolchoice_pipeline.judge.calibration import canary_turns, cohen_kappa  # noqa: E402
-from toolchoice_pipeline.judge.offline import Assessment, assess  # noqa: E402
+from toolchoice_pipeline.ingest.canary import canary_turns  # noqa: E402
+from toolchoice_pipeline.judge.calibration import cohen_kappa  # noqa: E402
+from toolchoice_pipeline.providers.offline_judge.model import Assessment, assess  # noqa: E402
 from toolchoice_pipeline.judge.polling import episode_items  # noqa: E402
-from toolchoice_pipeline.records import Episode, StepRecord  # noqa: E402
+from toolchoice_pipeline.records.episodes import Episode, StepRecord  # noqa: E402
 from toolchoice_pipeline.scoring import score_episodes  # noqa: E402
-from toolchoice_pipeline.suite import load_suite  # noqa: E402
+from toolchoice_pipeline.suites.suite import load_suite  # noqa: E402
 from toolchoice_pipeline_tests.bfcl_helpers import (  # noqa: E402
     CATEGORIES, answers_file, questions_file, read_verdicts, suite_name, verdict_reply)
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pyarrow.parquet as pq  # noqa: E402
 
 from synthetic import catalog  # noqa: E402
-from toolchoice_pipeline.gate import check_gate, task_flips  # noqa: E402
+from toolchoice_pipeline.releases.gate import check_gate, task_flips  # noqa: E402
 from toolchoice_pipeline.scoring.columnar import score_columnar  # noqa: E402
 
 THREADS = 2
@@ -54,13 +54,13 @@ def columnar(data: Path, out: Path) -> dict:
 
 
 def pure(data: Path, out: Path) -> dict:
-    from toolchoice_pipeline.calls import Reply, ToolCall
-    from toolchoice_pipeline.gate import TaskFlips
-    from toolchoice_pipeline.records import Episode, JudgeVote, StepRecord
+    from toolchoice_pipeline.records.calls import Reply, ToolCall
+    from toolchoice_pipeline.releases.gate import TaskFlips
+    from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
     from toolchoice_pipeline.scoring import score_episode, summarise
-    from toolchoice_pipeline.tasks import Task
-    from toolchoice_pipeline.lineage import Lineage
-    from toolchoice_pipeline.warehouse_tables import build_table
+    from toolchoice_pipeline.suites.tasks import Task
+    from toolchoice_pipeline.releases.lineage import Lineage
+    from toolchoice_pipeline.releases.warehouse_tables import build_table
 
     phases = {}
     start = time.perf_counter()

@@ -22,12 +22,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from toolchoice_pipeline.calls import FLAG_INVALID_CALL, Reply, ToolCall, flag_hallucinated, make_call
-from toolchoice_pipeline.canonical import canonical_json
-from toolchoice_pipeline.catalog import ToolDefinition
-from toolchoice_pipeline.lineage import Lineage
+from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall, flag_hallucinated, make_call
+from toolchoice_pipeline.util.canonical import canonical_json
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.scoring.columnar import TASKS_SCHEMA
-from toolchoice_pipeline.warehouse_tables import SCHEMAS, calls_json
+from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, calls_json
 
 MODELS = ("sim/model-a", "sim/model-b", "sim/model-c")
 VERBS = ["search", "read", "write", "list", "delete", "move", "copy", "fetch", "send", "create"]

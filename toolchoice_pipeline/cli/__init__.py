@@ -11,13 +11,13 @@ import warnings
 
 import click
 
-from .common import EXIT_BAD_INPUT, run_guarded
-from .gate import gate_command
-from .import_cmd import import_command
-from .ingest import ingest_command
-from .report import report_command
-from .run import run_command
-from .validate import schema_command, validate_command
+from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, run_guarded
+from toolchoice_pipeline.cli.gate import gate_command
+from toolchoice_pipeline.cli.import_cmd import import_command
+from toolchoice_pipeline.cli.ingest import ingest_command
+from toolchoice_pipeline.cli.report import report_command
+from toolchoice_pipeline.cli.run import run_command
+from toolchoice_pipeline.cli.validate import schema_command, validate_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ..errors import InputError, Problem, display_path
-from ..report import TrendPoint, load_trend, render_chart
-from .common import EXIT_OK, data_dir_option, stdout_console
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.releases.report import TrendPoint, load_trend, render_chart
+from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option, stdout_console
 
 
 @click.command("report")

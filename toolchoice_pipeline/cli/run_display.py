@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..report import SCORE_COLUMNS, score_cells
-from .common import stdout_console
+from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
+from toolchoice_pipeline.cli.common import stdout_console
 
 
 class RunDisplay:
@@ -43,39 +45,69 @@ class RunDisplay:
         self.progress.update(self.tasks[key], completed=done, total=total)
 
 
-def scores_table(scores: dict[str, Any]) -> Table:
-    """The per-model scores of ``scores.json`` (shares in points, costs in USD, latency in ms)."""
-    table = Table(title=f"release {scores['release_id']} ({scores['kind']}) · suite {scores['suite']} · "
-                        f"catalog {scores['catalog_version']}")
+def scores_table(scores: ReleaseDocument) -> Table:
+    """The per-model scores of a release document (shares in points, costs in USD, latency in ms)."""
+    table = Table(title=f"release {scores.release_id} ({scores.kind}) · suite {scores.suite} · "
+                        f"catalog {scores.catalog_version}")
     table.add_column("model", no_wrap=True)
     for column in SCORE_COLUMNS:
         table.add_column(column, justify="right")
-    for model, figures in scores["models"].items():
+    for model, figures in scores.models.items():
         table.add_row(model, *score_cells(figures))
     return table
 
 
-def print_outcome(scores: dict[str, Any], data_dir: Path, result) -> bool:
+def infrastructure_error_causes(scores: ReleaseDocument, data_dir: Path, per_model: int = 3) -> list[tuple[str, int, str]]:
+    """``(model, episodes, error)`` for the most frequent infrastructure errors of each model with any (read
+    from the release's committed ``task_scores``), so the cause of a failed gate is on screen."""
+    if not any(m.errors for m in scores.models.values()):
+        return []
+    from collections import Counter
+
+    from toolchoice_pipeline.releases.warehouse import Warehouse
+
+    try:
+        table = Warehouse(data_dir).read_table("task_scores", scores.release_id, ["model", "error"])
+    except Exception:  # noqa: BLE001 - the causes are a courtesy; the scores were printed already
+        return []
+    counts = Counter((m, e) for m, e in zip(table["model"].to_pylist(), table["error"].to_pylist()) if e)
+    out: list[tuple[str, int, str]] = []
+    for model in sorted({m for m, _ in counts}):
+        top = sorted(((n, e) for (m, e), n in counts.items() if m == model), key=lambda x: (-x[0], x[1]))[:per_model]
+        out += [(model, n, " ".join(e.split())[:300]) for n, e in top]
+    return out
+
+
+def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
     """Print the scores, the gate and any failed check; return whether the gate passed."""
     console = stdout_console()
     console.print(scores_table(scores))
-    gate = scores["gate"]
-    baseline = scores.get("baseline_release_id")
-    if gate["passed"]:
+    if result.agent_calls is not None:
+        calls, cached = result.agent_calls
+        journal = (f"{'all ' if cached == calls else ''}{cached} from the call journal (their cost and latency "
+                   "are those recorded when they were made)" if cached else "none from the call journal")
+        console.print(f"agent model calls: {calls}, {journal}", markup=False)
+    gate = scores.gate
+    baseline = scores.baseline_release_id
+    if scores.gate_passed:
         console.print(f"[green]gate passed[/green] against baseline {baseline or '(none yet: first release)'}")
     else:
-        console.print(f"[red]gate FAILED[/red] against baseline {baseline}:")
-        for failure in gate.get("failures", []):
-            console.print(f"  {failure['model']}: {failure.get('reason') or failure.get('status')}")
-        failed = {failure["model"] for failure in gate.get("failures", [])}
-        for model in sorted(failed):
-            flipped = ((gate.get("flips") or {}).get(model) or {}).get("right_tool", {}).get("right_to_wrong", [])
+        console.print(f"[red]gate FAILED[/red] against baseline {baseline or '(none yet)'}:")
+        failures = gate.failures if gate is not None else []
+        for failure in failures:
+            console.print(f"  {failure.model}: {failure.reason}")
+        for model in sorted({failure.model for failure in failures}):
+            flips = gate.flips.get(model, {}).get("right_tool")
+            flipped = flips.right_to_wrong if flips is not None else []
             if flipped:
                 console.print(f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
                               f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}")
+    for model, count, cause in infrastructure_error_causes(scores, data_dir):
+        console.print(f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}",
+                      highlight=False)
     for message in result.check_messages:
-        console.print(f"[yellow]check failed[/yellow] {message}")
-    release_dir = data_dir / "releases" / scores["release_id"]
+        console.print(message, style="yellow", markup=False)
+    release_dir = data_dir / "releases" / scores.release_id
     console.print(f"scores: {release_dir / 'scores.json'} · gate report: {release_dir / 'gate.md'} · "
                   f"Dagster run {result.run_id}")
-    return bool(gate["passed"])
+    return scores.gate_passed

@@ -12,18 +12,18 @@ from collections import Counter
 
 import dagster as dg
 
-from ..catalog import ToolDefinition
-from ..errors import InputError
-from ..lineage import Lineage
-from ..records import Episode, JudgeVote, TaskScore
-from ..release_request import ReleaseRequest
-from ..releases import ReleaseStore
-from ..suite import Suite
-from ..tasks import Task
-from .jobs import RELEASE_GROUP
-from .metadata import catalog_diff_against_baseline, episode_metadata, judge_metadata, scores_markdown
-from .partitions import release_partitions
-from .resources import ProgressReporter, ToolchoiceResource, logged_progress
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.releases.request import ReleaseRequest
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
+from toolchoice_pipeline.defs.metadata import catalog_diff_against_baseline, episode_metadata, judge_metadata, scores_markdown
+from toolchoice_pipeline.defs.partitions import release_partitions
+from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
 
 CODE_VERSION = "1"
 COMMON = dict(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION,
@@ -48,7 +48,7 @@ class ReleaseContext:
         except InputError as exc:
             raise bad_input(self.release_id, exc) from None
         self.lineage = Lineage(release_id=self.release_id, suite=self.suite.name,
-                               catalog_version=self.suite.catalog_version, run_id=context.run.run_id)
+                               catalog_version=self.suite.catalog_version, run_id=context.op_execution_context.run_id)
 
 
 @dg.asset(**COMMON, kinds={"yaml", "python"},
@@ -108,17 +108,25 @@ def eval_tasks(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
                       "journal where the cache policy allows.")
 def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
                eval_tasks: list[Task]) -> dg.Output[list[Episode]]:
-    from ..execution.runner import run_suite_sync
+    from toolchoice_pipeline.execution.runner import run_suite_sync
 
     release = ReleaseContext(context, toolchoice)
     policy = release.request.cache_policy or release.config.cache.policy
+    unavailable: dict[str, str] = {}
     try:
         episodes = run_suite_sync(release.suite, release.config, data_dir=toolchoice.path,
                                   models=release.config.models, cache_policy=policy,
                                   progress=logged_progress(context, progress, "agents"),
-                                  resume_key=release.release_id)
+                                  resume_key=release.release_id, unavailable=unavailable)
     except InputError as exc:
         raise bad_input(release.release_id, exc) from None
+    if unavailable:
+        # Scoring a model that never answered would fail the gate for the wrong reason; every finished call is
+        # journaled, so the run after the fix asks only what is missing.
+        raise dg.Failure(description=f"model unavailable for release {release.release_id}, nothing scored: "
+                                     + "; ".join(unavailable.values())
+                                     + " (the other calls are journaled: fix it and run the same command again)",
+                         metadata={"unavailable": dg.MetadataValue.json(unavailable)})
     return dg.Output(episodes, metadata={
         "catalog_version": release.suite.catalog_version,
         "fixture_version": release.suite.fixture_version,
@@ -134,9 +142,9 @@ def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
                       "yes-votes / valid votes.")
 def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
                 agent_runs: list[Episode]) -> dg.Output[list[JudgeVote]]:
-    from ..judge import RUBRIC_VERSION, judge_episodes_sync
+    from toolchoice_pipeline.judge import RUBRIC_VERSION, judge_episodes_sync
 
-    from ..judge.preflight import JudgePreflightError, preflight_judge_sync
+    from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
@@ -145,7 +153,8 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
     try:
         preflight_judge_sync(judge, data_dir=toolchoice.path, retries=release.config.retries)
     except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
-        raise dg.Failure(description=f"bad input for release {release.release_id}: {exc}") from None
+        raise dg.Failure(description=f"judge unavailable for release {release.release_id}, nothing scored: "
+                                     f"{exc}") from None
     report = logged_progress(context, progress, "judge")
     votes = judge_episodes_sync(release.suite, agent_runs, judge, retries=release.config.retries,
                                 progress=lambda done, total: report("all models", done, total))
@@ -162,7 +171,7 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
                       "profile of the suite), calls per task, TSQ, flags.")
 def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
                 judge_votes: list[JudgeVote]) -> dg.Output[list[TaskScore]]:
-    from ..scoring import score_episodes
+    from toolchoice_pipeline.scoring import score_episodes
 
     release = ReleaseContext(context, toolchoice)
     scores = score_episodes(release.suite, agent_runs, judge_votes)
@@ -182,9 +191,9 @@ def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
 def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
                    judge_votes: list[JudgeVote],
                    task_scores: list[TaskScore]) -> dg.MaterializeResult:
-    from ..judge import RUBRIC_VERSION
-    from ..releases import publish_release
-    from ..report import load_trend, render_chart
+    from toolchoice_pipeline.judge import RUBRIC_VERSION
+    from toolchoice_pipeline.releases.store import publish_release
+    from toolchoice_pipeline.releases.report import load_trend, render_chart
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
@@ -210,8 +219,8 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
         "scores": dg.MetadataValue.md(scores_markdown(published.scores)),
         "gate_report": dg.MetadataValue.md(published.gate_markdown),
         "scores_json": dg.MetadataValue.path(str(published.scores_path)),
-        "agent_cost_usd": round(sum(m["agent_cost_usd"] or 0 for m in published.scores["models"].values()), 6),
-        "judge_cost_usd": round(sum(m["judge_cost_usd"] or 0 for m in published.scores["models"].values()), 6),
+        "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
+        "judge_cost_usd": round(sum(m.judge_cost_usd for m in published.scores.models.values()), 6),
     }
     if chart is not None:
         metadata["trend_chart"] = dg.MetadataValue.path(str(chart))
@@ -227,7 +236,7 @@ def baseline(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) 
     store = ReleaseStore(toolchoice.path)
     release_id = context.partition_key
     promoted = store.promote(release_id)
-    suite = store.read_scores(release_id)["suite"]
+    suite = store.read_scores(release_id).suite
     return dg.MaterializeResult(metadata={
         "promoted": promoted,
         "baseline_release_id": store.baseline(suite) or "none",

@@ -5,16 +5,17 @@ from pathlib import Path
 
 import dagster as dg
 
-from ..config import load_run_config
-from ..errors import InputError
-from ..lineage import LINEAGE_COLUMNS
-from ..records import Episode, JudgeVote, TaskScore
-from ..release_request import read_request
-from ..releases import ReleaseStore
-from ..suite import load_suite
-from .assets import agent_runs, judge_votes, release_scores, task_scores
-from .partitions import release_partitions
-from .resources import ToolchoiceResource
+from toolchoice_pipeline.suites.config import load_run_config
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS
+from toolchoice_pipeline.releases.request import read_request
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.defs.assets import agent_runs, judge_votes, release_scores, task_scores
+from toolchoice_pipeline.defs.partitions import release_partitions
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
 
 ERROR = dg.AssetCheckSeverity.ERROR
 
@@ -36,17 +37,16 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
                             "infrastructure errors. Blocking: a failed gate stops promotion to baseline.")
 def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
     scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
-    gate = scores["gate"]
-    failures = gate.get("failures") or []
-    lines = [f"{f['model']}: {f['metric']} {f.get('baseline')} → {f.get('now')} (drop {f.get('drop')})"
-             if f.get("metric") else f"{f['model']}: {f.get('reason', f.get('status', 'failed'))}" for f in failures]
+    gate = scores.gate
+    failures = gate.failures if gate is not None else []
+    lines = [f"{f.model}: {f.metric} {f.baseline} → {f.now} (drop {f.drop})" for f in failures]
     return dg.AssetCheckResult(
-        passed=bool(gate["passed"]),
+        passed=scores.gate_passed,
         severity=ERROR,
-        description=("gate passed" if gate["passed"] else "gate failed: " + "; ".join(lines)),
+        description=("gate passed" if scores.gate_passed else "gate failed: " + "; ".join(lines)),
         metadata={
-            "baseline_release_id": scores.get("baseline_release_id") or "none",
-            "max_drop_points": gate.get("max_drop_points", 2.0),
+            "baseline_release_id": scores.baseline_release_id or "none yet",
+            "max_drop_points": gate.max_drop_points if gate is not None else MAX_DROP_POINTS,
             "n_failures": len(failures),
             "gate_report": dg.MetadataValue.path(str(ReleaseStore(toolchoice.path).scores_path(
                 context.partition_key).with_name("gate.md"))),
@@ -61,8 +61,9 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
                             "agree with right tool better than chance (fails at Cohen's kappa ≤ 0.2).")
 def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
                       judge_votes: list[JudgeVote], task_scores: list[TaskScore]) -> dg.AssetCheckResult:
-    from ..judge import majority_verdicts
-    from ..judge.calibration import calibrate, canary_tsq, canary_turns
+    from toolchoice_pipeline.judge import majority_verdicts
+    from toolchoice_pipeline.ingest.canary import canary_turns
+    from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq
 
     data_dir = toolchoice.path
     request = read_request(data_dir, context.partition_key)
@@ -130,7 +131,7 @@ def task_scores_complete(context: dg.AssetCheckExecutionContext, toolchoice: Too
                 description="Schema: every committed warehouse table of the release has the DESIGN §3 columns "
                             "and the lineage columns (release_id, suite, catalog_version, run_id).")
 def warehouse_schema(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
-    from ..warehouse import Warehouse
+    from toolchoice_pipeline.releases.warehouse import Warehouse
 
     warehouse = Warehouse(Path(toolchoice.path))
     missing: dict[str, list[str]] = {}

@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import BaseModel
 
-from .staging import read_records, staged_path, write_records
+from toolchoice_pipeline.defs.staging import read_records, staged_path, write_records
 
 
 class StagedRecordsIOManager(dg.ConfigurableIOManager):

@@ -9,11 +9,12 @@ from typing import Any
 
 import dagster as dg
 
-from ..catalog import ToolDefinition, diff_catalogs
-from ..records import Episode, JudgeVote
-from ..releases import ReleaseStore
-from ..report import SCORE_COLUMNS, score_cells
-from ..suite import Suite
+from toolchoice_pipeline.suites.catalog import ToolDefinition, diff_catalogs
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote
+from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
+from toolchoice_pipeline.suites.suite import Suite
 
 
 def episode_metadata(episodes: list[Episode]) -> dict[str, Any]:
@@ -54,17 +55,17 @@ def judge_metadata(votes: list[JudgeVote]) -> dict[str, Any]:
     }
 
 
-def scores_markdown(scores: dict[str, Any]) -> str:
-    """The per-model scores of a ``scores.json`` document as a Markdown table (shares in points)."""
+def scores_markdown(scores: ReleaseDocument) -> str:
+    """The per-model scores of a release document as a Markdown table (shares in points)."""
     lines = ["| model | " + " | ".join(SCORE_COLUMNS) + " |", "|---|" + "---:|" * len(SCORE_COLUMNS)]
-    for model, figures in scores["models"].items():
+    for model, figures in scores.models.items():
         lines.append(f"| {model} | " + " | ".join(score_cells(figures)) + " |")
     return "\n".join(lines)
 
 
 def catalog_diff_against_baseline(data_dir: Path, suite: Suite, tools: list[ToolDefinition]) -> tuple[str, str | None]:
     """Markdown of the catalog diff against the suite baseline's stored catalog, and the baseline id."""
-    from ..warehouse import Warehouse
+    from toolchoice_pipeline.releases.warehouse import Warehouse
 
     baseline_id = ReleaseStore(data_dir).baseline(suite.name)
     if baseline_id is None:

@@ -8,9 +8,9 @@ from typing import Callable
 
 import dagster as dg
 
-from ..config import RunConfig, load_run_config
-from ..release_request import ReleaseRequest, read_request
-from ..suite import Suite, load_suite
+from toolchoice_pipeline.suites.config import RunConfig, load_run_config
+from toolchoice_pipeline.releases.request import ReleaseRequest, read_request
+from toolchoice_pipeline.suites.suite import Suite, load_suite
 
 DEFAULT_DATA_DIR = os.environ.get("TOOLCHOICE_DATA_DIR", "data")
 

@@ -7,10 +7,10 @@ compared with the baseline but never become it.
 
 import dagster as dg
 
-from ..release_request import ReleaseRequest, write_request
-from .jobs import release_job
-from .partitions import RELEASE_PARTITIONS_NAME
-from .resources import ToolchoiceResource
+from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+from toolchoice_pipeline.defs.jobs import release_job
+from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
 
 
 @dg.schedule(

@@ -12,12 +12,12 @@ import json
 
 import dagster as dg
 
-from ..errors import InputError
-from ..release_request import ReleaseRequest, write_request
-from ..suite import list_suites, load_suite
-from .jobs import release_job
-from .partitions import RELEASE_PARTITIONS_NAME
-from .resources import ToolchoiceResource
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+from toolchoice_pipeline.suites.suite import list_suites, load_suite
+from toolchoice_pipeline.defs.jobs import release_job
+from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
 
 
 def current_catalog_versions(toolchoice: ToolchoiceResource, log=None) -> dict[str, str]:

@@ -2,7 +2,7 @@
 runner with its concurrency limits (:mod:`.runner`), the call journal and cache (:mod:`.journal`), preflight
 (:mod:`.preflight`) and failure messages (:mod:`.failures`). See ``docs/execution.md``."""
 
-from .preflight import preflight
-from .runner import run_suite, run_suite_sync
+from toolchoice_pipeline.execution.preflight import preflight
+from toolchoice_pipeline.execution.runner import run_suite, run_suite_sync
 
 __all__ = ["preflight", "run_suite", "run_suite_sync"]

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..canonical import canonical_json
-from ..config import SECRET_PARAMS, CachePolicy
-from ..errors import InputError, Problem, display_path
+from toolchoice_pipeline.util.canonical import canonical_json
+from toolchoice_pipeline.suites.config import SECRET_PARAMS, CachePolicy
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_calls (

@@ -6,7 +6,7 @@ Two parts, each giving ``None`` (usable) or one clear message naming the model:
   (``local/<name>`` must exist, ``replay/<path>`` must load, ``sim/<name>`` settings must parse, any other
   in-process provider must be registered); a remote model must have a provider LiteLLM knows
   (``litellm.get_llm_provider``) and its API key in the environment (``litellm.validate_environment``).
-  A replay file that does not load is bad input: :class:`~toolchoice_pipeline.errors.InputError` is raised,
+  A replay file that does not load is bad input: :class:`~toolchoice_pipeline.util.errors.InputError` is raised,
   naming file, line and field.
 - :func:`check_by_call`, for remote models: one tiny call (``max_tokens=8``) with the run's retries. A refused
   call becomes "authentication failed", "model not found" or "unknown provider". LiteLLM reports a misspelt
@@ -25,9 +25,9 @@ import hashlib
 import sys
 from pathlib import Path
 
-from ..config import ModelSpec, RetryConfig
-from ..offline import is_local_model
-from .failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+from toolchoice_pipeline.execution.offline import is_local_model
+from toolchoice_pipeline.execution.failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
 
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
 
@@ -59,14 +59,14 @@ def model_fingerprint(model: str, data_dir: Path) -> str | None:
         path = replay_file(model, data_dir)
         return _file_hash(path) if path.is_file() else None
     if provider == "local":
-        from ..providers.local import local_models
+        from toolchoice_pipeline.providers.local import local_models
 
         function = local_models().get(model.split("/", 1)[1])
         module = sys.modules.get(getattr(function, "__module__", ""), None)
         source = getattr(module, "__file__", None)
         return _file_hash(Path(source)) if source else None
     if provider == "sim":
-        from ..providers import sim
+        from toolchoice_pipeline.providers import sim
 
         return _file_hash(Path(sim.__file__))
     return None
@@ -107,7 +107,7 @@ def _in_process_problem(spec: ModelSpec, data_dir: Path) -> str | None:
     provider = provider_of(model)
     name = model.split("/", 1)[1] if "/" in model else ""
     if provider == "local":
-        from ..providers.local import local_models
+        from toolchoice_pipeline.providers.local import local_models
 
         known = local_models()
         if name not in known:
@@ -115,12 +115,12 @@ def _in_process_problem(spec: ModelSpec, data_dir: Path) -> str | None:
             return f"{model}: unknown local model (known: {listed})"
         return None
     if provider == "replay":
-        from ..replay_file import load_replay
+        from toolchoice_pipeline.suites.replay_file import load_replay
 
         load_replay(replay_file(model, data_dir))  # raises InputError naming file, line and field
         return None
     if provider == "sim":
-        from ..providers.sim import SimSettings
+        from toolchoice_pipeline.providers.sim import SimSettings
 
         try:
             SimSettings.from_params(spec.params)
@@ -135,7 +135,7 @@ def _in_process_problem(spec: ModelSpec, data_dir: Path) -> str | None:
 def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
     """The preflight checks that need no provider call (see the module docstring); None when all pass.
 
-    Raises :class:`~toolchoice_pipeline.errors.InputError` for a replay file that does not load.
+    Raises :class:`~toolchoice_pipeline.util.errors.InputError` for a replay file that does not load.
     """
     if is_local_model(spec.model):
         return _in_process_problem(spec, data_dir)
@@ -162,7 +162,7 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
 
 async def check_by_call(spec: ModelSpec, *, retries: RetryConfig) -> str | None:
     """One tiny call to a remote model through the usual call wrapper; None when it answers."""
-    from .llm import complete
+    from toolchoice_pipeline.execution.llm import complete
 
     try:
         await complete(spec, PREFLIGHT_MESSAGES, retries=retries, max_tokens=8)
@@ -179,8 +179,8 @@ async def check_by_call(spec: ModelSpec, *, retries: RetryConfig) -> str | None:
 
 async def preflight(models: list[ModelSpec], *, data_dir: Path, retries: RetryConfig) -> dict[str, str | None]:
     """``{model: None | message}`` for every model: the static checks, then a call for each remote model that
-    passed them. Raises :class:`~toolchoice_pipeline.errors.InputError` for a replay file that does not load."""
-    from ..providers import register_providers
+    passed them. Raises :class:`~toolchoice_pipeline.util.errors.InputError` for a replay file that does not load."""
+    from toolchoice_pipeline.providers import register_providers
 
     register_providers()
     results: dict[str, str | None] = {}

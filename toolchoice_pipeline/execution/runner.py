@@ -8,11 +8,12 @@
   never called; a remote model gets its preflight call just before its first cache miss (so a run served from
   the journal calls nobody); a model whose calls fail :data:`CONSECUTIVE_FAILURES_TO_STOP` times in a row
   for model-level reasons (bad key, no such model, unreachable, transient errors outlasting the retries) is
-  stopped and its remaining uncached rows say why. Other models run on.
+  stopped and its remaining uncached rows say why. Other models run on; the caller learns which models were
+  unavailable (``unavailable``) and may refuse to score the run.
 - **Journal**: see :mod:`.journal`; a re-run with unchanged inputs under ``read_write`` makes no provider call,
   and a killed run resumes without re-issuing a completed call.
 
-The result is one :class:`~toolchoice_pipeline.records.Episode` per (model, task), models in the given order
+The result is one :class:`~toolchoice_pipeline.records.episodes.Episode` per (model, task), models in the given order
 and tasks in suite order, including failed ones (``error`` set, steps recorded so far kept).
 """
 
@@ -25,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..config import CachePolicy, ModelSpec, RunConfig
-from ..offline import ensure_offline_default, is_local_model
-from ..records import Episode
-from ..suite import Suite
-from ..tasks import Task
-from .episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
-from .failures import describe_failure, is_model_level
-from .journal import CallJournal, JournaledCall, key_params
-from .preflight import check_by_call, known_to_litellm, model_fingerprint, resolve_model, static_problem
+from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
+from toolchoice_pipeline.execution.offline import ensure_offline_default, is_local_model
+from toolchoice_pipeline.records.episodes import Episode
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
+from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
+from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, key_params
+from toolchoice_pipeline.execution.preflight import check_by_call, known_to_litellm, model_fingerprint, resolve_model, static_problem
 
 log = logging.getLogger(__name__)
 
@@ -95,19 +96,21 @@ class _Views:
 
 async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
                     cache_policy: CachePolicy | None = None, progress: Progress | None = None,
-                    resume_key: str | None = None) -> list[Episode]:
+                    resume_key: str | None = None, unavailable: dict[str, str] | None = None) -> list[Episode]:
     """Run each model on each task of ``suite``; one :class:`Episode` per (model, task), in model then task order.
 
     ``models`` defaults to the suite's own ``models`` (``suite.yaml``) if it lists any, else the configuration's.
     ``cache_policy`` overrides ``config.cache.policy``; ``resume_key`` (e.g. the release id) lets a
     ``write_only`` run resume the calls it journaled itself. ``progress(model, done, total)`` is called after
-    each finished episode. Provider failures never raise: they are stored on the episodes. Raises
-    :class:`~toolchoice_pipeline.errors.InputError` for bad input found before the run (a replay file that
+    each finished episode. Provider failures never raise: they are stored on the episodes, and each model that
+    could not be used (static or call preflight failed, or stopped after consecutive model-level failures) is
+    added to ``unavailable`` (model -> the one-line cause) when a dict is given. Raises
+    :class:`~toolchoice_pipeline.util.errors.InputError` for bad input found before the run (a replay file that
     does not load).
     """
     specs = list(models if models is not None else config.for_suite(None, suite.spec.models).models)
     ensure_offline_default(spec.model for spec in specs)
-    from ..providers import register_providers
+    from toolchoice_pipeline.providers import register_providers
 
     register_providers()
     policy = cache_policy or config.cache.policy
@@ -122,18 +125,19 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     in_flight = asyncio.Semaphore(config.concurrency.max_in_flight)
     results: list[list[Episode | None]] = [[None] * len(tasks) for _ in specs]
     log.info("running %d models on %d tasks of suite %s (cache %s)", len(specs), len(tasks), suite.name, policy)
+    gates: dict[str, _ModelGate] = {}
 
     def setup_for(spec: ModelSpec) -> EpisodeSetup:
         remote = not is_local_model(spec.model)
         call_spec = spec.model_copy(update={"model": resolve_model(spec.model, data_dir)})
-        gate = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
+        gate = gates[spec.model] = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
         known = known_to_litellm(spec.model) if remote else None
 
         def describe(exc: BaseException) -> str:
             return describe_failure(spec.model, exc, known_model=known)
 
         async def call_model(task_id, step, messages, tools) -> JournaledCall:
-            from .llm import complete
+            from toolchoice_pipeline.execution.llm import complete
 
             await gate.admit(call_spec, config)
             try:
@@ -188,16 +192,18 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
         raise first from None
     finally:
         journal.close()
+    if unavailable is not None:
+        unavailable.update({model: gate.blocked for model, gate in gates.items() if gate.blocked})
     return [episode for per_model in results for episode in per_model if episode is not None]
 
 
 def run_suite_sync(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
                    cache_policy: CachePolicy | None = None, progress: Progress | None = None,
-                   resume_key: str | None = None) -> list[Episode]:
+                   resume_key: str | None = None, unavailable: dict[str, str] | None = None) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""
     coroutine_args = dict(data_dir=data_dir, models=models, cache_policy=cache_policy, progress=progress,
-                          resume_key=resume_key)
+                          resume_key=resume_key, unavailable=unavailable)
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -30,10 +30,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from .jsonl import Warnings, read_json_lines
-from .model import BloomSet, BoundedMap, RecordedTurn
-from .sanitise import Sanitiser
-from .turns import ToolLedger, TurnAssembler
+from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
+from toolchoice_pipeline.ingest.model import BloomSet, BoundedMap, RecordedTurn
+from toolchoice_pipeline.util.sanitise import Sanitiser
+from toolchoice_pipeline.ingest.turns import ToolLedger, TurnAssembler
 
 SOURCE = "claude-code"
 RECENT_RECORDS = 2_000  # records whose conversation position is remembered (parent links)
@@ -126,7 +126,7 @@ def read_claude_code(path: Path, *, shown: str, file_index: int, sanitiser: Sani
     """The turns of one Claude Code session file, in file order (see the module doc).
 
     ``shown`` is the file's name as messages give it; ``seen`` is shared by the files of one ingest.
-    Raises :class:`~toolchoice_pipeline.errors.InputError` when the file is not JSON Lines at all.
+    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when the file is not JSON Lines at all.
     """
     assembler: TurnAssembler | None = None
     subagent: str | None = None

@@ -13,7 +13,7 @@ Response items:
   (``<environment_context>``, ``<user_instructions>``, AGENTS.md instructions...); ``developer`` and
   ``system`` messages are skipped; ``assistant`` messages are the model's text.
 - ``function_call`` (``arguments`` is JSON text), ``custom_tool_call`` (free-form ``input``, recorded as
-  ``{"input": ...}`` like :func:`toolchoice_pipeline.calls.from_responses_output` does),
+  ``{"input": ...}`` like :func:`toolchoice_pipeline.records.calls.from_responses_output` does),
   ``local_shell_call`` (recorded as ``local_shell`` with its ``action``) and ``web_search_call``
   (``web_search`` with its ``action``): tool calls.
 - ``*_output`` items: the result of the call with the same ``call_id`` (a string, or content items).
@@ -29,10 +29,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from .jsonl import Warnings, read_json_lines
-from .model import RecordedTurn
-from .sanitise import Sanitiser
-from .turns import ToolLedger, TurnAssembler
+from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
+from toolchoice_pipeline.ingest.model import RecordedTurn
+from toolchoice_pipeline.util.sanitise import Sanitiser
+from toolchoice_pipeline.ingest.turns import ToolLedger, TurnAssembler
 
 SOURCE = "codex"
 _RESPONSE_ITEMS = {"message", "function_call", "function_call_output", "custom_tool_call",
@@ -127,7 +127,7 @@ def read_codex(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedg
                max_context_chars: int) -> Iterator[RecordedTurn]:
     """The turns of one Codex CLI rollout, in file order (see the module doc).
 
-    Raises :class:`~toolchoice_pipeline.errors.InputError` when the file is not JSON Lines at all.
+    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when the file is not JSON Lines at all.
     """
     session = _CodexSession(path, shown, sanitiser, ledger, max_context_chars)
     for number, line in read_json_lines(path, shown, warnings):

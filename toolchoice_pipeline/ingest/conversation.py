@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from .model import RecordedCall
+from toolchoice_pipeline.ingest.model import RecordedCall
 
 DEFAULT_MAX_CONTEXT_CHARS = 32_000
 NO_RESULT = "[no result recorded]"

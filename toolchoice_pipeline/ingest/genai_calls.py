@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .otlp_json import Record, any_value, attributes
+from toolchoice_pipeline.ingest.otlp_json import Record, any_value, attributes
 
 MODEL_CALL_OPERATIONS = {"chat", "text_completion", "generate_content"}
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"

@@ -3,7 +3,7 @@
 Lines are split on ``\\n`` only (bytes are read, so U+2028 and U+2029 inside a JSON string never break a
 line). A line that is not JSON (a truncated write, a crash mid-line) or not a JSON object is skipped with a
 warning naming the file and line; the rest of the file is kept. A file in which no line holds a JSON
-object is not JSON Lines at all: :class:`~toolchoice_pipeline.errors.InputError`.
+object is not JSON Lines at all: :class:`~toolchoice_pipeline.util.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import InputError, Problem
+from toolchoice_pipeline.util.errors import InputError, Problem
 
 MAX_KEPT_WARNINGS = 200
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import InputError, Problem, display_path, pydantic_problems
-from ..json_text import json_objects
-from ..tasks import Expected
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.util.json_text import json_objects
+from toolchoice_pipeline.suites.tasks import Expected
 
 
 class LabelLine(BaseModel):

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import ToolDefinition
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 
 MAX_CALL_NAMES = 64  # names of calls kept per turn
 

@@ -31,21 +31,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..catalog import ToolDefinition, catalog_version, merge_live
-from ..catalog_files import load_catalog_file, load_tool_dump
-from ..errors import InputError, Problem, display_path
-from ..tasks import Expected, Task
-from ..validate import task_problems
-from .claude_code import SeenRecords, read_claude_code
-from .codex import read_codex
-from .conversation import DEFAULT_MAX_CONTEXT_CHARS
-from .jsonl import Warnings, check_readable
-from .labels import load_labels
-from .model import RecordedTurn
-from .otel import read_otel
-from .sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser
-from .turns import ToolLedger
-from .writer import SuiteWriter
+from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, merge_live
+from toolchoice_pipeline.suites.catalog_files import load_catalog_file, load_tool_dump
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.suites.tasks import Expected, Task
+from toolchoice_pipeline.suites.validate import task_problems
+from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
+from toolchoice_pipeline.ingest.codex import read_codex
+from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
+from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
+from toolchoice_pipeline.ingest.labels import load_labels
+from toolchoice_pipeline.ingest.model import RecordedTurn
+from toolchoice_pipeline.ingest.otel import read_otel
+from toolchoice_pipeline.util.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser
+from toolchoice_pipeline.ingest.turns import ToolLedger
+from toolchoice_pipeline.ingest.writer import SuiteWriter
 
 SOURCES = ("claude-code", "codex", "otel")
 CATALOG_SOURCES = ("trace", "file", "live-dump", "curated")

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..calls import decode_arguments
-from ..catalog import ToolDefinition
-from .conversation import Conversation
-from .model import BoundedMap, RecordedCall, RecordedTurn, Step
-from .sanitise import Sanitiser
+from toolchoice_pipeline.records.calls import decode_arguments
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.ingest.conversation import Conversation
+from toolchoice_pipeline.ingest.model import BoundedMap, RecordedCall, RecordedTurn, Step
+from toolchoice_pipeline.util.sanitise import Sanitiser
 
 RECENT_CALLS = 4096
 MAX_ARGUMENT_NAMES = 64
@@ -163,7 +163,7 @@ class TurnAssembler:
 def recorded_call(name: str, arguments: Any, call_id: str | None, sanitiser: Sanitiser) -> RecordedCall:
     """A sanitised :class:`RecordedCall` (the tool name too: an MCP server's name can hold a user name);
     arguments given as JSON text are decoded (kept raw when they do not decode to an object, as
-    :func:`toolchoice_pipeline.calls.decode_arguments` does)."""
+    :func:`toolchoice_pipeline.records.calls.decode_arguments` does)."""
     decoded, raw = decode_arguments(arguments)
     clean = sanitiser.value(decoded) if decoded is not None else sanitiser.text(raw or "")
     return RecordedCall(name=sanitiser.text(name), arguments=clean, id=call_id)

@@ -19,12 +19,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..catalog import ToolDefinition
-from ..catalog_files import check_catalog, write_catalog_file
-from ..errors import InputError, Problem, display_path
-from ..suite import SUITE_FILE, SuiteSpec, load_suite_spec
-from ..tasks import Task, read_numbered_tasks
-from ..validate import task_problems
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.catalog_files import check_catalog, write_catalog_file
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.suites.suite import SUITE_FILE, SuiteSpec, load_suite_spec
+from toolchoice_pipeline.suites.tasks import Task, read_numbered_tasks
+from toolchoice_pipeline.suites.validate import task_problems
 
 TASKS_FILE = "tasks.jsonl"
 REPLAY_FILE = "replay.jsonl"

@@ -5,9 +5,10 @@ Two pieces of evidence:
 - **Agreement with labels**: on labelled tasks, the judge's majority verdict per episode against right tool
   (DESIGN §2): accuracy, and Cohen's kappa (agreement beyond chance; Cohen 1960), computed here.
 - **The canary session**: a recorded Claude Code session of four turns, one good choice and three bad ones
-  (``data/sessions/canary.jsonl`` with ``canary.labels.jsonl``), judged against its own catalog snapshot
-  (``canary.catalog.yaml``, the demo catalog), so editing a suite's catalog never moves the yardstick. A judge
-  with teeth scores it 0.25 (its TSQ is the mean of the four turns' TSQ).
+  (``data/sessions/canary.jsonl`` with ``canary.labels.jsonl``, read by :mod:`toolchoice_pipeline.ingest.canary`),
+  judged against its own catalog snapshot (``canary.catalog.yaml``, the demo catalog), so editing a suite's
+  catalog never moves the yardstick. A judge with teeth scores it 0.25 (its TSQ is the mean of the four turns'
+  TSQ). The canary ships with the package; a data directory may bring its own in ``sessions/``.
 
 The check fails, "the judge is toothless", when the canary scores above :data:`MAX_CANARY_TSQ` (0.5), or when
 kappa is at most :data:`MIN_KAPPA` (0.2) on at least :data:`MIN_LABELLED` (20) labelled episodes. A judge that
@@ -18,28 +19,19 @@ A canary at or below 0.5 but not 0.25 (a judge that also fails the good choice) 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..calls import Reply, make_call
-from ..catalog import ToolDefinition
-from ..config import JudgeConfig, RetryConfig
-from ..errors import InputError, Problem, display_path
-from ..records import JudgeVote
-from ..tasks import Expected
-from .polling import EpisodeKey, JudgeBudget, JudgeItem, judge_items, tsq_by_episode
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
+from toolchoice_pipeline.records.episodes import JudgeVote
+from toolchoice_pipeline.judge.polling import EpisodeKey, JudgeBudget, JudgeItem, judge_items, tsq_by_episode
 
 MIN_LABELLED = 20
 MIN_KAPPA = 0.2
 MAX_CANARY_TSQ = 0.5
 CANARY_EXPECTED_TSQ = 0.25
 
-CANARY_SESSION = Path("sessions/canary.jsonl")
-CANARY_LABELS = Path("sessions/canary.labels.jsonl")
-CANARY_CATALOG = Path("sessions/canary.catalog.yaml")
-CANARY_MODEL = "canary"
 
 
 class CalibrationResult(BaseModel):
@@ -120,77 +112,14 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
     if reasons:
         message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons)} [{figures}]"
     elif warnings:
-        message = f"judge calibration passed with a warning: {'; '.join(warnings)} [{figures}]"
+        message = f"judge calibration passed, with a warning: {'; '.join(warnings)} [{figures}]"
     else:
         message = f"judge calibration passed: {figures}"
     return CalibrationResult(passed=not reasons, n_labelled=n, accuracy=accuracy, kappa=kappa,
                              canary_tsq=canary_tsq, reasons=reasons, warnings=warnings, message=message)
 
 
-# --- the canary session ----------------------------------------------------------------------------------
-
-def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]], Reply]]:
-    """The turns of a Claude Code session: ``(session_id, turn, conversation, first-step reply)`` for each user
-    prompt with a recorded reply, read and sanitised by the ingest parser
-    (:func:`toolchoice_pipeline.ingest.claude_code.read_claude_code`), so they are exactly what an ingested
-    session's tasks hold. Raises :class:`InputError`.
-    """
-    from ..ingest.claude_code import SeenRecords, read_claude_code
-    from ..ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
-    from ..ingest.jsonl import Warnings, check_readable
-    from ..ingest.sanitise import Sanitiser
-    from ..ingest.turns import ToolLedger
-
-    shown = display_path(path)
-    problem = check_readable(path, shown)
-    if problem is not None:
-        raise InputError(problem)
-    turns = read_claude_code(path, shown=shown, file_index=0, sanitiser=Sanitiser(), ledger=ToolLedger(),
-                             seen=SeenRecords(), warnings=Warnings(), max_context_chars=DEFAULT_MAX_CONTEXT_CHARS)
-    out = []
-    for turn in turns:
-        if turn.first_step is None:
-            continue
-        calls = [make_call(call.name, call.arguments, call.id) for call in turn.first_step.calls]
-        out.append((turn.session_id, turn.index, turn.messages, Reply(text=turn.first_step.text, calls=calls)))
-    return out
-
-
-def canary_turns(data_dir: Path, catalog: list[ToolDefinition] | None = None) -> list[JudgeItem]:
-    """The canary session's judge inputs, one per user turn (task ids ``canary-0``... under model ``canary``).
-
-    ``catalog`` defaults to the canary's own snapshot ``sessions/canary.catalog.yaml`` under ``data_dir``. The
-    pipeline may equally judge the canary ingested as a suite (``toolchoice ingest claude-code``): the items of
-    its replayed episodes (:func:`.polling.episode_items`) are the same. Raises :class:`InputError` when the session or the catalog is missing or malformed.
-    """
-    if catalog is None:
-        from ..catalog_files import load_catalog_file
-
-        catalog = load_catalog_file(data_dir / CANARY_CATALOG)
-    items = [JudgeItem(model=CANARY_MODEL, task_id=f"canary-{turn}", conversation=conversation, catalog=catalog,
-                       reply=reply)
-             for _, turn, conversation, reply in read_session_turns(data_dir / CANARY_SESSION)]
-    if not items:
-        raise InputError(Problem(file=display_path(data_dir / CANARY_SESSION), message="no user turn found"))
-    return items
-
-
-def canary_labels(data_dir: Path) -> dict[str, Expected]:
-    """The canary's labels by task id (``canary-<turn>``): what a good agent calls first at each turn.
-
-    Read with the ingest's labels reader (:func:`toolchoice_pipeline.ingest.labels.load_labels`); raises
-    :class:`InputError` naming file, line and field for a bad label.
-    """
-    from ..ingest.labels import load_labels
-
-    labels = load_labels(data_dir / CANARY_LABELS, session_optional=True)
-    found: dict[str, Expected] = {}
-    for session, turn, _, _ in read_session_turns(data_dir / CANARY_SESSION):
-        label = labels.take(session, None, turn)
-        if label is not None:
-            found[f"canary-{turn}"] = label[0]
-    return found
-
+# --- the canary's score ------------------------------------------------------------------------------------
 
 def canary_score(votes: Iterable[JudgeVote]) -> float | None:
     """The canary's TSQ: the mean of its turns' TSQ (turns without a valid vote left out); None if none has one."""

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import Verdict
+from toolchoice_pipeline.records.episodes import Verdict
 
 VERDICTS: tuple[Verdict, ...] = ("correct", "incorrect")
 

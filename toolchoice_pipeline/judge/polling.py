@@ -20,13 +20,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from ..calls import Reply
-from ..catalog import ToolDefinition
-from ..config import JudgeConfig, RetryConfig
-from ..records import Episode, JudgeVote
-from ..scoring.task_scores import FLAG_JUDGE_FAILED, tsq_of
-from .parse import ParsedVerdict, parse_verdict, response_format_for
-from .prompt import RUBRIC_VERSION, build_judge_messages
+from toolchoice_pipeline.records.calls import Reply
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
+from toolchoice_pipeline.records.episodes import FLAG_JUDGE_FAILED, Episode, JudgeVote, tsq_of
+from toolchoice_pipeline.judge.parse import ParsedVerdict, parse_verdict, response_format_for
+from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION, build_judge_messages
 
 FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
 DEFAULT_CONCURRENCY = 8
@@ -97,7 +96,7 @@ def _takes_seed(model: str) -> bool:
 
 def _error_line(exc: BaseException) -> str:
     """The failure's type and first line, API-key-like strings masked (never store a secret in a vote)."""
-    from ..execution.failures import redact
+    from toolchoice_pipeline.execution.failures import redact
 
     text = str(exc).strip().splitlines()
     return redact(f"{type(exc).__name__}: {text[0][:300] if text else ''}")
@@ -118,11 +117,18 @@ class _Poller:
         return self.seed_base + poll * self.judge.max_attempts + attempt
 
     def _vote(self, item: JudgeItem, poll: int, **fields: Any) -> JudgeVote:
+        # A judge may quote the request (arguments, tool results) in its reasoning or error: both are stored and
+        # printed, so they pass the same sanitiser as ingested text.
+        from toolchoice_pipeline.util.sanitise import sanitise
+
+        for name in ("reasoning", "error"):
+            if fields.get(name):
+                fields[name] = sanitise(fields[name])
         return JudgeVote(model=item.model, task_id=item.task_id, poll=poll, judge_model=self.judge.model.model,
                          rubric_version=RUBRIC_VERSION, **fields)
 
     async def poll(self, item: JudgeItem, messages: list[dict[str, Any]], poll: int) -> JudgeVote:
-        from ..execution.llm import complete
+        from toolchoice_pipeline.execution.llm import complete
 
         prompt_tokens = completion_tokens = attempts = 0
         cost_usd = 0.0
@@ -193,7 +199,7 @@ async def judge_items(items: list[JudgeItem], judge: JudgeConfig, *, retries: Re
 
 async def judge_episodes(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
                          progress: Progress | None = None, budget: JudgeBudget | None = None) -> list[JudgeVote]:
-    """Judge the first step of every episode of ``suite`` (a :class:`toolchoice_pipeline.suite.Suite`).
+    """Judge the first step of every episode of ``suite`` (a :class:`toolchoice_pipeline.suites.suite.Suite`).
 
     Returns ``judge.polls`` :class:`JudgeVote` rows per judged episode (invalid ones included); episodes with
     an infrastructure error get none. See :func:`judge_items` for concurrency, progress and budget.
@@ -217,7 +223,7 @@ def _by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[JudgeVote]]
 
 def tsq_by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, float | None]:
     """TSQ per ``(model, task_id)``: yes-votes / valid votes in [0, 1], None without a valid vote
-    (:func:`toolchoice_pipeline.scoring.tsq_of`)."""
+    (:func:`toolchoice_pipeline.records.episodes.tsq_of`)."""
     return {key: tsq_of(group) for key, group in _by_episode(votes).items()}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from ..config import JudgeConfig, RetryConfig
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 
 
 class JudgePreflightError(RuntimeError):
@@ -23,7 +23,7 @@ async def preflight_judge(judge: JudgeConfig, *, data_dir: Path, retries: RetryC
     Raises :class:`JudgePreflightError` with the preflight's message; ``InputError`` for a replay file that
     does not load.
     """
-    from ..execution.preflight import preflight
+    from toolchoice_pipeline.execution.preflight import preflight
 
     problems = await preflight([judge.model], data_dir=data_dir, retries=retries)
     problem = problems.get(judge.model.model)

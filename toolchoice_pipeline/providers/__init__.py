@@ -15,9 +15,9 @@ def register_providers(extra: dict[str, object] | None = None) -> None:
 
     ``extra`` maps further provider names to ``CustomLLM`` handlers (tests register scripted judges this way).
     """
-    from .local import LocalProvider
-    from .replay import ReplayProvider
-    from .sim import SimProvider
+    from toolchoice_pipeline.providers.local import LocalProvider
+    from toolchoice_pipeline.providers.replay import ReplayProvider
+    from toolchoice_pipeline.providers.sim import SimProvider
 
     handlers: dict[str, object] = {"local": LocalProvider(), "replay": ReplayProvider(), "sim": SimProvider()}
     handlers.update(extra or {})

@@ -8,21 +8,17 @@ A local model is a function ``(messages, tools, params) -> assistant message`` i
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
-from .response import fill_response
-
-LocalModel = Callable[[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]], dict[str, Any]]
+from toolchoice_pipeline.providers.local_agents import MODELS as AGENTS
+from toolchoice_pipeline.providers.local_judge import MODELS as JUDGES
+from toolchoice_pipeline.providers.local_model import LocalModel
+from toolchoice_pipeline.providers.response import fill_response
 
 
 def local_models() -> dict[str, LocalModel]:
     """Every ``local/<name>`` model by name."""
-    from .local_agents import MODELS as AGENTS
-    from .local_judge import MODELS as JUDGES
-
     return {**AGENTS, **JUDGES}
 
 

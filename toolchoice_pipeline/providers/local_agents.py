@@ -29,7 +29,8 @@ from typing import Any, Callable
 import snowballstemmer
 from rank_bm25 import BM25Okapi
 
-from ..calls import message_text
+from toolchoice_pipeline.providers.local_model import LocalModel
+from toolchoice_pipeline.records.calls import message_text
 
 #: The router answers in text when the best adjusted BM25 score is below this (BM25Okapi units, k1=1.5, b=0.75).
 ABSTAIN_BELOW = 1.2
@@ -760,7 +761,7 @@ def name_match(messages: list[dict[str, Any]], tools: list[dict[str, Any]], para
     return _call_message(str(function.get("name")), arguments, 0)
 
 
-MODELS: dict[str, Callable[[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]], dict[str, Any]]] = {
+MODELS: dict[str, LocalModel] = {
     "bm25-router": bm25_router,
     "name-match": name_match,
 }

@@ -5,7 +5,7 @@ LiteLLM hands the handler ``model`` = the part after ``replay/``: ``replay//abs/
 ``$TOOLCHOICE_DATA_DIR``, else ``./data``. The caller names the task and the step in ``metadata``
 (``{"task_id": ..., "step": 0}``, as the execution engine does).
 
-- Step 0 returns the recorded reply, rendered with :func:`~toolchoice_pipeline.calls.to_openai_message` (calls
+- Step 0 returns the recorded reply, rendered with :func:`~toolchoice_pipeline.records.calls.to_openai_message` (calls
   written in text stay in the text, undecodable arguments stay raw, so normalising the answer gives the
   recorded reply back).
 - Later steps return a text reply with no call: a replay records only the first step, so the episode ends.
@@ -23,10 +23,10 @@ from typing import Any
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
-from ..calls import Reply, to_openai_message
-from ..errors import InputError
-from ..replay_file import load_replay
-from .response import fill_response
+from toolchoice_pipeline.records.calls import Reply, to_openai_message
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.suites.replay_file import load_replay
+from toolchoice_pipeline.providers.response import fill_response
 
 LATER_STEP_TEXT = "(replay: the recording holds only the first step; the episode ends here)"
 

@@ -33,7 +33,7 @@ import httpx
 import litellm
 from litellm import CustomLLM
 
-from .response import fill_response
+from toolchoice_pipeline.providers.response import fill_response
 
 FAULT_KINDS = ("rate_limit", "server_error", "timeout")
 

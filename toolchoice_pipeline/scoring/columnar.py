@@ -7,7 +7,7 @@ the Python matcher runs once per distinct (expectation, catalog, first-step call
 exact because a match depends on nothing else.
 
 Episodes are grouped by ``(model, task_id)``; the first step is step 0, which every episode has exactly once
-(:func:`~toolchoice_pipeline.warehouse_tables.agent_calls_table` writes a step-0 row even for an episode
+(:func:`~toolchoice_pipeline.releases.warehouse_tables.agent_calls_table` writes a step-0 row even for an episode
 that failed before any model call). An episode is an infrastructure
 error when it has ``episode_error`` or its step 0 returned no reply (``calls_json`` null), as in the pure path.
 """
@@ -21,15 +21,15 @@ from typing import Sequence, Union
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..calls import Reply
-from ..canonical import canonical_json
-from ..catalog import ToolDefinition
-from ..errors import InputError, Problem
-from ..matching import match_reply
-from ..suite import Suite
-from ..tasks import Expected
-from .summary import ModelScores, Tally, build_model_scores
-from .task_scores import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_ORDER, NO_FIRST_REPLY
+from toolchoice_pipeline.records.calls import Reply
+from toolchoice_pipeline.util.canonical import canonical_json
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.scoring.matching import match_reply, profile_named
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Expected
+from toolchoice_pipeline.scoring.summary import ModelScores, Tally, build_model_scores
+from toolchoice_pipeline.scoring.task_scores import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_ORDER, NO_FIRST_REPLY
 
 Source = Union[pa.Table, str, Path, Sequence[Union[str, Path]]]
 SUITE_CATALOG = ""
@@ -100,7 +100,7 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         _relation(con, "agent_calls", agent_calls)
         _relation(con, "judge_votes", judge_votes)
         _relation(con, "tasks", tasks)
-        key_catalog = "t.catalog_key" if profile != "key_args" else f"'{SUITE_CATALOG}'"
+        key_catalog = "t.catalog_key" if profile_named(profile).uses_catalog else f"'{SUITE_CATALOG}'"
         # Step 0 is one row per episode; only the few multi-step episodes need aggregating.
         con.execute(f"""
             CREATE TEMP VIEW first_steps AS

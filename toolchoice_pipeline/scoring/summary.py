@@ -22,8 +22,8 @@ from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from ..records import TaskScore
-from .task_scores import FLAG_ORDER
+from toolchoice_pipeline.records.episodes import TaskScore
+from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -80,26 +80,49 @@ class TagScores(BaseModel):
     tsq_mean: float | None
 
 
-class ModelScores(BaseModel):
-    """One model's scores in one release (a ``models`` entry of ``scores.json``; units in the module docstring)."""
+def metric(label: str | None = None, digits: int | None = None, **field: Any) -> Any:
+    """Declare a :class:`ModelScores` field. With ``label`` the field is a column of the per-model scores table
+    (terminal and Dagster Markdown), shown with ``digits`` decimals (None: as it is). ``field`` goes to
+    pydantic's ``Field`` (a ``default`` for fields that older ``scores.json`` documents lack)."""
+    return Field(json_schema_extra={"label": label, "digits": digits}, **field)
 
-    n_tasks: int
-    errors: int
-    right_tool_pct: float | None
-    right_args_pct: float | None
-    calls_per_task: float | None
-    tsq_mean: float | None
-    agent_cost_usd: float
-    judge_cost_usd: float
-    latency_ms_p50: float | None
-    latency_ms_p95: float | None
-    n_scored: int
-    n_unlabelled: int
-    error_pct: float
-    right_tool_ci95_pct: list[float] | None
-    right_args_ci95_pct: list[float] | None
-    flags: dict[str, int] = Field(default_factory=dict)
-    tags: dict[str, TagScores] = Field(default_factory=dict)
+
+class ModelScores(BaseModel):
+    """One model's scores in one release (a ``models`` entry of ``scores.json``; units in the module docstring).
+
+    Each field is declared once, here: its type gives the ``release_scores`` column (int → int32, float →
+    float64; an interval ``[low, high]`` → ``<name without _pct>_low_pct``/``_high_pct``; ``flags`` →
+    ``n_<flag>``; ``tags`` → ``tags_json``) and its :func:`metric` label and decimals the table column. A new
+    metric is one field here plus its computation.
+    """
+
+    n_tasks: int = metric("tasks")
+    errors: int = metric("errors")
+    n_scored: int = metric(default=0)
+    n_unlabelled: int = metric(default=0)
+    right_tool_pct: float | None = metric("right tool %", 2)
+    right_args_pct: float | None = metric("right args %", 2)
+    right_tool_ci95_pct: list[float] | None = metric(default=None)
+    right_args_ci95_pct: list[float] | None = metric(default=None)
+    calls_per_task: float | None = metric("calls/task", 2)
+    tsq_mean: float | None = metric("TSQ", 2)
+    agent_cost_usd: float = metric("agent USD", 4)
+    judge_cost_usd: float = metric("judge USD", 4)
+    latency_ms_p50: float | None = metric("p50 ms", 1)
+    latency_ms_p95: float | None = metric("p95 ms", 1)
+    error_pct: float = metric(default=0.0)
+    flags: dict[str, int] = metric(default_factory=dict)
+    tags: dict[str, TagScores] = metric(default_factory=dict)
+
+
+def table_columns() -> list[tuple[str, str, int | None]]:
+    """``(field, label, digits)`` of every :class:`ModelScores` field shown in the per-model scores table."""
+    columns = []
+    for name, info in ModelScores.model_fields.items():
+        extra = info.json_schema_extra or {}
+        if extra.get("label"):
+            columns.append((name, extra["label"], extra.get("digits")))
+    return columns
 
 
 @dataclass

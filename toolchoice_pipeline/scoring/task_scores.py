@@ -1,4 +1,4 @@
-"""One :class:`~toolchoice_pipeline.records.TaskScore` per episode (DESIGN §2): matching, TSQ, calls, flags.
+"""One :class:`~toolchoice_pipeline.records.episodes.TaskScore` per episode (DESIGN §2): matching, TSQ, calls, flags.
 
 - ``right_tool`` / ``right_args``: the suite's matching profile on the first step's reply, with the catalog
   the task ran with; None for an infrastructure error and for an unlabelled task (``task.expected`` None).
@@ -13,26 +13,16 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from ..calls import FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, flag_hallucinated
-from ..catalog import ToolDefinition
-from ..errors import InputError, Problem, display_path
-from ..matching import match_reply
-from ..records import Episode, JudgeVote, TaskScore
-from ..suite import Suite
-from ..tasks import Task
+from toolchoice_pipeline.records.calls import FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, flag_hallucinated
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.records.episodes import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, Episode, JudgeVote, TaskScore, tsq_of
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Task
 
-FLAG_INFRA_ERROR = "infra_error"
-FLAG_JUDGE_FAILED = "judge_failed"
 FLAG_ORDER = (FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED)
 NO_FIRST_REPLY = "no model reply for the first step"
-
-
-def tsq_of(votes: Iterable[JudgeVote]) -> float | None:
-    """Tool selection quality of one episode: ``correct`` votes / valid votes in [0, 1]; None when none is valid."""
-    valid = [vote for vote in votes if vote.valid and vote.verdict is not None]
-    if not valid:
-        return None
-    return sum(vote.verdict == "correct" for vote in valid) / len(valid)
 
 
 def infrastructure_error(episode: Episode) -> str | None:

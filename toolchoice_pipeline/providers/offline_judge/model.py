@@ -1,0 +1,331 @@
+"""The built-in offline judge behind ``local/catalog-judge``: catalog-grounded, deterministic, explains itself.
+
+It reads only its prompt (:func:`.prompt.read_judge_input`): the conversation, the catalog and the model
+output. It never sees the expected answer. For the first step's reply it checks, in order:
+
+1. every chosen tool exists in the catalog and was called through the tool interface (not written in text);
+2. every call's arguments validate against the tool's JSON Schema (:mod:`.arguments`: the ``jsonschema``
+   library, the dialect named by ``$schema``, 2020-12 otherwise). A call that fails is incorrect even when the
+   tool is right; when the only failure is an argument the schema does not declare (``additionalProperties:
+   false``), the reasoning says so: the right tool, called in a way its schema rejects;
+3. when the latest request names paths, file names, URLs or numeric values with separators (dates, ratios,
+   times), the step's calls name one of them in their arguments (numbers by value, whatever their format);
+4. the tool choice:
+   - a tool the user ruled out by name ("don't use the Bash tool") is wrong;
+   - a tool whose description denies what the request asks ("cannot ... delete a file", "knows nothing about
+     ... git history", "prefer Read to show a file") is wrong, even when the user named it;
+   - a tool the latest request names explicitly (:mod:`.mentions`: "websearch ...", "with the Read tool") is
+     right: the user's instruction counts more than the fit of words; choosing another tool than the one
+     named is wrong, unless the named tool's description denies the request;
+   - otherwise the request's fit to the tool's description against the best alternative (:mod:`.fit`): wrong
+     when another tool *clearly* fits better: with no denial hit, it beats the chosen tool by more than
+     :data:`CLEAR_MARGIN` distinctive terms;
+5. for "no tool call": the choice is wrong when the user named a tool (its description not denying the
+   request) or when some tool clearly fitted: with no denial hit, its fit is above :data:`CLEAR_FIT`
+   distinctive terms.
+
+A *distinctive term* is a request term only one tool of the catalog has (the largest idf in the catalog), so
+the thresholds mean the same for a 3-tool and a 30-tool catalog. With no descriptions in the catalog the judge
+has no grounds to object (beyond the user's own naming of a tool) and passes every existing, schema-valid
+choice: the calibration check (:mod:`.calibration`) exists to catch exactly that. The verdict never depends on
+temperature or seed; with temperature > 0 the seed picks one of several equivalent wordings of the reasoning.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from toolchoice_pipeline.records.calls import message_text
+from toolchoice_pipeline.providers.offline_judge.arguments import is_value_literal, names_literal, numbers, request_literals, schema_problems, strings
+from toolchoice_pipeline.providers.offline_judge.fit import PATH_TERM, URL_TERM, ToolFit, blank, catalog_capabilities, distinctive_weight, name_spans, strip_names, terms, tool_fits, words
+from toolchoice_pipeline.providers.offline_judge.mentions import Mention, named_tools, tool_mentions
+from toolchoice_pipeline.records.judge_input import JudgeInput, JudgeInputError, read_judge_input
+
+CLEAR_MARGIN = 0.5
+CLEAR_FIT = 0.5
+MIN_REQUEST_TERMS = 2
+
+
+@dataclass(frozen=True)
+class Request:
+    """What was asked: the latest user message (``latest``), plus the turns before it (``context``) when it
+    is a bare follow-up; its stemmed ``terms``, the ``literals`` it names, the catalog tools it names
+    (``mentions``, in the latest message only), and a stem → word map for display."""
+
+    latest: str
+    context: str | None
+    terms: tuple[str, ...]
+    literals: tuple[str, ...]
+    surface: dict[str, str]
+    mentions: tuple[Mention, ...] = ()
+
+
+def read_request(conversation: list[dict[str, Any]], tool_names: tuple[str, ...] = ()) -> Request:
+    """The request behind the choice: the last user message with text; when it has fewer than
+    :data:`MIN_REQUEST_TERMS` content terms ("yes, do it"), the two turns before it as well. The words that name
+    a tool ("the Read tool") are an instruction (``mentions``), not request terms."""
+    indices = [i for i, m in enumerate(conversation) if m.get("role") == "user" and message_text(m).strip()]
+    if not indices:
+        return Request("", None, (), (), {})
+    last = indices[-1]
+    latest = message_text(conversation[last]).strip()
+    mentions = tuple(tool_mentions(latest, tool_names))
+    asked = blank(latest, ((m.start, m.end) for m in mentions))
+    texts = [asked]
+    context = None
+    if len(set(terms(strip_names(asked)))) < MIN_REQUEST_TERMS:
+        earlier = [message_text(m).strip() for m in conversation[:last]
+                   if m.get("role") in ("user", "assistant") and message_text(m).strip()]
+        if earlier:
+            context = "\n".join(earlier[-2:])
+            texts.append(context)
+    joined = "\n".join(texts)
+    unnamed = strip_names(joined)
+    surface: dict[str, str] = {}
+    for word in words(unnamed):
+        for stem in terms(word):
+            surface.setdefault(stem, word)
+    found = tuple(dict.fromkeys(terms(unnamed)))
+    kinds = {span.kind for span in name_spans(joined)}
+    if "url" in kinds:
+        found += (URL_TERM,)
+        surface[URL_TERM] = "a URL"
+    if kinds & {"path", "file"}:
+        found += (PATH_TERM,)
+        surface[PATH_TERM] = "a file path"
+    own = {name.lower() for name in tool_names}
+    named = tuple(literal for literal in request_literals(latest) if literal.lower() not in own)
+    return Request(latest, context, found, named, surface, mentions)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The offline judge's verdict and its findings, one per rubric step, and the conclusion."""
+
+    verdict: str
+    asked: str
+    available: str
+    chosen: str
+    arguments: str
+    conclusion: str
+
+
+def _quoted(words_: list[str]) -> str:
+    return ", ".join(json.dumps(w, ensure_ascii=False) for w in words_)
+
+
+def _describe_fit(fit: ToolFit, surface: dict[str, str]) -> str:
+    parts = []
+    if fit.matched:
+        parts.append("covers " + _quoted([surface.get(t, t) for t in fit.matched]))
+    for phrase, hit in fit.hits[:2]:
+        parts.append(f"says {json.dumps(phrase, ensure_ascii=False)}, which "
+                     f"{_quoted([surface.get(t, t) for t in hit])} in the request runs into")
+    return f"{fit.name} ({'; '.join(parts) or 'nothing in common with the request'}; fit {fit.score:.2f})"
+
+
+def _clearly_fits(fit: ToolFit | None, threshold: float) -> bool:
+    return fit is not None and not fit.denied and bool(fit.matched) and fit.score > threshold
+
+
+def _named_and_fitting(asked_for: list[str], fit_by_name: dict[str, ToolFit]) -> list[ToolFit]:
+    """The tools the user asked for by name whose description rules out nothing asked, in the order named."""
+    return [fit_by_name[t] for t in asked_for if t in fit_by_name and not fit_by_name[t].denied]
+
+
+def _naming(request: Request, tool: str) -> str:
+    texts = [m.text for m in request.mentions if m.tool == tool]
+    return f"{tool} ({_quoted(texts[:2])})"
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """The verdict on the first chosen tool alone (arguments aside) and why."""
+
+    correct: bool
+    reason: str
+
+
+def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float, any_described: bool) -> ToolChoice:
+    """Step 4 of the module docstring: is ``mine`` (the first chosen tool's fit) a right tool for the request?"""
+    asked_for, ruled_out = named_tools(request.mentions)
+    fit_by_name = {f.name: f for f in fits}
+    surface = request.surface
+    if mine.name in ruled_out:
+        return ToolChoice(False, f"the user ruled out {_naming(request, mine.name)}, yet the agent called it")
+    if mine.denied:
+        return ToolChoice(False, f"the request asks for what {mine.name}'s description rules out: "
+                                 f"{_describe_fit(mine, surface)}")
+    if mine.name in asked_for:
+        return ToolChoice(True, f"the user asked for {_naming(request, mine.name)} by name, and its description "
+                                "rules out nothing asked: an explicit instruction outweighs the fit of words")
+    wanted = _named_and_fitting(asked_for, fit_by_name)
+    if wanted:
+        return ToolChoice(False, f"the user asked for {_naming(request, wanted[0].name)} by name, and its "
+                                 f"description rules out nothing asked, but the agent called {mine.name}")
+    others = [f for f in fits if f.name != mine.name]
+    best_other = others[0] if others else None
+    if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
+        return ToolChoice(False, f"{_describe_fit(best_other, surface)} serves the request clearly better than "
+                                 f"{_describe_fit(mine, surface)}")
+    if not mine.described and not any_described:
+        return ToolChoice(True, f"{mine.name} exists and nothing says what any tool is for, so there is nothing "
+                                "to object to")
+    if mine.score > 0:
+        return ToolChoice(True, f"{_describe_fit(mine, surface)} is among the best fits for the request")
+    return ToolChoice(True, f"no tool fits the request clearly better than {mine.name}, and its description "
+                            "rules out nothing asked")
+
+
+def assess(data: JudgeInput) -> Assessment:
+    """Grade the choice in ``data`` (see the module docstring for the rules)."""
+    tools = {str(t.get("name")): t for t in data.catalog if isinstance(t, dict)}
+    request = read_request(data.conversation, tuple(tools))
+    caps = catalog_capabilities(list(tools.values()))
+    fits = tool_fits(request.terms, caps)
+    fit_by_name = {f.name: f for f in fits}
+    unit = distinctive_weight(len(caps))
+    any_described = any(c.described for c in caps)
+    asked_for, ruled_out = named_tools(request.mentions)
+
+    asked = f"the user asks {json.dumps(request.latest[:300], ensure_ascii=False)}"
+    if request.context:
+        asked += f", a follow-up to {json.dumps(request.context[-300:], ensure_ascii=False)}"
+    shown_terms = [request.surface.get(t, t) for t in request.terms]
+    asked += f" (what it is about: {', '.join(shown_terms[:12]) or 'nothing specific'})"
+    if asked_for:
+        asked += "; it names the tool to use: " + ", ".join(_naming(request, t) for t in asked_for)
+    if ruled_out:
+        asked += "; it rules out " + ", ".join(_naming(request, t) for t in ruled_out)
+    asked += "."
+
+    if not any_described:
+        available = (f"{len(caps)} tools ({', '.join(list(tools)[:12])}), named only: no tool has a description, "
+                     "so nothing says what a tool is for or what it cannot do.")
+    else:
+        ranked = [f for f in fits if f.score > 0][:3]
+        available = f"{len(caps)} tools in the catalog. "
+        available += ("By their descriptions the closest are " + "; ".join(_describe_fit(f, request.surface)
+                                                                          for f in ranked) + "."
+                      if ranked else "No tool's description has anything in common with the request.")
+        denied = [f for f in fits if f.denied and f not in ranked][:2]
+        if denied:
+            available += " Ruled out: " + "; ".join(_describe_fit(f, request.surface) for f in denied) + "."
+
+    calls = [c for c in data.calls if isinstance(c, dict)]
+    if not calls:
+        chosen = "no tool call"
+        if data.text:
+            chosen += f"; the agent answered {json.dumps(data.text[:200], ensure_ascii=False)}"
+        arguments = "nothing to check, as there is no call."
+        wanted = _named_and_fitting(asked_for, fit_by_name)
+        if wanted:
+            return Assessment("incorrect", asked, available, chosen + ".", arguments,
+                              f"the user asked for {_naming(request, wanted[0].name)} by name, yet no tool was "
+                              "called.")
+        best = fits[0] if fits else None
+        if _clearly_fits(best, CLEAR_FIT * unit):
+            return Assessment("incorrect", asked, available, chosen + ".", arguments,
+                              f"{_describe_fit(best, request.surface)} clearly serves the request, yet no tool "
+                              "was called.")
+        return Assessment("correct", asked, available, chosen + ".", arguments,
+                          "no tool in the catalog clearly serves the request, so answering without a call is right.")
+
+    shown_calls = []
+    for call in calls:
+        args = call.get("arguments")
+        shown = json.dumps(args if args is not None else call.get("raw_arguments"), ensure_ascii=False)
+        shown_calls.append(f"{call.get('name')} with {shown[:200]}")
+    chosen = "the agent called " + "; then ".join(shown_calls) + "."
+
+    problems: list[str] = []
+    undeclared: list[tuple[str, list[str]]] = []  # (tool, arguments it does not declare) per call that has only that
+    notes: list[str] = []
+    for call in calls:
+        name = call.get("name")
+        if call.get("problem"):
+            problems.append(f"the call to {name} was {call['problem']}")
+        elif name not in tools:
+            problems.append(f"{name} is not a tool in the catalog")
+        elif not isinstance(call.get("arguments"), dict):
+            problems.append(f"the arguments of {name} are not a JSON object")
+        else:
+            found = schema_problems(tools[name].get("parameters") or {"type": "object"}, call["arguments"])
+            if not found:
+                notes.append(f"the arguments of {name} validate against its parameter schema")
+                continue
+            problems.append(f"the arguments of {name} fail its parameter schema: "
+                            f"{'; '.join(p.message for p in found)}")
+            if all(p.undeclared for p in found):
+                undeclared.append((name, [n for p in found for n in p.undeclared]))
+    first = calls[0]
+    # What the user named may be the job of any call of the step ("Tenet at 5 pm and No Time To Die at 7:30 pm").
+    step_args = {str(i): c["arguments"] for i, c in enumerate(calls) if isinstance(c.get("arguments"), dict)}
+    checkable = [lit for lit in request.literals
+                 if strings(step_args) or (is_value_literal(lit) and numbers(step_args))]
+    if not problems and checkable:
+        if any(names_literal(step_args, lit) for lit in checkable):
+            notes.append("they name what the user named")
+        else:
+            problems.append(f"the arguments of {' and '.join(dict.fromkeys(str(c.get('name')) for c in calls))} "
+                            f"name none of what the user named ({', '.join(checkable[:4])})")
+    arguments = "; ".join(notes + problems) + "."
+
+    mine = fit_by_name.get(str(first.get("name")))
+    choice = judge_tool(request, mine, fits, unit, any_described) if mine and not first.get("problem") else None
+    if problems:
+        if choice is not None and len(problems) == len(undeclared):
+            # Only undeclared extra arguments: say whether the tool was right, and why the call still fails.
+            extras = "; ".join(f"{tool} gets {_quoted(names)}, which its parameter schema does not declare"
+                               for tool, names in undeclared)
+            as_to_tool = (f"the tool is right ({choice.reason}), but" if choice.correct
+                          else f"the tool is not the best either ({choice.reason}), and")
+            return Assessment("incorrect", asked, available, chosen, arguments,
+                              f"{as_to_tool} the call is malformed: {extras} and allows no undeclared "
+                              "argument, so the tool would reject the call as made.")
+        return Assessment("incorrect", asked, available, chosen, arguments, problems[0] + ".")
+    assert choice is not None  # no problem: the first call exists in the catalog and went through the interface
+    return Assessment("correct" if choice.correct else "incorrect", asked, available, chosen, arguments,
+                      choice.reason + ".")
+
+
+_WORDINGS = (
+    ("Step 1, what was asked: ", "Step 2, which tools were available: ", "Step 3, what was chosen: ",
+     "Step 4, whether the arguments fit: ", "Verdict: {verdict}, because "),
+    ("1. The request: ", "2. The tools: ", "3. The choice: ", "4. The arguments: ", "So the choice is {verdict}: "),
+    ("First, the request: ", "Next, the catalog: ", "Then the choice: ", "Finally, the arguments: ",
+     "Conclusion ({verdict}): "),
+)
+
+
+def write_reasoning(assessment: Assessment, wording: int = 0) -> str:
+    """The step-by-step reasoning text in wording number ``wording`` (any int; taken modulo the wordings)."""
+    heads = _WORDINGS[wording % len(_WORDINGS)]
+    steps = (assessment.asked, assessment.available, assessment.chosen, assessment.arguments)
+    lines = [head + text for head, text in zip(heads[:4], steps)]
+    lines.append(heads[4].format(verdict=assessment.verdict) + assessment.conclusion)
+    return "\n".join(lines)
+
+
+def catalog_judge(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                  params: dict[str, Any]) -> dict[str, Any]:
+    """The ``local/catalog-judge`` model: an assistant message whose content is ``{"reasoning", "verdict"}``.
+
+    An input that is not a judge prompt (no catalog section...) gets a plain-text refusal, which the parser
+    counts as an invalid vote, as it would an LLM's.
+    """
+    try:
+        data = read_judge_input(messages)
+    except JudgeInputError as exc:
+        return {"role": "assistant", "content": f"I cannot grade this input: {exc}."}
+    assessment = assess(data)
+    wording = 0
+    temperature = params.get("temperature")
+    if temperature and float(temperature) > 0 and params.get("seed") is not None:
+        wording = random.Random(int(params["seed"])).randrange(len(_WORDINGS))
+    content = json.dumps({"reasoning": write_reasoning(assessment, wording), "verdict": assessment.verdict},
+                         ensure_ascii=False)
+    return {"role": "assistant", "content": content}

@@ -1,0 +1,79 @@
+"""The release document ``releases/<id>/scores.json`` (DESIGN §3 plus its extensions), typed.
+
+Written last and atomically by :func:`toolchoice_pipeline.releases.store.publish_release`; read by the store,
+the gate, the report, the Dagster checks and the CLI. Outside tools read the JSON: fields are only ever added.
+Unknown fields are kept (``extra="allow"``), so a document written by a newer version reads and re-writes
+without loss. Per-model figures are :class:`~toolchoice_pipeline.scoring.summary.ModelScores`, whose fields
+declare each metric once (label and decimals for tables, type for the warehouse).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolchoice_pipeline.releases.gate import GateFailure, TaskFlips
+from toolchoice_pipeline.scoring.summary import ModelScores
+
+
+class JudgeInfo(BaseModel):
+    """The ``judge`` object: the judge model string, polls per choice and the rubric's 12-hex version."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    polls: int
+    rubric_version: str
+
+
+class GateDocument(BaseModel):
+    """The ``gate`` object: the verdict, its limits (points, percent), the failures (DESIGN §3) and the
+    extensions: models not evaluated, new and missing, notes, and per model and metric the flipped tasks."""
+
+    model_config = ConfigDict(extra="allow")
+
+    passed: bool
+    max_drop_points: float
+    max_error_pct: float | None = None
+    baseline_release_id: str | None = None
+    failures: list[GateFailure] = Field(default_factory=list)
+    not_evaluated: list[str] = Field(default_factory=list)
+    new_models: list[str] = Field(default_factory=list)
+    missing_models: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    flips: dict[str, dict[str, TaskFlips]] = Field(default_factory=dict)
+
+
+class ReleaseDocument(BaseModel):
+    """``scores.json``. ``kind`` is ``release``, ``nightly``, ``catalog-change`` or ``adhoc``; ``judge`` is None
+    when the judge did not run; ``evaluated_at`` is ISO 8601 UTC; ``models`` is keyed by LiteLLM model string."""
+
+    model_config = ConfigDict(extra="allow")
+
+    release_id: str
+    kind: str
+    suite: str
+    catalog_version: str | None = None
+    fixture_version: str | None = None
+    judge: JudgeInfo | None = None
+    baseline_release_id: str | None = None
+    run_id: str | None = None
+    evaluated_at: str | None = None
+    match_profile: str | None = None
+    models: dict[str, ModelScores]
+    gate: GateDocument | None = None
+
+    @property
+    def gate_passed(self) -> bool:
+        """Whether the release's gate passed (False when it has no gate)."""
+        return self.gate is not None and self.gate.passed
+
+    def figures(self) -> dict[str, dict[str, Any]]:
+        """Per-model figures as plain JSON objects (what ``scores.json`` holds under ``models``)."""
+        return {model: scores.model_dump(mode="json") for model, scores in self.models.items()}
+
+    def to_json_text(self) -> str:
+        """The file's text: JSON, 2-space indent, UTF-8 characters as they are, a final newline."""
+        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,89 @@
+"""What a release partition evaluates: ``releases/<id>/request.json``, written when the partition is added.
+
+The CLI, the nightly schedule and the catalog-change sensor each write one before they request a run, so a
+partition re-materialised later (from the Dagster UI, say) evaluates the same suite, kind and models. A
+partition with no request (added by hand in the UI) gets defaults derived from its key: ``nightly-...`` is
+kind ``nightly``, ``catalog-...`` kind ``catalog-change``, anything else ``adhoc``, on the default suite.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from toolchoice_pipeline.suites.config import CachePolicy
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.util.json_text import load_json
+from toolchoice_pipeline.util.atomic import write_file_atomically
+from toolchoice_pipeline.util.yaml_lines import read_utf8
+
+ReleaseKind = Literal["release", "nightly", "catalog-change", "adhoc"]
+RELEASE_KINDS: tuple[str, ...] = ("release", "nightly", "catalog-change", "adhoc")
+RELEASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a partition key and a directory name
+DEFAULT_SUITE = "coding_agent"
+REQUEST_FILE = "request.json"
+
+
+class ReleaseRequest(BaseModel):
+    """One release's identity and settings. ``models`` None = the suite's or the run configuration's models."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    release_id: str
+    kind: ReleaseKind = "adhoc"
+    suite: str = DEFAULT_SUITE
+    models: list[str] | None = None
+    judge: bool = True
+    cache_policy: CachePolicy | None = None
+    force: bool = False
+    requested_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    requested_by: str = "cli"
+
+
+def check_release_id(release_id: str) -> str:
+    """Return ``release_id`` if usable as a partition key and a directory name; else raise :class:`InputError`."""
+    if not RELEASE_ID.match(release_id or ""):
+        raise InputError(Problem(file="<command line>", field="release",
+                                 message=f"release id {release_id!r} must be 1-128 characters of letters, digits, "
+                                         "'.', '_' or '-', starting with a letter or digit"))
+    return release_id
+
+
+def kind_from_key(release_id: str) -> ReleaseKind:
+    """The kind a partition key implies when it has no request file."""
+    if release_id.startswith("nightly-"):
+        return "nightly"
+    if release_id.startswith("catalog-"):
+        return "catalog-change"
+    return "adhoc"
+
+
+def request_path(data_dir: Path, release_id: str) -> Path:
+    return data_dir / "releases" / release_id / REQUEST_FILE
+
+
+def write_request(data_dir: Path, request: ReleaseRequest) -> Path:
+    """Write the request atomically (:func:`~toolchoice_pipeline.util.atomic.write_file_atomically`: temp file, fsync, rename)."""
+
+    check_release_id(request.release_id)
+    path = request_path(data_dir, request.release_id)
+    write_file_atomically(path, request.model_dump_json(indent=2))
+    return path
+
+
+def read_request(data_dir: Path, release_id: str) -> ReleaseRequest:
+    """The stored request, or defaults derived from the key. Raises :class:`InputError` for a broken file (read
+    strictly, as every JSON input is: :func:`~.json_text.load_json`)."""
+    path = request_path(data_dir, release_id)
+    if not path.exists():
+        return ReleaseRequest(release_id=release_id, kind=kind_from_key(release_id), requested_by="dagster-ui")
+    shown = display_path(path)
+    data = load_json(read_utf8(path), shown)
+    try:
+        return ReleaseRequest.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(pydantic_problems(exc, file=shown)) from None

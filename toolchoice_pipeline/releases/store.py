@@ -1,0 +1,306 @@
+"""Releases: ``releases/<id>/scores.json``, the baseline, and publishing a release (score → store → gate).
+
+- ``scores.json`` (DESIGN §3 plus ``n_scored``, Wilson intervals, tags, flags, ``run_id``, ``evaluated_at``)
+  is written **last** and atomically: a release without it is incomplete, whatever else exists.
+- The baseline of a suite is the most recent ``release``-kind release whose gate passed (DESIGN §2), kept in
+  ``releases/baseline.json`` with its promotion history. Nightly, catalog-change and adhoc runs are gated
+  against it but never become it; a failed gate never replaces it. Promotion is its own step
+  (:meth:`ReleaseStore.promote`).
+- Re-using the id of a finished release is refused unless ``force``; a forced re-run of a promoted release
+  that no longer qualifies takes it out of the baseline history (the previous baseline comes back).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from filelock import FileLock
+from pydantic import ValidationError
+
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.scoring.summary import ModelScores
+from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
+from toolchoice_pipeline.util.json_text import load_json
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.scoring import score_episodes, summarise
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.releases.request import RELEASE_ID
+from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse
+from toolchoice_pipeline.util.atomic import write_file_atomically
+from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table, release_scores_table, task_scores_table, tool_catalog_table
+from toolchoice_pipeline.util.yaml_lines import read_utf8
+
+SCORES_FILE = "scores.json"
+GATE_MARKDOWN_FILE = "gate.md"
+BASELINE_FILE = "baseline.json"
+PROMOTABLE_KIND = "release"
+
+
+class ReleaseStore:
+    """``<data_dir>/releases``: one directory per release plus ``baseline.json``."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = Path(data_dir)
+        self.root = self.data_dir / "releases"
+
+    def scores_path(self, release_id: str) -> Path:
+        """``releases/<id>/scores.json``; raises :class:`InputError` for an id that is not a safe directory name."""
+        if not RELEASE_ID.match(release_id or ""):
+            raise InputError(Problem(file="<release>", field="release_id",
+                                     message=f"{release_id!r} is not a release id (letters, digits, '.', '_', '-')"))
+        return self.root / release_id / SCORES_FILE
+
+    def has_scores(self, release_id: str) -> bool:
+        return self.scores_path(release_id).is_file()
+
+    def read_scores(self, release_id: str) -> ReleaseDocument:
+        """The stored ``scores.json``; raises :class:`InputError` for an unknown, incomplete or broken release,
+        naming the field that is missing or malformed."""
+        path = self.scores_path(release_id)
+        shown = display_path(path)
+        if not path.is_file():
+            known = ", ".join(self.release_ids()) or "none"
+            raise InputError(Problem(file=shown, message=f"no finished release '{release_id}' "
+                                                         f"(finished releases: {known})"))
+        data = load_json(read_utf8(path), shown)
+        if not isinstance(data, dict):
+            raise InputError(Problem(file=shown, message="scores.json must be a JSON object (DESIGN §3)"))
+        for key in ("release_id", "kind", "suite", "models"):
+            if key not in data:
+                raise InputError(Problem(file=shown, field=key, message="required field is missing"))
+        models = data["models"]
+        if not isinstance(models, dict) or not all(isinstance(figures, dict) for figures in models.values()):
+            raise InputError(Problem(file=shown, field="models",
+                                     message="must be an object of figures per model (DESIGN §3)"))
+        try:
+            return ReleaseDocument.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(pydantic_problems(exc, shown, model=ReleaseDocument)) from None
+
+    def write_scores(self, document: ReleaseDocument) -> Path:
+        """Write ``scores.json`` atomically (temp file, fsync, rename)."""
+        path = self.scores_path(document.release_id)
+        write_file_atomically(path, document.to_json_text())
+        return path
+
+    def release_ids(self) -> list[str]:
+        """Ids of the finished releases (those with a ``scores.json``), sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.parent.name for p in self.root.glob(f"*/{SCORES_FILE}"))
+
+    # --- the baseline ----------------------------------------------------------------------------------------
+
+    def _lock(self) -> FileLock:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.root / ".lock"), timeout=600)
+
+    def publishing_lock(self, release_id: str) -> FileLock:
+        """Held while one release is checked, committed and its ``scores.json`` written (one writer per id)."""
+        directory = self.scores_path(release_id).parent
+        directory.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(directory / ".publish.lock"), timeout=600)
+
+    def _baselines(self) -> dict[str, Any]:
+        path = self.root / BASELINE_FILE
+        if not path.is_file():
+            return {"suites": {}}
+        shown = display_path(path)
+        data = load_json(read_utf8(path), shown)
+        suites = data.get("suites") if isinstance(data, dict) else None
+        if not isinstance(suites, dict) or not all(
+                isinstance(entry, dict) and isinstance(entry.get("history", []), list)
+                and all(isinstance(item, dict) and isinstance(item.get("release_id"), str)
+                        for item in entry.get("history", []))
+                for entry in suites.values()):
+            raise InputError(Problem(file=shown, field="suites", message='must be {"suites": {"<suite>": '
+                                     '{"history": [{"release_id": ...}, ...]}}}: restore it from a backup'))
+        return data
+
+    def _write_baselines(self, baselines: dict[str, Any]) -> None:
+        write_file_atomically(self.root / BASELINE_FILE, json.dumps(baselines, indent=2) + "\n")
+
+    def _history(self, suite: str) -> list[dict[str, str]]:
+        return list(self._baselines()["suites"].get(suite, {}).get("history", []))
+
+    def baseline(self, suite: str) -> str | None:
+        """The current baseline release id of ``suite``, or None before its first promoted release."""
+        history = self._history(suite)
+        return history[-1]["release_id"] if history else None
+
+    def baseline_for(self, suite: str, release_id: str) -> str | None:
+        """The baseline ``release_id`` is gated against: the latest promoted release of ``suite`` other than itself."""
+        earlier = [entry["release_id"] for entry in self._history(suite) if entry["release_id"] != release_id]
+        return earlier[-1] if earlier else None
+
+    def was_promoted(self, suite: str, release_id: str) -> bool:
+        return any(entry["release_id"] == release_id for entry in self._history(suite))
+
+    def promote(self, release_id: str) -> bool:
+        """Make a finished release its suite's baseline if its kind is ``release`` and its gate passed.
+
+        Returns whether it is now the baseline. Raises :class:`InputError` for an unknown release.
+        """
+        scores = self.read_scores(release_id)
+        if not _promotable(scores):
+            return False
+        with self._lock():
+            baselines = self._baselines()
+            entry = baselines["suites"].setdefault(scores.suite, {"history": []})
+            entry["history"] = [e for e in entry["history"] if e["release_id"] != release_id]
+            entry["history"].append({"release_id": release_id,
+                                     "promoted_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            entry["release_id"] = release_id
+            self._write_baselines(baselines)
+        return True
+
+    def withdraw(self, suite: str, release_id: str) -> None:
+        """Take ``release_id`` out of ``suite``'s baseline history (after a forced re-run that no longer qualifies)."""
+        with self._lock():
+            baselines = self._baselines()
+            entry = baselines["suites"].get(suite)
+            if not entry:
+                return
+            entry["history"] = [e for e in entry["history"] if e["release_id"] != release_id]
+            entry["release_id"] = entry["history"][-1]["release_id"] if entry["history"] else None
+            self._write_baselines(baselines)
+
+    def check_release_id_free(self, release_id: str, force: bool) -> None:
+        """Refuse to reuse the id of a finished release unless ``force`` (a promoted one says so).
+
+        Raises :class:`InputError` naming the release's ``scores.json``.
+        """
+        if force or not self.has_scores(release_id):
+            return
+        scores = self.read_scores(release_id)
+        promoted = self.was_promoted(scores.suite, release_id)
+        what = "the baseline of suite " + scores.suite if promoted else "a finished release"
+        if not promoted and _promotable(scores):
+            what += " whose gate passed but which is not the baseline"
+        raise InputError(Problem(file=display_path(self.scores_path(release_id)), field="release_id",
+                                 message=f"release '{release_id}' is {what}; use --force to re-run it "
+                                         f"(finished by Dagster run {scores.run_id or 'unknown'})"))
+
+
+def _promotable(scores: ReleaseDocument) -> bool:
+    """Whether a finished release (its ``scores.json``) may be a baseline: kind ``release`` and its gate passed."""
+    return scores.kind == PROMOTABLE_KIND and scores.gate_passed
+
+
+# --- publishing ----------------------------------------------------------------------------------------------
+
+@dataclass
+class PublishedRelease:
+    """What publishing a release produced."""
+
+    scores: ReleaseDocument
+    gate: GateResult
+    promoted: bool
+    commit: ReleaseCommit
+    scores_path: Path
+    gate_markdown: str = ""
+
+
+def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
+           models: dict[str, ModelScores] | None = None,
+           suite: str | None = None) -> tuple[GateResult, dict[str, ModelScores] | None]:
+    """Gate a release already in the warehouse against ``baseline_id`` (default: the baseline it was gated
+    against, else its suite's baseline other than itself). Returns the result and the baseline's ``models``.
+
+    ``models``/``suite`` are the release's figures when its ``scores.json`` is not written yet (publishing).
+    Raises :class:`InputError` for an unknown release or baseline, or a baseline of another suite.
+    """
+    store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
+    if models is None:
+        stored = store.read_scores(release_id)
+        models, suite = stored.models, stored.suite
+        if baseline_id is None:
+            baseline_id = stored.baseline_release_id or store.baseline_for(suite, release_id)
+    elif baseline_id is None:
+        baseline_id = store.baseline_for(suite, release_id)
+    if baseline_id is None:
+        return check_gate(release_id, models), None
+    baseline = store.read_scores(baseline_id)
+    if baseline.suite != suite:
+        raise InputError(Problem(file=display_path(store.scores_path(baseline_id)), field="suite",
+                                 message=f"baseline '{baseline_id}' is of suite '{baseline.suite}', "
+                                         f"release '{release_id}' of suite '{suite}'"))
+    flips = {}
+    notes = []
+    if warehouse.commit(baseline_id) is not None and warehouse.commit(release_id) is not None:
+        columns = ["model", "task_id", "right_tool", "right_args"]
+        flips = task_flips(warehouse.read_table("task_scores", release_id, columns),
+                           warehouse.read_table("task_scores", baseline_id, columns))
+    else:
+        notes.append("task scores of the release or the baseline are not in the warehouse: no flipped tasks listed")
+    result = check_gate(release_id, models, baseline_id, baseline.models, flips)
+    result.notes.extend(notes)
+    return result, baseline.models
+
+
+def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, episodes: Iterable[Episode],
+                    votes: Iterable[JudgeVote] = (), *, judge: dict[str, Any] | None = None,
+                    force: bool = False, scores: list[TaskScore] | None = None,
+                    promote: bool = True) -> PublishedRelease:
+    """Score a release, commit its warehouse tables, gate it, write ``scores.json`` (last), then promote it.
+
+    ``kind`` is ``release``, ``nightly``, ``catalog-change`` or ``adhoc``; ``judge`` is the ``judge`` object of
+    ``scores.json`` (``model``, ``polls``, ``rubric_version``; None when the judge did not run); ``scores`` are
+    the task scores when already computed (the Dagster ``task_scores`` asset), else they are computed here.
+    With ``promote=False`` promotion is left to the caller (the Dagster ``baseline`` asset, after the blocking
+    gate check); a forced re-run of a promoted release that no longer qualifies is withdrawn either way.
+    Also writes ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished
+    release and ``force`` is False.
+    """
+    store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
+    episodes, votes = list(episodes), list(votes)
+    scores = score_episodes(suite, episodes, votes) if scores is None else scores
+    models = summarise(scores)
+    tables = {
+        "task_scores": task_scores_table(scores, lineage),
+        "release_scores": release_scores_table(models, lineage),
+        "agent_calls": agent_calls_table(episodes, lineage, suite),
+        "judge_votes": judge_votes_table(votes, lineage),
+        "tool_catalog": tool_catalog_table(suite, lineage),
+    }
+    # Two runs of one release id at once: the second to get here finds the first's scores.json (refused
+    # without --force) instead of silently replacing a release that had just finished.
+    with store.publishing_lock(lineage.release_id):
+        store.check_release_id_free(lineage.release_id, force)
+        # A release without scores.json never finished: replacing its tables needs no --force.
+        commit = warehouse.write_release(lineage, tables, kind=kind, replace=True)
+        gate, baseline_models = regate(data_dir, lineage.release_id, models=models, suite=suite.name)
+        document = ReleaseDocument(
+            release_id=lineage.release_id,
+            kind=kind,
+            suite=suite.name,
+            catalog_version=lineage.catalog_version,
+            fixture_version=suite.fixture_version,
+            judge=judge,
+            baseline_release_id=gate.baseline_release_id,
+            run_id=lineage.run_id,
+            evaluated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            match_profile=suite.match_profile,
+            models=models,
+            gate=gate.to_json(),
+        )
+        markdown = gate_markdown(gate, models, baseline_models, suite.name)
+        write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
+        path = store.write_scores(document)
+    qualifies = kind == PROMOTABLE_KIND and gate.passed
+    if not qualifies and store.was_promoted(suite.name, lineage.release_id):
+        store.withdraw(suite.name, lineage.release_id)
+    promoted = store.promote(lineage.release_id) if promote else False
+    return PublishedRelease(scores=document, gate=gate, promoted=promoted, commit=commit, scores_path=path,
+                            gate_markdown=markdown)
+
+
+def write_junit(path: Path, gate: GateResult, suite: str | None = None) -> None:
+    """Write the gate's JUnit XML to ``path`` (atomically)."""
+    write_file_atomically(Path(path), gate_junit_xml(gate, suite))
