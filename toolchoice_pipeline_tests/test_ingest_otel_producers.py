@@ -135,6 +135,7 @@ def test_the_curated_catalog_is_used_only_when_chosen(tmp_path, capsys):
     ("openai-v2-2.4b0-no-content", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
     ("openllmetry-0.62.4-no-content", "TRACELOOP_TRACE_CONTENT"),
     ("openlit-1.45.0-no-content", "capture_message_content"),
+    ("pydantic-ai-0.8.1-no-content", "include_content"),
     ("pydantic-ai-2.68.0-no-content", "include_content"),
     ("langtrace-3.8.21-no-content", "TRACE_PROMPT_COMPLETION_DATA"),
 ])
