@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from toolchoice_pipeline_tests.pipeline_helpers import copy_data, dagster_instance, materialise, materialised_assets, read_scores
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    copy_data,
+    dagster_instance,
+    materialise,
+    materialised_assets,
+    read_scores,
+)
 from toolchoice_pipeline_tests.test_ingest import ingest
 from toolchoice_pipeline_tests.test_ingest_otel_producers import OTEL, TOOLS_DUMP
 

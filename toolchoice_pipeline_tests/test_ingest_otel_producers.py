@@ -6,13 +6,14 @@ retry prompts, several sessions, concatenated documents, one tool name defined t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 from toolchoice_pipeline.suites.suite import load_suite
-
+from toolchoice_pipeline_tests.conftest import DATA
 from toolchoice_pipeline_tests.test_ingest import first_calls, ingest, stored
 
 OTEL = Path(__file__).resolve().parent / "data" / "otel"
@@ -39,7 +40,7 @@ PRODUCERS = {
     "openlit-1.45.0": True,  # span attributes, definitions only in the log event
     "pydantic-ai-0.8.1": True,  # the `events` span attribute, model_request_parameters
     "pydantic-ai-2.68.0": True,  # GenAI span attributes, a framework retry before the structured answer
-    "langtrace-3.8.21": True,
+    "langtrace-3.8.21": True,  # gen_ai.content.prompt / .completion span events, gen_ai.request.tools
 }
 
 
@@ -115,10 +116,8 @@ def test_a_trace_without_definitions_is_refused_unless_a_catalog_is_given_or_cho
 
 
 def test_the_curated_catalog_is_used_only_when_chosen(tmp_path, capsys):
-    from toolchoice_pipeline_tests.conftest import DATA
     data = tmp_path / "data"
     (data / "suites").mkdir(parents=True)
-    import shutil
     shutil.copytree(DATA / "suites" / "coding_agent", data / "suites" / "coding_agent")
     code, _, err = run(capsys, files("openai-v2-2.4b0"), data)
     assert code == 2 and "--catalog-from curated" in err
@@ -136,7 +135,9 @@ def test_the_curated_catalog_is_used_only_when_chosen(tmp_path, capsys):
     ("openai-v2-2.4b0-no-content", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
     ("openllmetry-0.62.4-no-content", "TRACELOOP_TRACE_CONTENT"),
     ("openlit-1.45.0-no-content", "capture_message_content"),
+    ("pydantic-ai-0.8.1-no-content", "include_content"),
     ("pydantic-ai-2.68.0-no-content", "include_content"),
+    ("langtrace-3.8.21-no-content", "TRACE_PROMPT_COMPLETION_DATA"),
 ])
 def test_content_capture_off_is_one_error_naming_the_setting(fixture, setting, tmp_path, capsys):
     code, out, err = run(capsys, files(fixture), tmp_path / "data", "--catalog-dump", str(TOOLS_DUMP))

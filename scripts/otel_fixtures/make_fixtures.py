@@ -59,6 +59,7 @@ PRODUCERS: dict[str, tuple[str, list[str], dict[str, tuple[dict[str, str], list[
     "pydantic-ai-0.8.1": ("pydantic-ai", ["pydantic-ai-slim[openai]==0.8.1", OPENAI, "opentelemetry-sdk==1.36.0",
                                            "opentelemetry-exporter-otlp-proto-common==1.36.0"], {
         "": ({}, []),
+        "no-content": ({}, ["--no-content"]),
     }),
     "pydantic-ai-2.68.0": ("pydantic-ai", ["pydantic-ai-slim[openai]==2.68.0"], {
         "": ({}, []),
@@ -67,6 +68,7 @@ PRODUCERS: dict[str, tuple[str, list[str], dict[str, tuple[dict[str, str], list[
     }),
     "langtrace-3.8.21": ("langtrace", ["langtrace-python-sdk==3.8.21", OPENAI, "importlib-metadata"], {
         "": ({}, []),
+        "no-content": ({"TRACE_PROMPT_COMPLETION_DATA": "false"}, []),
     }),
 }
 

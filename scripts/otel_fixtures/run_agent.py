@@ -16,7 +16,6 @@ from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
 from ops_agent import CONVERSATIONS, SYSTEM, TOOLS, run_tool
 from otlp_files import FileSpanExporter, file_log_exporter
 

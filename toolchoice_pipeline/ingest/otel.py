@@ -21,19 +21,20 @@ Memory: the model calls of all files are held until the files are read (the mess
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
+from toolchoice_pipeline.ingest.conversation import Conversation
+from toolchoice_pipeline.ingest.genai_calls import RESULT_KEYS, CallCollector, ModelCall, parts
+from toolchoice_pipeline.ingest.jsonl import Warnings
+from toolchoice_pipeline.ingest.model import RecordedCall, RecordedTurn, Step
+from toolchoice_pipeline.ingest.otlp_json import documents, records
+from toolchoice_pipeline.ingest.turns import ToolLedger, recorded_call
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import parse_tool_dump
 from toolchoice_pipeline.util.errors import InputError, Problem
-from toolchoice_pipeline.ingest.conversation import Conversation
-from toolchoice_pipeline.ingest.jsonl import Warnings
-from toolchoice_pipeline.ingest.model import RecordedCall, RecordedTurn, Step
 from toolchoice_pipeline.util.sanitise import Sanitiser
-from toolchoice_pipeline.ingest.turns import ToolLedger, recorded_call
-from toolchoice_pipeline.ingest.genai_calls import CallCollector, ModelCall, RESULT_KEYS, parts
-from toolchoice_pipeline.ingest.otlp_json import documents, records
 
 SOURCE = "otel"
 RETRY_MARKS = ("Fix the errors and try again.",  # Pydantic AI < 2: RetryPromptPart's closing sentence
@@ -232,9 +233,9 @@ def read_otel(files: Sequence[tuple[Path, str]], *, sanitiser: Sanitiser, ledger
               max_context_chars: int) -> Iterator[RecordedTurn]:
     """The turns in OTLP/JSON export files ``(path, shown name)`` read together (see the module doc).
 
-    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is not OTLP JSON, is nested deeper than Python's recursion limit, a call's tool
-    definitions are malformed (naming the span), or the files record model calls but no message content
-    (naming the producer's content capture setting).
+    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is not OTLP JSON or is nested deeper
+    than Python's recursion limit, a call's tool definitions are malformed (naming the span), or the files
+    record model calls but no message content (naming the producer's content capture setting).
     """
     collector = CallCollector()
     for path, shown in files:

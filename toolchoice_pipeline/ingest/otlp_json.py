@@ -9,12 +9,13 @@ Attribute values are ``AnyValue`` objects (``{"stringValue": ...}``, ``{"arrayVa
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
+from toolchoice_pipeline.util.errors import InputError, Problem
 
 
 def any_value(value: Any) -> Any:
