@@ -125,8 +125,29 @@ def _check_indexed(indexed: list[tuple[int, ToolDefinition]], file: str, lines: 
 def load_catalog_file(path: Path) -> list[ToolDefinition]:
     """Load and check a curated catalog (YAML list of tool definitions). Raises :class:`InputError`.
 
-    An empty file is an empty catalog (the suite check reports it when no task brings its own tools).
+    An empty file is an empty catalog (the suite check reports it when no task brings its own tools). A catalog
+    is read once per process while the file is unchanged (same path, size, modification time and inode): every
+    stage of a run loads the suite again, and a 10,000-tool catalog costs about a second to read and check.
     """
+    try:
+        info = path.stat()
+        key = (str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino)
+    except OSError:
+        key = None
+    if key is not None and key in _LOADED:
+        return list(_LOADED[key])
+    tools = _load_catalog_file(path)
+    if key is not None:
+        if len(_LOADED) >= 8:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = tuple(tools)
+    return tools
+
+
+_LOADED: dict[tuple, tuple[ToolDefinition, ...]] = {}  # ToolDefinition is frozen: sharing one is safe
+
+
+def _load_catalog_file(path: Path) -> list[ToolDefinition]:
     shown = display_path(path)
     data, lines = load_yaml(path)
     if data is None:
