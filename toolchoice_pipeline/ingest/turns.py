@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..calls import decode_arguments
-from ..catalog import ToolDefinition
+from ..catalog import ToolDefinition, printable_tool_name
 from .conversation import Conversation
 from .model import BoundedMap, RecordedCall, RecordedTurn, Step
 from .sanitise import Sanitiser
@@ -166,4 +166,4 @@ def recorded_call(name: str, arguments: Any, call_id: str | None, sanitiser: San
     :func:`toolchoice_pipeline.calls.decode_arguments` does)."""
     decoded, raw = decode_arguments(arguments)
     clean = sanitiser.value(decoded) if decoded is not None else sanitiser.text(raw or "")
-    return RecordedCall(name=sanitiser.text(name), arguments=clean, id=call_id)
+    return RecordedCall(name=printable_tool_name(sanitiser.text(name)), arguments=clean, id=call_id)
