@@ -20,7 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from .catalog import ToolDefinition
+from .catalog import ToolDefinition, printable_tool_name
 from .errors import InputError, Problem, display_path, field_path, validation_errors
 from .json_text import load_json
 from .schema_safety import schema_safety_problems
@@ -220,6 +220,9 @@ def parse_tool_dump(data: Any, file: str, lines: Lines | None = None) -> list[To
             found.append(((*at, "name"), "required field is missing"))
         elif not isinstance(name, str) or not name.strip():
             found.append(((*at, "name"), f"must be a non-empty string (got {json.dumps(name)})"))
+        elif printable_tool_name(name) != name:
+            found.append(((*at, "name"), "a tool name may not contain control characters "
+                                         f"(got {json.dumps(name)[:60]})"))
         elif name in seen:
             first = seen[name]
             where = field_path(first) + (f", line {line_of(lines, first)}" if lines else "")

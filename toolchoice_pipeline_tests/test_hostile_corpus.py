@@ -238,6 +238,9 @@ CASES = [
     Case("ingest-catalog-dump-fifo", ingest("claude-code", "{t}/s.jsonl", "--catalog-dump", "{t}/pipe"),
          "not a regular file", both(scratch("s.jsonl", SESSION), scratch("pipe", kind="fifo")),
          absent=["{d}/suites/hostile"]),
+    Case("ingest-catalog-dump-name-newline", ingest("claude-code", "{t}/s.jsonl", "--catalog-dump", "{t}/dump.json"),
+         "control characters", both(scratch("s.jsonl", SESSION), scratch("dump.json", json.dumps(
+             {"tools": [{"name": "Ba\nsh", "inputSchema": {"type": "object"}}]}))), absent=["{d}/suites/hostile"]),
     Case("ingest-suite-name-path", ["ingest", "claude-code", "{t}/s.jsonl", "--suite", "../evil", "--catalog", CATALOG,
                                     "--data-dir", "{d}"], "not a valid suite name", scratch("s.jsonl", SESSION),
          absent=["{d}/evil"]),
