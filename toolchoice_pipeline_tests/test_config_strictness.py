@@ -121,3 +121,13 @@ def test_control_characters_in_a_tool_name_are_refused_with_file_line_and_field(
         load_suite(data_dir, "coding_agent", check=False)
     [problem] = [str(p) for p in raised.value.problems]
     assert f"{catalog}:" in problem and "[10].name: a tool name may not contain control characters" in problem
+
+
+def test_a_recorded_tool_name_with_control_characters_is_kept_printable_not_refused():
+    from toolchoice_pipeline.suites.catalog import ToolDefinition
+    from toolchoice_pipeline.util.sanitise import Sanitiser
+    from toolchoice_pipeline.ingest.turns import recorded_call
+
+    call = recorded_call("Ba\nsh\x00", {"command": "ls"}, "t1", Sanitiser())
+    assert call.name == "Ba\ufffdsh\ufffd"
+    assert ToolDefinition(name=call.name).name == call.name  # a catalog accepts what ingest keeps

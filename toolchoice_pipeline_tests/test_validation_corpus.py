@@ -303,7 +303,7 @@ CASES = [
          (f"{CFG}:2: concurrancy: unknown field (did you mean 'concurrency'? allowed: models, judge, concurrency, "
           "retries, max_steps, cache)",
           f"{CFG}:5: judge.pols: unknown field (did you mean 'polls'? allowed: model, polls, max_attempts, "
-          "temperature, budget_usd)"), kind="config"),
+          "temperature, budget_usd, calibration)"), kind="config"),
     Case("config-wrong-values",
          {"toolchoice.yaml": "max_steps: four\ncache:\n  policy: rw\njudge:\n  polls: 0\n"},
          (f'{CFG}:1: max_steps: Input should be a valid integer (got "four")',

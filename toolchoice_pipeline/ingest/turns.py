@@ -17,6 +17,7 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.ingest.conversation import Conversation
 from toolchoice_pipeline.ingest.model import BoundedMap, RecordedCall, RecordedTurn, Step
 from toolchoice_pipeline.util.sanitise import Sanitiser
+from toolchoice_pipeline.suites.catalog import printable_tool_name
 
 RECENT_CALLS = 4096
 MAX_ARGUMENT_NAMES = 64
@@ -166,4 +167,4 @@ def recorded_call(name: str, arguments: Any, call_id: str | None, sanitiser: San
     :func:`toolchoice_pipeline.records.calls.decode_arguments` does)."""
     decoded, raw = decode_arguments(arguments)
     clean = sanitiser.value(decoded) if decoded is not None else sanitiser.text(raw or "")
-    return RecordedCall(name=sanitiser.text(name), arguments=clean, id=call_id)
+    return RecordedCall(name=printable_tool_name(sanitiser.text(name)), arguments=clean, id=call_id)

@@ -19,7 +19,7 @@ from toolchoice_pipeline.suites.config import CachePolicy
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.atomic import write_file_atomically
-from toolchoice_pipeline.util.yaml_lines import read_utf8
+from toolchoice_pipeline.util.text_files import read_utf8
 
 ReleaseKind = Literal["release", "nightly", "catalog-change", "adhoc"]
 RELEASE_KINDS: tuple[str, ...] = ("release", "nightly", "catalog-change", "adhoc")

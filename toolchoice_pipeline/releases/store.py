@@ -34,7 +34,7 @@ from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table, release_scores_table, task_scores_table, tool_catalog_table
-from toolchoice_pipeline.util.yaml_lines import read_utf8
+from toolchoice_pipeline.util.text_files import read_utf8
 
 SCORES_FILE = "scores.json"
 GATE_MARKDOWN_FILE = "gate.md"

@@ -16,6 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from toolchoice_pipeline.util.canonical import short_hash
 
 
+_UNPRINTABLE = ("Cc", "Zl", "Zp")
+
+
+def printable_tool_name(name: str) -> str:
+    """``name`` with each control or line-breaking character replaced by U+FFFD: how a name recorded in a
+    session (where any text can appear) is kept, since a catalog refuses such characters."""
+    return "".join("\ufffd" if unicodedata.category(char) in _UNPRINTABLE else char for char in name)
+
+
 class ToolDefinition(BaseModel):
     """One tool an agent may call. ``parameters`` is a JSON Schema object (``{"type": "object", ...}``)."""
 
@@ -28,10 +37,10 @@ class ToolDefinition(BaseModel):
     @field_validator("name")
     @classmethod
     def _no_control_characters(cls, name: str) -> str:
-        """A name with a control or line-breaking character (``\n``, ``\0``, U+2028...) would split or end
+        """A name with a control or line-breaking character (``\\n``, ``\\0``, U+2028...) would split or end
         lines in reports, JUnit XML and logs, and no provider accepts it."""
         for index, char in enumerate(name):
-            if unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            if unicodedata.category(char) in _UNPRINTABLE:
                 raise ValueError(f"a tool name may not contain control characters (found U+{ord(char):04X} "
                                  f"at position {index + 1})")
         return name

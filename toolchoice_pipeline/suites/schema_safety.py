@@ -36,27 +36,30 @@ def _registry() -> Any:
     return Registry(retrieve=_refuse)
 
 
-def _walk(schema: Any, path: tuple = ()) -> Iterator[tuple[tuple, dict[str, Any]]]:
-    """Every subschema (a dict in schema position) with its path."""
-    if isinstance(schema, dict):
-        yield path, schema
-        for key, value in schema.items():
-            if key in _DATA_KEYWORDS:
-                continue
-            if key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
-                for name, sub in value.items():
-                    yield from _walk(sub, (*path, key, name))
-            else:
-                yield from _walk(value, (*path, key))
-    elif isinstance(schema, list):
-        for index, item in enumerate(schema):
-            yield from _walk(item, (*path, index))
+def _walk(schema: Any) -> Iterator[tuple[tuple, dict[str, Any]]]:
+    """Every subschema (a dict in schema position) with its path (depth first, one stack: no recursion limit)."""
+    stack: list[tuple[tuple, Any]] = [((), schema)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            yield path, node
+            for key, value in node.items():
+                if key in _DATA_KEYWORDS or not isinstance(value, (dict, list)):
+                    continue
+                if key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+                    stack.extend(((*path, key, name), sub) for name, sub in value.items())
+                else:
+                    stack.append(((*path, key), value))
+        elif isinstance(node, list):
+            stack.extend(((*path, index), item) for index, item in enumerate(node))
 
 
 def schema_safety_problems(schema: dict[str, Any]) -> list[tuple[tuple, str]]:
     """Regexes RE2 cannot run, and ``$ref`` s that point outside the schema, dangle or loop (see the module doc)."""
     problems: list[tuple[tuple, str]] = []
     refs: list[tuple[tuple, str]] = []
+    if not _mentions_regex_or_ref(schema):
+        return problems
     for path, sub in _walk(schema):
         if isinstance(sub.get("pattern"), str):
             problems.extend(_regex_problem((*path, "pattern"), sub["pattern"]))
@@ -68,6 +71,12 @@ def schema_safety_problems(schema: dict[str, Any]) -> list[tuple[tuple, str]]:
     if refs:
         problems.extend(_ref_problems(schema, refs))
     return problems
+
+
+def _mentions_regex_or_ref(schema: dict[str, Any]) -> bool:
+    """A quick look (the schema's text, built in C) for the keywords :func:`schema_safety_problems` checks."""
+    text = repr(schema)
+    return "'pattern" in text or "'$ref'" in text
 
 
 def _regex_problem(path: tuple, pattern: str) -> list[tuple[tuple, str]]:

@@ -35,13 +35,25 @@ class _Allowlist:
     target: str  # "secret", "match" or "line"
     regexes: tuple[Any, ...]
     stopwords: tuple[str, ...]
+    _stopword_set: Any = None  # an RE2 set of the stopwords: one pass instead of ~1,500 substring tests
 
     def allows(self, secret: str, match: str, line: str) -> bool:
         subject = {"secret": secret, "match": match, "line": line}[self.target]
         if any(pattern.search(subject) for pattern in self.regexes):
             return True
-        lower = secret.lower()
-        return any(word in lower for word in self.stopwords)
+        if self._stopword_set is not None:
+            return bool(self._stopword_set.Match(secret.lower()))
+        return False
+
+
+def _word_set(words: tuple[str, ...]) -> Any:
+    if not words:
+        return None
+    found = re2.Set.SearchSet()
+    for word in words:
+        found.Add(re2.escape(word))
+    found.Compile()
+    return found
 
 
 @dataclass(frozen=True)
@@ -93,13 +105,36 @@ def _allowlist(raw: dict[str, Any]) -> _Allowlist | None:
         return None  # needs a file path to match as well
     if not raw.get("regexes") and not raw.get("stopwords"):
         return None  # path- or commit-only
+    stopwords = tuple(word.lower() for word in raw.get("stopwords", ()))
     return _Allowlist(raw.get("regexTarget", "secret"), tuple(re2.compile(r) for r in raw.get("regexes", ())),
-                      tuple(word.lower() for word in raw.get("stopwords", ())))
+                      stopwords, _word_set(stopwords))
+
+
+class KeywordIndex:
+    """Which rules may match a text, found in one pass: an RE2 set of every rule's keywords (gitleaks' own
+    pre-filter, done at once rather than rule by rule: 216 rules would scan the text some 600 times)."""
+
+    def __init__(self, rules: tuple[GitleaksRule, ...]):
+        keywords = sorted({k for rule in rules for k in rule.keywords})
+        self._set = re2.Set.SearchSet()
+        for keyword in keywords:
+            self._set.Add(re2.escape(keyword))
+        self._set.Compile()
+        self._rules_of = [[i for i, rule in enumerate(rules) if keyword in rule.keywords] for keyword in keywords]
+        self._always = [i for i, rule in enumerate(rules) if not rule.keywords]
+
+    def candidates(self, lower: str) -> list[int]:
+        """Indexes (in rule order) of the rules whose keywords occur in ``lower`` (or that have none)."""
+        found = set(self._always)
+        for keyword in self._set.Match(lower) or ():
+            found.update(self._rules_of[keyword])
+        return sorted(found)
 
 
 @lru_cache(maxsize=1)
-def gitleaks_rules() -> tuple[tuple[GitleaksRule, ...], _Allowlist]:
-    """The rules of :data:`RULES_FILE` that apply to text without a file path, and the global allowlist."""
+def gitleaks_rules() -> tuple[tuple[GitleaksRule, ...], _Allowlist, KeywordIndex]:
+    """The rules of :data:`RULES_FILE` that apply to text without a file path, the global allowlist, and the
+    keyword index over the rules."""
     with RULES_FILE.open("rb") as handle:
         config = tomllib.load(handle)
     rules = []
@@ -112,4 +147,4 @@ def gitleaks_rules() -> tuple[tuple[GitleaksRule, ...], _Allowlist]:
             keywords=tuple(k.lower() for k in raw.get("keywords", ())), secret_group=raw.get("secretGroup", 0),
             entropy=float(raw.get("entropy", 0.0)), allowlists=allowlists))
     global_allowlist = _allowlist(config.get("allowlist", {})) or _Allowlist("secret", (), ())
-    return tuple(rules), global_allowlist
+    return tuple(rules), global_allowlist, KeywordIndex(tuple(rules))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
-from toolchoice_pipeline.util.yaml_lines import open_input, utf8_problem
+from toolchoice_pipeline.util.text_files import open_input, utf8_problem
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -47,11 +47,13 @@ def _finite_float(text: str) -> float:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Rejected(f"duplicate key {json.dumps(key, ensure_ascii=False)} in one object")
-        result[key] = value
+    result = dict(pairs)  # built in C; the loop below runs only for an object that repeats a key
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Rejected(f"duplicate key {json.dumps(key, ensure_ascii=False)} in one object")
+            seen.add(key)
     return result
 
 

@@ -246,9 +246,10 @@ class Sanitiser:
         return text
 
     def _gitleaks(self, text: str) -> str:
-        rules, global_allowlist = gitleaks_rules()
+        rules, global_allowlist, index = gitleaks_rules()
         lower = text.lower()
-        for rule in rules:
+        for number in index.candidates(lower):
+            rule = rules[number]
             spans = [(start, end) for start, end in rule.secrets(text, lower, global_allowlist)
                      if "REDACTED" not in text[start:end]]
             if not spans:

@@ -6,16 +6,17 @@ PyYAML composes a node tree with start marks; we build the plain data and a map 
 
 from __future__ import annotations
 
-import os
-import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import yaml
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path
+from toolchoice_pipeline.util.json_text import load_json
+from toolchoice_pipeline.util.text_files import read_utf8
 
-Lines = dict[tuple, int]
+Lines = Mapping[tuple, int]
 
 
 def load_yaml(path: Path) -> tuple[Any, Lines]:
@@ -23,13 +24,31 @@ def load_yaml(path: Path) -> tuple[Any, Lines]:
 
     Raises :class:`InputError` naming the file and line when the file is missing, not UTF-8, not valid YAML, or
     repeats a key in a mapping (YAML would silently keep the last one).
+
+    The file is parsed once. A JSON document (a YAML file whose text is JSON, as catalogs written by tools often
+    are) takes the strict JSON reader (:func:`.json_text.load_json`: duplicate keys refused too), the fast path;
+    other YAML is composed by libyaml (PyYAML's C loader, when built with it) and constructed from that node tree.
+    The line map is built only when a problem asks for a line (:class:`NodeLines`).
     """
     shown = display_path(path)
     text = read_utf8(path)
+    if text.lstrip("\ufeff \t\r\n")[:1] in ("[", "{"):
+        data = _json_or_none(text, shown)
+        if data is not _NOT_JSON:
+            return data, NodeLines(text=text)
+    loader = _LOADER(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None, NodeLines(node=None)
+        duplicates = _check_nodes(node, shown)
+        if duplicates:
+            raise InputError(duplicates)
+        data = loader.construct_document(node)
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):
+            raise InputError(Problem(file=shown, message="bad YAML: nested too deeply")) from None
+        exc = _python_parser_error(text) or exc  # PyYAML's own parser words its errors better than libyaml
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         reason = getattr(exc, "problem", None) or str(exc)
@@ -38,17 +57,114 @@ def load_yaml(path: Path) -> tuple[Any, Lines]:
         raise InputError(Problem(file=shown, line=line, message=f"bad YAML: {reason}{column}{hint}")) from None
     except RecursionError:
         raise InputError(Problem(file=shown, message="bad YAML: nested too deeply")) from None
-    lines: Lines = {}
+    except _TooLarge:
+        raise InputError(Problem(file=shown, message=f"bad YAML: more than {MAX_NODES:,} values once its aliases "
+                                                     "(*name) are expanded")) from None
+    finally:
+        loader.dispose()
+    return data, NodeLines(node=node)
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _python_parser_error(text: str) -> yaml.YAMLError | None:
+    """The error PyYAML's pure-Python parser gives for ``text`` (only called once libyaml has failed)."""
+    try:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        return exc
+    except RecursionError:
+        return None
+    return None
+_NOT_JSON = object()
+
+
+def _json_or_none(text: str, shown: str) -> Any:
+    """The strict JSON value of ``text``; ``_NOT_JSON`` when it is not JSON (then it is read as YAML, whose flow
+    style also starts with ``[`` or ``{``). A JSON problem YAML would hide (a repeated key) is raised."""
+    try:
+        return load_json(text.removeprefix("\ufeff"), shown)
+    except InputError as exc:
+        if any("duplicate key" in p.message for p in exc.problems):
+            raise
+        return _NOT_JSON
+
+
+def _check_nodes(root: yaml.Node, shown: str) -> list[Problem]:
+    """Duplicate keys (one problem each, with the field path of the first place the mapping is reached) and the
+    expanded size (aliases counted each time they are used; :class:`_TooLarge` past :data:`MAX_NODES`), in one
+    pass over the distinct nodes: linear even for a file of nested aliases."""
     duplicates: list[Problem] = []
-    if node is not None:
-        try:
-            _walk(node, (), lines, duplicates, shown, [MAX_NODES])
-        except _TooLarge:
-            raise InputError(Problem(file=shown, message=f"bad YAML: more than {MAX_NODES:,} values once its aliases "
-                                                         "(*name) are expanded")) from None
-    if duplicates:
-        raise InputError(duplicates)
-    return data, lines
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, tuple, bool]] = [(root, (), False)]
+    while stack:
+        node, path, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            if isinstance(node, yaml.MappingNode):
+                size = 1 + sum(sizes.get(id(value), 1) for _, value in node.value)
+            elif isinstance(node, yaml.SequenceNode):
+                size = 1 + sum(sizes.get(id(item), 1) for item in node.value)
+            else:
+                size = 1
+            if size > MAX_NODES:
+                raise _TooLarge
+            sizes[key] = size
+            continue
+        if key in sizes:
+            continue
+        sizes[key] = 1  # provisional: a node reached again through an alias while open (a cycle) counts once
+        stack.append((node, path, True))
+        if isinstance(node, yaml.MappingNode):
+            first: dict = {}
+            for key_node, value_node in node.value:
+                name = key_node.value
+                if isinstance(name, str) and name in first and name != "<<":
+                    duplicates.append(Problem(file=shown, line=key_node.start_mark.line + 1,
+                                              field=field_path((*path, name)),
+                                              message=f"duplicate key '{name}' (first on line {first[name]})"))
+                    continue
+                if isinstance(name, str):
+                    first[name] = key_node.start_mark.line + 1
+                if id(value_node) not in sizes:
+                    stack.append((value_node, (*path, name), False))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                if id(item) not in sizes:
+                    stack.append((item, (*path, index), False))
+    return duplicates
+
+
+class NodeLines(Mapping):
+    """The line of each node by its field path, built on first use (only a problem to report needs one): from
+    the composed node tree, or by composing ``text`` (the JSON fast path keeps no tree)."""
+
+    def __init__(self, node: yaml.Node | None = None, text: str | None = None):
+        self._node, self._text, self._lines = node, text, None
+
+    def _map(self) -> dict[tuple, int]:
+        if self._lines is None:
+            if self._text is not None:
+                self._lines = node_lines(self._text) or {}
+            else:
+                self._lines = {}
+                if self._node is not None:
+                    try:
+                        _walk(self._node, (), self._lines, [], "", [MAX_NODES])
+                    except _TooLarge:
+                        pass
+            self._node = self._text = None
+        return self._lines
+
+    def __getitem__(self, path: tuple) -> int:
+        return self._map()[path]
+
+    def __iter__(self):
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
 
 
 # An input file's values, counted with every alias (*name) expanded: a few lines of nested aliases can expand to
@@ -70,7 +186,7 @@ _YAML_HINTS = {
 def node_lines(text: str) -> Lines | None:
     """The line of each node of a YAML or JSON text by its path; None when the text does not compose as YAML."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_LOADER)
     except (yaml.YAMLError, RecursionError):
         return None
     lines: Lines = {}
@@ -80,55 +196,6 @@ def node_lines(text: str) -> Lines | None:
         except _TooLarge:
             return None
     return lines
-
-
-# A whole-file read (a catalog, a configuration, a JSON document) larger than this is refused before reading.
-MAX_INPUT_BYTES = 512 * 1024 * 1024
-
-
-def open_input(path: Path) -> BinaryIO:
-    """``path`` opened for reading bytes. Raises :class:`InputError` when it is missing, a directory, or not a
-    regular file (a device such as ``/dev/zero``, a pipe, a socket: checked before opening, which for a pipe
-    would wait for a writer, and before reading, which for ``/dev/zero`` would never end)."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise InputError(Problem(file=display_path(path), message="file not found")) from None
-    if stat.S_ISDIR(mode):
-        raise InputError(Problem(file=display_path(path), message="is a directory, not a file"))
-    if not stat.S_ISREG(mode):
-        raise InputError(Problem(file=display_path(path), message="not a regular file (a device, pipe or socket): "
-                                                                  "give a file"))
-    try:
-        return path.open("rb")
-    except FileNotFoundError:
-        raise InputError(Problem(file=display_path(path), message="file not found")) from None
-    except IsADirectoryError:
-        raise InputError(Problem(file=display_path(path), message="is a directory, not a file")) from None
-
-
-def read_utf8(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> str:
-    """The text of a UTF-8 file. Raises :class:`InputError` when it is missing, not a regular file, larger than
-    ``max_bytes`` (checked before reading) or not UTF-8 (naming the line)."""
-    with open_input(path) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > max_bytes:
-            raise InputError(Problem(file=display_path(path), message=f"{size:,} bytes: larger than the "
-                                                                      f"{max_bytes:,}-byte limit for this input"))
-        raw = handle.read(max_bytes + 1)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(utf8_problem(exc, raw, display_path(path))) from None
-
-
-def utf8_problem(exc: UnicodeDecodeError, raw: bytes, file: str, line: int | None = None) -> Problem:
-    """The problem for bytes that are not UTF-8: the line (counted in ``raw`` unless given) and the byte."""
-    if line is None:
-        line = raw.count(b"\n", 0, exc.start) + 1
-    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-    return Problem(file=file, line=line, message=f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {column} "
-                                                  f"({exc.reason}); save the file as UTF-8")
 
 
 def _walk(node: yaml.Node, path: tuple, lines: Lines, duplicates: list[Problem], shown: str,
