@@ -37,8 +37,9 @@ def test_report_prints_each_models_shares_per_release_and_the_gate(data_dir, tmp
     done = toolchoice("report", "--data-dir", str(data_dir), "--chart", str(chart))
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines()
-            if line.startswith("│") and line.split("│")[1].strip() in ("r1", "r2", "r3")}
-    assert list(rows) == ["r1", "r2", "r3"]  # oldest first
+            if line.startswith("│") and line.split("│")[1].strip().split(" ")[0] in ("r1", "r2", "r3")}
+    assert list(rows) == ["r1", "r2 (baseline)", "r3"]  # oldest first; r3 failed, so r2 stays the baseline
+    rows = {key.split(" ")[0]: line for key, line in rows.items()}
     for release_id, gate in (("r1", "pass"), ("r2", "pass"), ("r3", "FAIL")):
         figures = read_scores(data_dir, release_id)["models"]
         cells = [cell.strip() for cell in rows[release_id].split("│")]
@@ -56,13 +57,15 @@ def test_report_writes_a_png_chart(data_dir, tmp_path):
         assert image.format == "PNG" and image.width > 400 and image.height > 200
 
 
-def test_report_writes_the_chart_with_the_latest_release_by_default(data_dir):
-    default = data_dir / "releases" / "r3" / "trend.png"
-    default.unlink()
+def test_report_writes_its_own_chart_and_leaves_the_runs_chart_alone(data_dir):
+    runs_chart = data_dir / "releases" / "r3" / "trend.png"
+    before = runs_chart.read_bytes()
+    default = data_dir / "reports" / "coding_agent" / "trend.png"
     done = toolchoice("report", "--data-dir", str(data_dir), "--suite", "coding_agent")
     assert done.returncode == 0, done.stderr
     with Image.open(default) as image:
         assert image.format == "PNG"
+    assert runs_chart.read_bytes() == before
 
 
 def test_report_on_a_suite_without_releases_exits_2_naming_it(data_dir):

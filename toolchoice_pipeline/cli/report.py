@@ -1,4 +1,8 @@
-"""``toolchoice report``: the trend of each share per model over releases (terminal table + chart image)."""
+"""``toolchoice report``: the trend of each share per model over releases (terminal table + chart image).
+
+The chart is the report's own file (``<data-dir>/reports/<suite>/trend.png`` unless ``--chart``): a run's chart
+(``releases/<id>/trend.png``, written when the run scored) is never overwritten.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,14 @@ from rich.table import Table
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.releases.report import TrendPoint, load_trend, render_chart
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option, stdout_console
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.releases.report import trend_rows
 
 
 @click.command("report")
 @click.option("--suite", "suite_name", default=None, help="Only releases of this suite (default: every suite).")
 @click.option("--chart", "chart_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where to write the chart (default: releases/<latest release of the suite>/trend.png).")
+              help="Where to write the chart (default: <data-dir>/reports/<suite>/trend.png).")
 @data_dir_option
 def report_command(suite_name: str | None, chart_path: Path | None, data_dir: Path) -> int:
     """Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite."""
@@ -31,33 +37,26 @@ def report_command(suite_name: str | None, chart_path: Path | None, data_dir: Pa
                                  message=f"releases of {len(suites)} suites ({', '.join(suites)}): "
                                          "give --suite to chart one of them"))
     console = stdout_console()
+    store = ReleaseStore(data_dir)
     for suite in suites:
         of_suite = [p for p in points if p.suite == suite]
-        console.print(trend_table(suite, of_suite))
-        target = chart_path or data_dir / "releases" / of_suite[-1].release_id / "trend.png"
-        render_chart(of_suite, target, title=f"{suite}: tool choice over releases")
+        baseline = store.baseline(suite)
+        console.print(trend_table(suite, of_suite, baseline))
+        target = chart_path or data_dir / "reports" / suite / "trend.png"
+        render_chart(of_suite, target, title=f"{suite}: tool choice over releases", baseline=baseline)
         console.print(f"chart: {display_path(target)}\n")
     return EXIT_OK
 
 
-def trend_table(suite: str, points: list[TrendPoint]) -> Table:
-    """One row per release (oldest first), one column per model: right tool % / right args %."""
-    models = list(dict.fromkeys(p.model for p in points))
+def trend_table(suite: str, points: list[TrendPoint], baseline: str | None = None) -> Table:
+    """One row per release (oldest first), one column per model: right tool % / right args % (:func:`trend_rows`)."""
+    models, rows = trend_rows(points, baseline)
     table = Table(title=f"suite {suite}: right tool % / right args % per release")
     table.add_column("release", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("gate")
     for model in models:
         table.add_column(model, justify="right")
-    for release_id in dict.fromkeys(p.release_id for p in points):
-        rows = {p.model: p for p in points if p.release_id == release_id}
-        first = next(iter(rows.values()))
-        gate = "–" if first.gate_passed is None else ("pass" if first.gate_passed else "FAIL")
-        cells = [f"{_pct(rows[m].right_tool_pct)} / {_pct(rows[m].right_args_pct)}" if m in rows else ""
-                 for m in models]
-        table.add_row(release_id, first.kind, gate, *cells)
+    for row in rows:
+        table.add_row(*row)
     return table
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"

@@ -202,7 +202,8 @@ def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
           kinds={"duckdb", "parquet"},
           description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
                       "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
-                      "writes releases/<id>/scores.json last.")
+                      "writes `releases/<release_id>/scores.json` last. Its metadata shows the scores, the gate "
+                      "report and the trend over releases as Markdown.")
 def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
                    judge_votes: list[JudgeVote],
                    task_scores: list[TaskScore]) -> dg.MaterializeResult:
@@ -211,6 +212,7 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
     from toolchoice_pipeline.releases.report import load_trend, render_chart
     from toolchoice_pipeline.ingest.canary import canary_problem
     from toolchoice_pipeline.judge.calibration import release_calibration
+    from toolchoice_pipeline.releases.report import trend_markdown
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
@@ -228,26 +230,28 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(release.release_id, exc) from None
-    chart = render_chart(load_trend(toolchoice.path, release.suite.name),
-                         published.scores_path.parent / "trend.png",
-                         title=f"{release.suite.name}: tool choice over releases")
+    trend = load_trend(toolchoice.path, release.suite.name)
+    current_baseline = ReleaseStore(toolchoice.path).baseline(release.suite.name)
+    chart = render_chart(trend, published.scores_path.parent / "trend.png",
+                         title=f"{release.suite.name}: tool choice over releases", baseline=current_baseline)
     gate = published.gate
     metadata = {
         "catalog_version": release.suite.catalog_version,
         "fixture_version": release.suite.fixture_version,
         "kind": release.request.kind,
-        "baseline_release_id": gate.baseline_release_id or "none",
+        "baseline_release_id": gate.baseline_release_id or "none yet",
         "gate_passed": gate.passed,
         "scores": dg.MetadataValue.md(scores_markdown(published.scores)),
         "gate_report": dg.MetadataValue.md(published.gate_markdown),
-        "scores_json": dg.MetadataValue.path(str(published.scores_path)),
+        "trend": dg.MetadataValue.md(trend_markdown(trend, current_baseline)),
+        "scores_json": dg.MetadataValue.path(str(published.scores_path.resolve())),
         "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
         "judge_cost_usd": round(sum(m.judge_cost_usd for m in published.scores.models.values())
                                 + ((judge_document or {}).get("calibration") or {}).get("canary_judge_cost_usd", 0.0),
                                 6),
     }
     if chart is not None:
-        metadata["trend_chart"] = dg.MetadataValue.path(str(chart))
+        metadata["trend_chart"] = dg.MetadataValue.path(str(chart.resolve()))
     return dg.MaterializeResult(metadata=metadata)
 
 
@@ -263,7 +267,7 @@ def baseline(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) 
     suite = store.read_scores(release_id).suite
     return dg.MaterializeResult(metadata={
         "promoted": promoted,
-        "baseline_release_id": store.baseline(suite) or "none",
+        "baseline_release_id": store.baseline(suite) or "none yet",
         "suite": suite,
     })
 

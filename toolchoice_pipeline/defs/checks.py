@@ -46,10 +46,20 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "baseline_release_id": scores.baseline_release_id or "none yet",
             "max_drop_points": gate.max_drop_points if gate is not None else MAX_DROP_POINTS,
             "n_failures": len(failures),
-            "gate_report": dg.MetadataValue.path(str(ReleaseStore(toolchoice.path).scores_path(
-                context.partition_key).with_name("gate.md"))),
+            "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
+            "gate_report_file": dg.MetadataValue.path(str(ReleaseStore(toolchoice.path).scores_path(
+                context.partition_key).with_name("gate.md").resolve())),
         },
     )
+
+
+def _gate_report(data_dir, release_id: str) -> str:
+    """The release's ``gate.md`` (written with its scores), shown in the UI itself rather than as a path."""
+    path = ReleaseStore(data_dir).scores_path(release_id).with_name("gate.md")
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return f"(the gate report {path} could not be read: {exc.strerror})"
 
 
 @dg.asset_check(asset=release_scores, partitions_def=release_partitions,

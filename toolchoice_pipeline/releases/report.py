@@ -1,5 +1,6 @@
-"""The trend of each share per model over releases (a terminal table and a chart image), and the cells of a
-release's per-model scores table (the terminal and Dagster's Markdown show the same ones).
+"""The trend of each share per model over releases (a terminal table, a Markdown table for Dagster's UI and a
+chart image marking failed gates and the baseline), and the cells of a release's per-model scores table (the
+terminal and Dagster's Markdown show the same ones).
 
 Reads only ``releases/<id>/scores.json`` (the DESIGN §3 contract), in the order the releases were
 evaluated. Shares are in points (0–100).
@@ -81,10 +82,54 @@ def load_trend(data_dir: Path, suite: str | None = None) -> list[TrendPoint]:
     return points
 
 
-def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice over releases") -> Path | None:
-    """Write a PNG line chart (one line per model and share) to ``path``; None when there is nothing to plot."""
+def trend_rows(points: list[TrendPoint], baseline: str | None = None) -> tuple[list[str], list[list[str]]]:
+    """The trend as ``(models, rows)``: one row per release (oldest first) of ``[release, kind, gate, cell per
+    model]``, a cell ``right tool % / right args %``, the gate ``pass``/``FAIL``/``–``; the release
+    ``baseline`` (the suite's current baseline) has `` (baseline)`` after its id."""
+    models = list(dict.fromkeys(p.model for p in points))
+    rows = []
+    for release_id in dict.fromkeys(p.release_id for p in points):
+        by_model = {p.model: p for p in points if p.release_id == release_id}
+        first = next(iter(by_model.values()))
+        gate = "–" if first.gate_passed is None else ("pass" if first.gate_passed else "FAIL")
+        cells = [f"{_pct(by_model[m].right_tool_pct)} / {_pct(by_model[m].right_args_pct)}" if m in by_model else ""
+                 for m in models]
+        name = f"{release_id} (baseline)" if release_id == baseline else release_id
+        rows.append([name, first.kind, gate, *cells])
+    return models, rows
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def trend_markdown(points: list[TrendPoint], baseline: str | None = None) -> str:
+    """:func:`trend_rows` as a Markdown table (shown in the Dagster UI's metadata)."""
+    models, rows = trend_rows(points, baseline)
+    header = ["release", "kind", "gate", *(f"{m} (right tool % / right args %)" for m in models)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 3 + "---:|" * len(models)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice over releases",
+                 baseline: str | None = None) -> Path | None:
+    """Write :func:`trend_figure` as a PNG to ``path``; None when there is nothing to plot."""
     if not points:
         return None
+    import matplotlib.pyplot as plt
+
+    fig = trend_figure(points, title, baseline)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def trend_figure(points: list[TrendPoint], title: str = "Tool choice over releases", baseline: str | None = None):
+    """A matplotlib figure of the trend: one line per model, right tool and right arguments side by side (points,
+    0-100). A release whose gate failed gets a red cross on every line and a red tick label; the ``baseline``
+    release (the suite's current baseline) a dashed vertical line, and its tick label says so."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,22 +137,31 @@ def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice
 
     releases = list(dict.fromkeys(p.release_id for p in points))
     models = list(dict.fromkeys(p.model for p in points))
+    failed = {p.release_id for p in points if p.gate_passed is False}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for axis, share, label in zip(axes, SHARES, ("right tool (points)", "right arguments (points)")):
         for model in models:
             by_release = {p.release_id: getattr(p, share) for p in points if p.model == model}
             xs = [i for i, r in enumerate(releases) if by_release.get(r) is not None]
             axis.plot(xs, [by_release[releases[i]] for i in xs], marker="o", label=model)
+            failed_xs = [i for i in xs if releases[i] in failed]
+            if failed_xs:
+                axis.scatter(failed_xs, [by_release[releases[i]] for i in failed_xs], marker="x", s=90,
+                             color="red", zorder=3, label="gate failed" if model == models[0] else None)
+        if baseline in releases:
+            axis.axvline(releases.index(baseline), color="grey", linestyle="--", linewidth=1,
+                         label="baseline" if axis is axes[0] else None)
         axis.set_title(label)
-        axis.set_xticks(range(len(releases)), releases, rotation=30, ha="right", fontsize=8)
+        names = [f"{r} (baseline)" if r == baseline else r for r in releases]
+        axis.set_xticks(range(len(releases)), names, rotation=30, ha="right", fontsize=8)
+        for tick, release_id in zip(axis.get_xticklabels(), releases):
+            if release_id in failed:
+                tick.set_color("red")
         axis.set_ylim(0, 100)
         axis.grid(alpha=0.3)
     axes[0].set_ylabel("share (points, 0–100)")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(models), 4), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
