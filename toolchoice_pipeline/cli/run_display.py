@@ -75,6 +75,16 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
             if flipped:
                 console.print(f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
                               f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}")
+    if gate is not None:
+        for warning in gate.warnings:
+            console.print(f"[yellow]within noise[/yellow] {warning}")
+        for line in gate.advice:
+            console.print(f"advice: {line}")
+    for model, figures in scores.models.items():
+        if figures.flaky_tasks:
+            shown = figures.flaky_tasks[:12]
+            console.print(f"  {model}: {len(figures.flaky_tasks)} flaky tasks (0 < right-tool rate < 1): "
+                          f"{', '.join(shown)}{' ...' if len(figures.flaky_tasks) > 12 else ''}")
     for message in result.check_messages:
         console.print(f"[yellow]check failed[/yellow] {message}")
     release_dir = data_dir / "releases" / scores.release_id

@@ -37,13 +37,14 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class JudgeItem:
-    """One tool choice to judge: ``(model, task_id)`` names it; ``reply`` is the first step's reply."""
+    """One tool choice to judge: ``(model, task_id, sample)`` names it; ``reply`` is the first step's reply."""
 
     model: str
     task_id: str
     conversation: list[dict[str, Any]]
     catalog: list[ToolDefinition]
     reply: Reply
+    sample: int = 0
 
     @property
     def key(self) -> EpisodeKey:
@@ -81,17 +82,8 @@ def episode_items(suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
             raise ValueError(f"episode of {episode.model} names task '{episode.task_id}', "
                              f"which suite '{suite.name}' does not have")
         items.append(JudgeItem(model=episode.model, task_id=task.id, conversation=task.message_dicts(),
-                               catalog=suite.task_catalog(task), reply=episode.first_reply))
+                               catalog=suite.task_catalog(task), reply=episode.first_reply, sample=episode.sample))
     return items
-
-
-def _takes_seed(model: str) -> bool:
-    import litellm
-
-    try:
-        return "seed" in (litellm.get_supported_openai_params(model=model) or [])
-    except Exception:  # an unmapped provider: send no seed rather than fail the call
-        return False
 
 
 def _error_line(exc: BaseException) -> str:
@@ -109,15 +101,18 @@ class _Poller:
         self.budget = budget
         self.semaphore = asyncio.Semaphore(concurrency)
         self.seed_base = int(judge.model.params.get("seed", 0) or 0)
-        self.takes_seed = _takes_seed(judge.model.model)
+        from toolchoice_pipeline.execution.llm import takes_seed
+
+        self.takes_seed = takes_seed(judge.model.model)
         self.response_format = response_format_for(judge.model.model)
 
-    def seed(self, poll: int, attempt: int) -> int:
-        """Distinct for every (poll, attempt) of an episode, so a re-asked or further poll is a new sample."""
-        return self.seed_base + poll * self.judge.max_attempts + attempt
+    def seed(self, poll: int, attempt: int, sample: int = 0) -> int:
+        """Distinct for every (sample, poll, attempt) of a task, so a re-asked or further poll is a new sample."""
+        return self.seed_base + (sample * self.judge.polls + poll) * self.judge.max_attempts + attempt
 
     def _vote(self, item: JudgeItem, poll: int, **fields: Any) -> JudgeVote:
-        return JudgeVote(model=item.model, task_id=item.task_id, poll=poll, judge_model=self.judge.model.model,
+        return JudgeVote(model=item.model, task_id=item.task_id, sample=item.sample, poll=poll,
+                         judge_model=self.judge.model.model,
                          rubric_version=RUBRIC_VERSION, **fields)
 
     async def poll(self, item: JudgeItem, messages: list[dict[str, Any]], poll: int) -> JudgeVote:
@@ -136,14 +131,15 @@ class _Poller:
                     break
                 params: dict[str, Any] = {"temperature": self.judge.temperature, "cache": dict(NO_CACHE)}
                 if self.takes_seed:
-                    params["seed"] = self.seed(poll, attempt)
+                    params["seed"] = self.seed(poll, attempt, item.sample)
                 if self.response_format is not None:
                     params["response_format"] = self.response_format
                 attempts += 1
                 try:
                     completion = await complete(
                         self.judge.model, messages, retries=self.retries,
-                        metadata={"purpose": "judge", "model": item.model, "task_id": item.task_id, "poll": poll},
+                        metadata={"purpose": "judge", "model": item.model, "task_id": item.task_id,
+                                  "sample": item.sample, "poll": poll},
                         **params)
                 except Exception as exc:  # noqa: BLE001 - the provider failed for good: an invalid vote, kept
                     error = f"judge call failed: {_error_line(exc)}"

@@ -28,6 +28,7 @@ from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.scoring.matching import match_reply, profile_named
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Expected
+from toolchoice_pipeline.scoring.samples import figures_from_counts
 from toolchoice_pipeline.scoring.summary import ModelScores, Tally, build_model_scores
 from toolchoice_pipeline.scoring.task_scores import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_ORDER, NO_FIRST_REPLY
 
@@ -210,6 +211,12 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
     for values in tag_rows:
         row = dict(zip(tag_columns, values))
         tags.setdefault(row["model"], {})[row["tag"]] = _tally(row)
+    per_task: dict[str, dict[str, tuple[int, int, int]]] = {}
+    for model, task_id, samples, scored, right in con.execute("""
+            SELECT model, task_id, count(*), count(*) FILTER (WHERE error IS NULL AND right_tool IS NOT NULL),
+                   count(*) FILTER (WHERE error IS NULL AND right_tool)
+            FROM task_scores GROUP BY model, task_id""").fetchall():
+        per_task.setdefault(model, {})[task_id] = (samples, scored, right)
     models = {}
     for values in rows:
         row = dict(zip(columns, values))
@@ -218,5 +225,7 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
             _tally(row), n_ran=row["n_ran"], calls_sum=int(row["calls_sum"]),
             agent_cost_usd=row["agent_cost_usd"] or 0.0, judge_cost_usd=row["judge_cost_usd"] or 0.0,
             latency_ms_p50=row["p50"], latency_ms_p95=row["p95"], n_unlabelled=row["n_unlabelled"],
-            flags=flags, tags=tags.get(row["model"], {}))
+            flags=flags, tags=tags.get(row["model"], {}),
+            samples=figures_from_counts(per_task.get(row["model"], {})),
+            n_distinct_tasks=len(per_task.get(row["model"], {})))
     return models
