@@ -304,6 +304,18 @@ def _shown(task_ids: list[str]) -> str:
     return head + (f" and {more} more" if more > 0 else "")
 
 
+def comparisons_markdown(comparisons: list[Comparison]) -> str:
+    """The comparisons (points) as a Markdown table: drop, 95% paired interval, beyond or within noise."""
+    lines = ["| model | metric | baseline → now | drop | 95% interval of the drop | noise |",
+             "|---|---|---|---|---|---|"]
+    for c in comparisons:
+        interval = "–" if c.ci95 is None else f"[{c.ci95[0]:.2f}, {c.ci95[1]:.2f}]"
+        word = "–" if c.beyond_noise is None else ("beyond noise" if c.beyond_noise else "within noise")
+        lines.append(f"| `{c.model}` | {c.metric} | {c.baseline:.2f} → {c.now:.2f} | {c.drop:.2f} | "
+                     f"{interval} | {word} |")
+    return "\n".join(lines)
+
+
 def gate_markdown(result: GateResult, models: Mapping[str, Any], baseline_models: Mapping[str, Any] | None = None,
                   suite: str | None = None) -> str:
     """A Markdown summary: verdict, a table of shares (baseline → now), the failures and the flipped tasks."""
@@ -326,12 +338,7 @@ def gate_markdown(result: GateResult, models: Mapping[str, Any], baseline_models
                      f"{_share(before, 'right_args_pct')} → {_share(now, 'right_args_pct')} | {errors} |")
     if result.comparisons:
         lines += ["", f"### Drops against noise (gate.noise: {result.noise})", "",
-                  "| model | metric | baseline → now | drop | 95% interval of the drop | noise |", "|---|---|---|---|---|---|"]
-        for c in result.comparisons:
-            interval = "–" if c.ci95 is None else f"[{c.ci95[0]:.2f}, {c.ci95[1]:.2f}]"
-            word = "–" if c.beyond_noise is None else ("beyond noise" if c.beyond_noise else "within noise")
-            lines.append(f"| `{c.model}` | {c.metric} | {c.baseline:.2f} → {c.now:.2f} | {c.drop:.2f} | "
-                         f"{interval} | {word} |")
+                  comparisons_markdown(result.comparisons)]
     if result.failures:
         lines += ["", "### Failures", ""]
         lines += [f"- `{failure.model}`: {failure.reason}" for failure in result.failures]
