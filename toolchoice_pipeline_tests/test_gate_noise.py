@@ -127,3 +127,13 @@ def test_the_advice_names_the_false_fail_rate_and_the_repeats_that_fix_it():
     one_sample = summarise(scores_of({"a": [True]}))[MODEL]
     [advice] = check_gate("now", {MODEL: one_sample}, "base", {MODEL: one_sample}).advice
     assert "not observable with one sample per task" in advice
+
+
+def test_a_baseline_written_before_repeats_pairs_as_sample_zero():
+    baseline = task_scores_table(scores_of(steady(20, 15)), lineage("base"))
+    baseline = baseline.drop_columns(["sample"])  # a task_scores file from before the sample column
+    now = task_scores_table(scores_of({f"t{i:03d}": [i < 15, False] for i in range(20)}), lineage("now"))
+    paired = paired_tasks(now, baseline)[MODEL]
+    assert len(paired.tasks) == 20
+    assert paired.share_pct("baseline", "right_tool") == paired.share_pct("now", "right_tool") == 75.0
+    assert "samples 0..0 (baseline repeats 1, this release 2)" in paired.shared_note

@@ -80,8 +80,9 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
         return dg.AssetCheckResult(passed=False, severity=ERROR,
                                    description=f"the canary session could not be read: {exc.problems[0]}")
     canary = canary_tsq(items, config.judge, config.retries)
-    right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores}
-    result = calibrate(majority_verdicts(judge_votes), right_tool, canary)
+    # With repeats, agreement is measured on the first samples: the judge's keys are (model, task_id).
+    right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores if s.sample == 0}
+    result = calibrate(majority_verdicts([v for v in judge_votes if v.sample == 0]), right_tool, canary)
     return dg.AssetCheckResult(
         passed=result.passed and not result.warnings,
         severity=ERROR if not result.passed else dg.AssetCheckSeverity.WARN,
