@@ -227,8 +227,9 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
             baseline_id = stored.baseline_release_id or store.baseline_for(suite, release_id)
     elif baseline_id is None:
         baseline_id = store.baseline_for(suite, release_id)
+    noise = load_run_config(data_dir).gate.noise
     if baseline_id is None:
-        return check_gate(release_id, models), None
+        return check_gate(release_id, models, noise=noise), None
     baseline = store.read_scores(baseline_id)
     if baseline.suite != suite:
         raise InputError(Problem(file=display_path(store.scores_path(baseline_id)), field="suite",
@@ -244,8 +245,7 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
     else:
         notes.append("task scores of the release or the baseline are not in the warehouse: no flipped tasks "
                      "listed, no intervals")
-    result = check_gate(release_id, models, baseline_id, baseline.models, flips, paired=paired,
-                        noise=load_run_config(data_dir).gate.noise)
+    result = check_gate(release_id, models, baseline_id, baseline.models, flips, paired=paired, noise=noise)
     result.notes.extend(notes)
     return result, baseline.models
 
