@@ -10,6 +10,8 @@ from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.providers.sim import STATS, SimSettings, flips, plausible_reply
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, TaskScore
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.store import publish_release
+from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, release_scores_table, task_scores_table
 from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.scoring.summary import model_scores
@@ -74,6 +76,14 @@ def test_the_sim_flip_rate_sends_the_flipped_samples_first_call_to_another_tool(
 
 def test_samples_are_stored_and_scored_per_sample(tmp_path):
     suite, episodes = run(tmp_path, sim_config(3, flip_rate=0.5))
+    published = publish_release(tmp_path, suite, LINEAGE, "adhoc", episodes)
+    with Warehouse(tmp_path).connect() as con:
+        stored = con.execute("SELECT task_id, sample, right_tool FROM task_scores ORDER BY task_id, sample").fetchall()
+        rates = dict(con.execute("SELECT task_id, right_tool_rate FROM task_rates").fetchall())
+    assert len(stored) == 12 and {sample for _, sample, _ in stored} == {0, 1, 2}
+    for task in rates:
+        assert rates[task] == pytest.approx(sum(bool(r) for t, _, r in stored if t == task) / 3)
+    assert published.scores.models[SIM].flaky_tasks == sorted(t for t, rate in rates.items() if 0 < rate < 1)
     scores = score_episodes(suite, episodes)
     assert [(s.task_id, s.sample) for s in scores] == [(e.task_id, e.sample) for e in episodes]
     table = task_scores_table(scores, LINEAGE)
