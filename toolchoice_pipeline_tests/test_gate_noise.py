@@ -12,8 +12,13 @@ from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.releases.document import GateDocument
 from toolchoice_pipeline.releases.gate import check_gate, gate_markdown
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.noise import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, false_fail_rate,
-                                                paired_drop_interval, repeats_for_false_fails)
+from toolchoice_pipeline.releases.noise import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    false_fail_rate,
+    paired_drop_interval,
+    repeats_for_false_fails,
+)
 from toolchoice_pipeline.releases.pairing import paired_tasks
 from toolchoice_pipeline.releases.warehouse_tables import task_scores_table
 from toolchoice_pipeline.scoring import summarise

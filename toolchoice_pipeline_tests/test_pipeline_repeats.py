@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from toolchoice_pipeline_tests.pipeline_helpers import check_evaluations, copy_data, dagster_instance, materialise, query, read_scores
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    check_evaluations,
+    copy_data,
+    dagster_instance,
+    materialise,
+    query,
+    read_scores,
+)
 
 pytestmark = pytest.mark.slow
 
