@@ -158,3 +158,17 @@ def test_repeats_in_the_configuration_global_per_model_and_from_the_command_line
         load_run_config(tmp_path)
     [problem] = caught.value.problems
     assert (problem.line, problem.field) == (2, "repeats")
+
+
+def test_the_judge_polls_each_sample_and_each_sample_scores_its_own_votes(tmp_path):
+    from toolchoice_pipeline.judge import judge_episodes_sync
+    from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
+
+    suite, episodes = run(tmp_path, sim_config(2, flip_rate=0.5))
+    votes = judge_episodes_sync(suite, episodes, JudgeConfig(polls=2), retries=RetryConfig())
+    assert sorted((v.task_id, v.sample, v.poll) for v in votes) == \
+        sorted((t["id"], s, p) for t in TASKS for s in range(2) for p in range(2))
+    scores = {(s.task_id, s.sample): s for s in score_episodes(suite, episodes, votes)}
+    for (task, sample), score in scores.items():
+        own = [v for v in votes if (v.task_id, v.sample) == (task, sample) and v.valid]
+        assert score.tsq == sum(v.verdict == "correct" for v in own) / len(own)
