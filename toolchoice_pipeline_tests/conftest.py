@@ -1,6 +1,7 @@
 """Test-wide settings: never reach a provider over the network."""
 
 import os
+import shutil
 from pathlib import Path
 
 os.environ["LITELLM_OFFLINE_MODE"] = "true"
@@ -17,3 +18,11 @@ CASES = Path(__file__).resolve().parent / "cases"
 def repo_data_dir() -> Path:
     """The project's own ``data/`` directory (read-only in tests: copy it before writing)."""
     return DATA
+
+
+@pytest.fixture
+def demo_copy(tmp_path) -> Path:
+    """A copy of the demo suite and run configuration in ``tmp_path/data`` (the repository's stays untouched)."""
+    shutil.copytree(DATA / "suites" / "coding_agent", tmp_path / "data" / "suites" / "coding_agent")
+    shutil.copy(DATA / "toolchoice.yaml", tmp_path / "data" / "toolchoice.yaml")
+    return tmp_path

@@ -355,6 +355,7 @@ def data_dir(tmp_path):
     return copy_data(tmp_path / "data")
 
 
+@pytest.mark.slow
 def test_an_empty_release_id_or_models_list_from_an_unset_variable_is_refused(data_dir):
     done = toolchoice("run", "--data-dir", str(data_dir), "--release", "", "--kind", "release")
     assert_bad_input(done, "error: <command line>: release: release id '' must be 1-128 characters of letters, "
@@ -365,6 +366,7 @@ def test_an_empty_release_id_or_models_list_from_an_unset_variable_is_refused(da
     assert not (data_dir / "releases").exists()
 
 
+@pytest.mark.slow
 def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir):
     shutil.copytree(data_dir / "suites" / DEMO_SUITE, data_dir / "evil")
     (data_dir / "evil" / "suite.yaml").write_text("name: evil\n", encoding="utf-8")
@@ -373,6 +375,7 @@ def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir):
                            "'_', '.', '-'; starting with a letter or digit)")
 
 
+@pytest.mark.slow
 def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir):
     publish(data_dir, make_suite(6), "r1")
     path = data_dir / "releases" / "r1" / "scores.json"
@@ -391,6 +394,7 @@ def demo_baseline(data_dir: Path) -> None:
     path.write_text(json.dumps(baselines), encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["baseline scores.json", "baseline.json", "commit record", "Parquet file"])
 def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_dir, damage):
     demo_baseline(data_dir)

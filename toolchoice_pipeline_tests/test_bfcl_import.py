@@ -240,12 +240,21 @@ def test_multi_turn_categories_are_refused_by_name(tmp_path):
                                  "categories are not supported"]
 
 
-def test_answers_are_required_outside_irrelevance(tmp_path):
+def test_answers_are_required_outside_irrelevance_and_relevance(tmp_path):
     questions = _write_lines(tmp_path / "q.json", [_entry("simple_0")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, None, "s", tmp_path / "data")
     assert _problems(caught) == [f"{questions}:1: id: category 'simple' needs its possible-answer file (ANSWERS); "
-                                 "only irrelevance categories come without answers"]
+                                 "only irrelevance and relevance categories come without answers"]
+
+
+def test_a_relevance_file_with_answers_is_refused(tmp_path):
+    questions = _write_lines(tmp_path / "q.json", [_entry("live_relevance_0-0-0")])
+    answers = _write_lines(tmp_path / "a.json", [_answer("live_relevance_0-0-0")])
+    with pytest.raises(InputError) as caught:
+        import_bfcl(questions, answers, "s", tmp_path / "data")
+    assert _problems(caught) == [f"{questions}:1: id: category 'live_relevance' expects any call: give no ANSWERS "
+                                 "file"]
 
 
 def test_an_answer_for_a_function_the_question_lacks_names_the_answer_line(tmp_path):
@@ -257,44 +266,27 @@ def test_an_answer_for_a_function_the_question_lacks_names_the_answer_line(tmp_p
                                  "functions (math.factorial)"]
 
 
-def test_an_answer_parameter_outside_the_schema_names_the_answer_line(tmp_path):
+def test_a_required_answer_parameter_outside_the_schema_is_kept_and_flagged_on_the_answer_line(tmp_path):
     questions = _write_lines(tmp_path / "q.json", [_entry("simple_0")])
     answers = _write_lines(tmp_path / "a.json",
                            [{"id": "simple_0", "ground_truth": [{"math.factorial": {"number": [5], "base": [2]}}]}])
-    with pytest.raises(InputError) as caught:
-        import_bfcl(questions, answers, "s", tmp_path / "data")
-    # The message is validate.py's; this test pins where it points (the answer file and line) and its subject.
-    [problem] = _problems(caught)
-    assert problem.startswith(f"{answers}:1: expected.arguments.base: key argument 'base' is not a parameter of "
-                              "tool 'math.factorial'")
+    result = import_bfcl(questions, answers, "s", tmp_path / "data")
+    assert [(f.kind, f.file, f.line, f.detail) for f in result.flags] == [
+        ("unpassable", str(answers), 1, "ground_truth[0].math.factorial.base")]
+    [task] = load_suite(tmp_path / "data", "s").tasks
+    assert task.tags == ["simple", "flag:unpassable"] and task.expected.arguments == {"number": 5, "base": 2}
 
 
-def test_an_existing_suite_is_refused_without_force_and_replaced_with_it(tmp_path):
-    data_dir = tmp_path / "data"
-    questions = _write_lines(tmp_path / "q.json", [_entry("simple_0")])
-    answers = _write_lines(tmp_path / "a.json", [_answer("simple_0")])
-    import_bfcl(questions, answers, "s", data_dir)
-    with pytest.raises(InputError) as caught:
-        import_bfcl(questions, answers, "s", data_dir)
-    assert "suite 's' exists; use --force to replace it" in _problems(caught)[0]
-    _write_lines(questions, [_entry("simple_0"), _entry("simple_1")])
-    _write_lines(answers, [_answer("simple_0"), _answer("simple_1")])
-    assert import_bfcl(questions, answers, "s", data_dir, force=True).tasks == 2
-    assert [t.id for t in load_suite(data_dir, "s").tasks] == ["simple_0", "simple_1"]
-    assert sorted(p.name for p in (data_dir / "suites").iterdir()) == ["s"]
+def test_an_answer_parameter_outside_the_schema_is_still_an_error_in_a_hand_written_suite(tmp_path):
+    from toolchoice_pipeline.suites.validate import task_problems
 
-
-def test_a_failed_import_leaves_nothing_behind_and_keeps_the_existing_suite(tmp_path):
-    data_dir = tmp_path / "data"
-    questions = _write_lines(tmp_path / "q.json", [_entry("simple_0")])
-    answers = _write_lines(tmp_path / "a.json", [_answer("simple_0")])
-    import_bfcl(questions, answers, "s", data_dir)
-    before = (data_dir / "suites" / "s" / "tasks.jsonl").read_bytes()
-    _write_lines(answers, [_answer("simple_9")])
-    with pytest.raises(InputError):
-        import_bfcl(questions, answers, "s", data_dir, force=True)
-    assert (data_dir / "suites" / "s" / "tasks.jsonl").read_bytes() == before
-    assert sorted(p.name for p in (data_dir / "suites").iterdir()) == ["s"]
+    task = task_from_bfcl(_entry("simple_0"), {"id": "simple_0", "ground_truth": [{"math.factorial": {
+        "number": [5], "base": [2]}}]})
+    unflagged = task.model_copy(update={"tags": ["simple"]})
+    [problem] = task_problems(unflagged, unflagged.tools, "t.jsonl", 1)
+    assert str(problem).startswith("t.jsonl:1: expected.arguments.base: key argument 'base' is not a parameter of "
+                                   "tool 'math.factorial'")
+    assert task_problems(task, task.tools, "t.jsonl", 1) == []
 
 
 # --- the command line -------------------------------------------------------------------------------------------

@@ -86,6 +86,7 @@ def test_schedule_nightly_eval_and_sensor_catalog_change_are_running_by_default(
     assert sensor.job_name == "release_job"
 
 
+@pytest.mark.slow
 def test_dagster_definitions_validate_accepts_the_workspace(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home"),
            "TOOLCHOICE_DATA_DIR": str(copy_data(tmp_path / "data"))}

@@ -13,12 +13,13 @@ import pytest
 from toolchoice_pipeline.records.calls import Reply, from_anthropic_content, make_call
 from toolchoice_pipeline.suites.matchers import parse_matcher
 from toolchoice_pipeline.scoring.matching.key_args import match_key_args
+from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY
 from toolchoice_pipeline.suites.suite import Suite, load_suite
 from toolchoice_pipeline.suites.tasks import Expected, Task
 from toolchoice_pipeline.suites.validate import task_problems
 
 REPO_DATA = Path(__file__).resolve().parents[1] / "data"
-SESSIONS = REPO_DATA / "sessions"
+SESSIONS = PACKAGED_CANARY  # the canary ships with the package
 TOOLS = ["Read", "Edit", "Write", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Task", "TodoWrite"]
 
 # What a competent agent sends as the first call's arguments, written by hand for every task that names key

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+
+import pytest
 import signal
 import sqlite3
 import subprocess
@@ -45,6 +47,7 @@ def rows(episodes):
               for s in e.steps]) for e in episodes]
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_asking_a_completed_call_again(tmp_path):
     killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
     suite = write_suite(killed_dir, numbered_tasks(N_TASKS))

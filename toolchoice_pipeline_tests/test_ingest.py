@@ -16,7 +16,7 @@ from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.codex import read_codex
 from toolchoice_pipeline.ingest.conversation import NO_RESULT
 from toolchoice_pipeline.ingest.jsonl import Warnings
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.suites.suite import load_suite
 
@@ -167,8 +167,10 @@ def test_codex_rollout_has_one_turn_and_unknown_tools_get_minimal_definitions(tm
 def test_canary_session_ingests_into_four_labelled_tasks(tmp_path, capsys):
     data_dir = tmp_path / "data"
     shutil.copytree(DATA / "suites" / "coding_agent", data_dir / "suites" / "coding_agent")
-    code, out, err = ingest(capsys, "claude-code", [DATA / "sessions" / "canary.jsonl"], data_dir, "canary",
-                            "--labels", str(DATA / "sessions" / "canary.labels.jsonl"), catalog=None)
+    from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY
+
+    code, out, err = ingest(capsys, "claude-code", [PACKAGED_CANARY / "canary.jsonl"], data_dir, "canary",
+                            "--labels", str(PACKAGED_CANARY / "canary.labels.jsonl"), catalog=None)
     assert code == 0, err
     tasks, replay = stored(data_dir, "canary")
     assert [t["expected"]["tool"] for t in tasks] == ["Read", "Bash", "Bash", "Glob"]

@@ -11,7 +11,7 @@ import pytest
 
 from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.jsonl import Warnings
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.suites.suite import load_suite
 

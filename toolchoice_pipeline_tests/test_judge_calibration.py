@@ -1,6 +1,7 @@
 """Judge calibration: agreement with right tool (accuracy, Cohen's kappa) and the canary session."""
 
 import asyncio
+import shutil
 
 import pytest
 
@@ -17,6 +18,8 @@ from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq, cohen_k
 from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY, canary_source, describe_canary
+from toolchoice_pipeline.util.errors import display_path
 from toolchoice_pipeline.providers import register_providers
 
 from toolchoice_pipeline_tests.conftest import DATA
@@ -88,10 +91,8 @@ def test_a_canary_below_a_quarter_passes_with_a_warning():
 
 
 def test_the_canary_is_judged_against_its_own_catalog_snapshot(tmp_path):
-    import shutil
-
     data = tmp_path / "data"
-    shutil.copytree(DATA / "sessions", data / "sessions")
+    shutil.copytree(PACKAGED_CANARY, data / "sessions")
     shutil.copytree(DATA / "suites" / "coding_agent", data / "suites" / "coding_agent")
     (data / "suites" / "coding_agent" / "catalog.yaml").write_text("[]\n", encoding="utf-8")
     items = canary_turns(data)
@@ -129,7 +130,7 @@ def test_canary_turns_are_read_from_the_session_with_earlier_turns():
     assert items[1].conversation[-1] == {"role": "user", "content": "which git branch is this repo on?"}
     assert [m["role"] for m in items[1].conversation] == ["user", "assistant", "tool", "assistant", "user"]
     assert items[1].conversation[1]["tool_calls"][0]["function"]["name"] == "Read"
-    assert [t.name for t in items[0].catalog] == [t.name for t in load_catalog_file(DATA / CANARY_CATALOG)]
+    assert [t.name for t in items[0].catalog] == [t.name for t in load_catalog_file(PACKAGED_CANARY / CANARY_CATALOG)]
 
 
 def test_canary_labels_make_one_good_and_three_bad_choices():
@@ -145,7 +146,7 @@ def test_offline_judge_scores_the_canary_a_quarter_with_the_demo_catalog():
 
 def test_with_a_names_only_catalog_the_calibration_check_fails_and_says_why():
     register_providers()
-    catalog = names_only(load_catalog_file(DATA / CANARY_CATALOG))
+    catalog = names_only(load_catalog_file(PACKAGED_CANARY / CANARY_CATALOG))
     score = canary_tsq(canary_turns(DATA, catalog), JudgeConfig(), RETRIES)
     assert score > 0.5
     result = calibrate({}, {}, score)
@@ -153,10 +154,22 @@ def test_with_a_names_only_catalog_the_calibration_check_fails_and_says_why():
     assert "the judge is toothless" in result.message and "does it see the tool descriptions?" in result.message
 
 
-def test_a_missing_canary_session_is_bad_input(tmp_path):
+def test_a_data_dirs_own_canary_without_a_user_turn_is_bad_input(tmp_path):
     (tmp_path / "sessions").mkdir()
-    with pytest.raises(InputError, match="canary.jsonl: file not found"):
+    (tmp_path / "sessions" / "canary.jsonl").write_text('{"type": "summary", "summary": "nothing"}\n')
+    with pytest.raises(InputError, match="canary.jsonl"):
         canary_turns(tmp_path, [ToolDefinition(name="Read")])
+
+
+def test_a_data_dir_without_a_canary_uses_the_packaged_one_and_validate_says_which(tmp_path):
+    assert canary_source(tmp_path) == PACKAGED_CANARY
+    assert [i.task_id for i in canary_turns(tmp_path)] == ["canary-0", "canary-1", "canary-2", "canary-3"]
+    assert describe_canary(tmp_path) == (f"judge canary {display_path(PACKAGED_CANARY / 'canary.jsonl')} "
+                                         "(the packaged canary)")
+    (tmp_path / "sessions").mkdir()
+    shutil.copy(PACKAGED_CANARY / "canary.jsonl", tmp_path / "sessions" / "canary.jsonl")
+    assert canary_source(tmp_path) == tmp_path / "sessions"
+    assert describe_canary(tmp_path).endswith("sessions/canary.jsonl (the data directory's own canary)")
 
 
 def test_session_reader_joins_the_lines_of_one_message_and_skips_meta_lines(tmp_path):

@@ -20,7 +20,7 @@ from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
 
 from toolchoice_pipeline_tests.bfcl_helpers import answers_file, questions_file, read_verdicts, write_replay_file
-from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, DEMO_MODELS, DEMO_SUITE, LINEAGE_COLUMNS, REPO_DATA, TEST_DATA, WAREHOUSE_TABLES, check_evaluations, copy_data, dagster_instance, materialise, materialised_assets, query, read_scores, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, DEMO_MODELS, DEMO_SUITE, LINEAGE_COLUMNS, TEST_DATA, WAREHOUSE_TABLES, check_evaluations, copy_data, dagster_instance, materialise, materialised_assets, query, read_scores, toolchoice
 
 pytestmark = pytest.mark.slow
 
@@ -217,7 +217,7 @@ def test_ingested_claude_code_sessions_run_through_toolchoice_run(tmp_path):
 
 def test_the_ingested_canary_scores_tsq_a_quarter_with_the_offline_judge(tmp_path):
     data_dir = copy_data(tmp_path / "data")
-    sessions = REPO_DATA / "sessions"
+    from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY as sessions
     assert run_guarded(cli, ["ingest", "claude-code", str(sessions / "canary.jsonl"), "--labels",
                              str(sessions / "canary.labels.jsonl"), "--suite", "canary",
                              "--data-dir", str(data_dir)]) == 0

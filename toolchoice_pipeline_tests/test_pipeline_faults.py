@@ -3,6 +3,7 @@ one clear message, and in both cases nothing half-done is published."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from toolchoice_pipeline_tests.pipeline_helpers import check_evaluations, copy_data, dagster_instance, materialise, materialised_assets
@@ -15,6 +16,7 @@ def _set_judge(data_dir, model: str) -> None:
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_an_unusable_judge_fails_the_run_at_judge_votes_with_one_clear_message(tmp_path):
     data_dir = copy_data(tmp_path / "data")
     _set_judge(data_dir, "local/no-such-judge")
@@ -30,6 +32,7 @@ def test_an_unusable_judge_fails_the_run_at_judge_votes_with_one_clear_message(t
     assert not (data_dir / "releases" / "baseline.json").exists()
 
 
+@pytest.mark.slow
 def test_one_broken_model_is_kept_apart_and_fails_the_gate_as_not_evaluated(tmp_path):
     data_dir = copy_data(tmp_path / "data")
     replay = data_dir / "empty_replay.jsonl"

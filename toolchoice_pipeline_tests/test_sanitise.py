@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from toolchoice_pipeline.cli import main
-from toolchoice_pipeline.ingest.sanitise import KINDS, Sanitiser, sanitise, truncate_text
+from toolchoice_pipeline.util.gitleaks_rules import gitleaks_rules
+from toolchoice_pipeline.util.sanitise import KINDS, Sanitiser, detect_secrets_plugins, sanitise, truncate_text
 
 from toolchoice_pipeline_tests.conftest import CASES
 
@@ -30,7 +32,7 @@ class PlantedSecret:
 
 
 def planted_secrets() -> list[PlantedSecret]:
-    """One planted secret of each kind (18 kinds), each inside the text it would appear in."""
+    """One planted secret of each kind (50 entries, 49 kinds), each inside the text it would appear in."""
     letters = "AbCdEfGhIjKlMnOpQrStUvWxYz"
     digits = "0123456789"
     aws_id = "AKIA" + "Q7" + "ZX" * 7
@@ -68,6 +70,62 @@ def planted_secrets() -> list[PlantedSecret]:
         PlantedSecret("user_name", "cd /home/plantedalice/projects/app", "plantedalice"),
         PlantedSecret("user_name", r"C:\Users\plantedbob\repo", "plantedbob"),
         PlantedSecret("sendgrid_api_key", f"SENDGRID={sendgrid}", sendgrid),
+        *newer_planted_secrets(),
+    ]
+
+
+def newer_planted_secrets() -> list[PlantedSecret]:
+    """Secrets of current key formats (gitleaks' rules and ours), with random bodies of each format's alphabet
+    drawn at run time from a fixed seed; each sits in prose, so the kind names the format and not a
+    ``name = value`` assignment."""
+    rnd = random.Random(13)
+    lower, upper, digits, hexa = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789", "0123456789abcdef"
+    alnum = lower + upper + digits
+
+    def body(alphabet: str, n: int) -> str:
+        return "".join(rnd.choice(alphabet) for _ in range(n))
+
+    formats = [  # (kind, prefix, alphabet, length, suffix)
+        ("huggingface_access_token", "hf" + "_", lower + upper, 34, ""),
+        ("huggingface_organization_api_token", "api" + "_org_", lower + upper, 34, ""),
+        ("google_oauth_client_secret", "GOC" + "SPX-", alnum + "_-", 28, ""),
+        ("databricks_api_token", "da" + "pi", hexa, 32, ""),
+        ("digitalocean_pat", "dop" + "_v1_", hexa, 64, ""),
+        ("vault_service_token", "hv" + "s.", alnum, 95, ""),
+        ("atlassian_api_token", "ATA" + "TT3", alnum, 186, ""),
+        ("grafana_service_account_token", "gl" + "sa_", alnum, 32, "_" + body(hexa, 8)),
+        ("npm_access_token", "np" + "m_", lower + digits, 36, ""),
+        ("pypi_upload_token", "py" + "pi-AgEIcHlwaS5vcmc", alnum + "_-", 70, ""),
+        ("shopify_access_token", "sh" + "pat_", hexa, 32, ""),
+        ("linear_api_key", "lin" + "_api_", lower + digits, 40, ""),
+        ("doppler_api_token", "dp" + ".pt.", lower + digits, 43, ""),
+        ("pulumi_api_token", "pu" + "l-", hexa, 40, ""),
+        ("postman_api_token", "PM" + "AK-", hexa, 24, "-" + body(hexa, 34)),
+        ("age_secret_key", "AGE-" + "SECRET-KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58, ""),
+        ("sentry_user_token", "snt" + "ryu_", hexa, 64, ""),
+        ("perplexity_api_key", "pp" + "lx-", alnum, 48, ""),
+        ("planetscale_password", "psc" + "ale_pw_", alnum, 40, ""),
+        ("rubygems_api_token", "rubyg" + "ems_", hexa, 48, ""),
+        ("prefect_api_token", "pn" + "u_", alnum, 36, ""),
+        ("readme_api_token", "rd" + "me_", lower + digits, 70, ""),
+        ("sendinblue_api_token", "xkey" + "sib-", hexa, 64, "-" + body(lower + digits, 16)),
+        ("openshift_user_token", "sha" + "256~", alnum + "_-", 43, ""),
+        ("heroku_api_key_v2", "HR" + "KU-AA", alnum, 58, ""),
+        ("clojars_api_token", "CLO" + "JARS_", lower + digits, 60, ""),
+        ("dynatrace_api_token", "dt0" + "c01.", upper + digits, 24, "." + body(upper + digits, 64)),
+        ("duffel_api_token", "duf" + "fel_live_", alnum, 43, ""),
+    ]
+    planted = []
+    for kind, prefix, alphabet, length, suffix in formats:
+        secret = prefix + body(alphabet, length) + suffix
+        planted.append(PlantedSecret(kind, f"the new one is {secret} (rotated)", secret))
+    url_token = body(alnum, 20) + "7" + body(alnum, 19)
+    mysql_pw, netrc_pw, key_id = body(alnum, 14), body(alnum, 16), body(hexa, 40)
+    return planted + [
+        PlantedSecret("url_password", f"git clone https://{url_token}@github.com/org/repo", url_token),
+        PlantedSecret("cli_password", f"mysql -u app -p{mysql_pw} -h db.internal app", mysql_pw),
+        PlantedSecret("netrc_password", f"machine api.example.com login bot password {netrc_pw}", netrc_pw),
+        PlantedSecret("generic_secret", f'"private_key_id": "{key_id}",', key_id),
     ]
 
 
@@ -149,10 +207,11 @@ def test_sanitising_twice_changes_nothing_more():
     assert dict(sanitiser.counts) == counts
 
 
-def test_at_least_twelve_kinds_are_planted_and_all_our_kinds_are_listed():
+def test_at_least_forty_kinds_are_planted_and_each_kind_is_ours_gitleaks_or_detect_secrets():
     kinds = {s.kind for s in planted_secrets()}
-    assert len(kinds) >= 12
-    assert kinds - {"sendgrid_api_key"} <= set(KINDS)
+    assert len(kinds) >= 40
+    known = set(KINDS) | {rule.kind for rule in gitleaks_rules()[0]} | {kind for kind, _ in detect_secrets_plugins()}
+    assert kinds <= known
 
 
 def test_the_surrounding_text_is_kept():
@@ -232,3 +291,18 @@ def test_no_planted_secret_survives_an_ingest_in_any_file_or_the_cli_output(tmp_
     manifest = json.loads((data_dir / "suites" / "planted" / "ingest.json").read_text(encoding="utf-8"))
     assert {s.kind for s in planted_secrets()} <= set(manifest["redactions"])
     assert "redacted:" in out and "anthropic_api_key x" in out
+
+
+def test_a_token_as_the_userinfo_of_a_url_is_redacted_once_with_the_host_kept():
+    token = "ghp" + "_" + "Zq9" * 12
+    assert sanitise(f"git clone https://{token}@github.com/org/repo") == (
+        "git clone https://[REDACTED:github_token]@github.com/org/repo")
+    assert sanitise(f"https://x-access:{token}@github.com/o/r") == "https://x-access:[REDACTED:github_token]@github.com/o/r"
+    opaque = "Tk7" * 10
+    assert sanitise(f"https://{opaque}@git.example.com/r") == "https://[REDACTED:url_password]@git.example.com/r"
+
+
+def test_gitleaks_rules_keep_low_entropy_and_allowlisted_values():
+    sanitiser = Sanitiser()
+    texts = ["the api_key_name: example_placeholder_value", "hf_" + "a" * 34, "token: ${{ secrets.HF_TOKEN }}"]
+    assert [sanitiser.text(t) for t in texts] == texts

@@ -1,9 +1,12 @@
 """End to end: no secret from an ingested session survives anywhere the pipeline stores or prints things.
 
-Recorded Claude Code sessions with planted secrets of 17 kinds (the :func:`planted_secrets` of
+Recorded Claude Code sessions with planted secrets of 47 kinds (the :func:`planted_secrets` of
 ``test_sanitise``: AWS key id and secret key, GitHub, Anthropic, OpenAI, Slack, Google, Stripe and SendGrid
 keys, a JWT, bearer and basic-auth headers, a password in a URL, a private key block, a password assignment,
-an e-mail address, and the user name in ``/home/<user>`` and ``C:\\Users\\<user>`` paths and in ``cwd``) are
+an e-mail address, the user name in ``/home/<user>`` and ``C:\\Users\\<user>`` paths and in ``cwd``, and the
+current formats of :func:`newer_planted_secrets`: Hugging Face, Google OAuth, Databricks, DigitalOcean, Vault,
+Atlassian, Grafana, npm, PyPI, Shopify and 18 more services, a token as a URL's userinfo, ``mysql -p``, a
+``.netrc`` password and a service account's ``private_key_id``) are
 ingested with ``toolchoice ingest claude-code`` and run through ``toolchoice run`` (real subprocesses, the
 offline local judge on), with fake provider keys in the environment. Then every place the pipeline writes is
 read back *structurally* (Parquet and DuckDB compress, SQLite keeps zlib-compressed Dagster snapshots) and as
@@ -43,7 +46,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from toolchoice_pipeline.ingest.pipeline import IngestOptions, ingest_claude_code
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 
 from toolchoice_pipeline_tests.conftest import DATA
 from toolchoice_pipeline_tests.test_sanitise import planted_secrets, write_transcript_with_secrets
@@ -364,6 +367,7 @@ def test_a_session_file_path_in_a_warning_does_not_reveal_the_user_name(tmp_path
 
 # --- the run happened on the planted sessions ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_sessions_were_ingested_and_run_to_a_scored_release(outcome):
     manifest = json.loads((outcome.data_dir / "suites" / SUITE / "ingest.json").read_text())
     assert manifest["tasks"] == 5  # 2 main turns + 1 subagent turn + the 2 turns of the second session
@@ -379,6 +383,7 @@ def test_the_sessions_were_ingested_and_run_to_a_scored_release(outcome):
 
 # --- nothing survives ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_no_secret_in_any_parquet_file(outcome):
     parquet = files(outcome.data_dir / "warehouse", "*.parquet")
     tables = {p.relative_to(outcome.data_dir / "warehouse").parts[0] for p in parquet}
@@ -387,6 +392,7 @@ def test_no_secret_in_any_parquet_file(outcome):
     assert read > 50
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_staged_stage_outputs(outcome):
     staged = files(outcome.data_dir / "warehouse" / "_staging" / f"release_id={RELEASE}", "*.parquet")
     assert {p.stem for p in staged} >= {"tool_catalog", "eval_tasks", "agent_runs", "judge_votes", "task_scores"}
@@ -395,6 +401,7 @@ def test_no_secret_in_the_staged_stage_outputs(outcome):
     assert any("[REDACTED:" in text for text in texts)  # the sanitised context did reach the stages
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_duckdb_file(outcome):
     rows = list(duckdb_texts(outcome.data_dir / "warehouse" / "toolchoice.duckdb"))
     relations = {name for name, _ in rows}
@@ -403,12 +410,14 @@ def test_no_secret_in_the_duckdb_file(outcome):
     assert_clean(rows, "DuckDB", needles())
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_call_journal(outcome):
     rows = list(sqlite_texts(outcome.data_dir / "cache" / "agent_calls.sqlite"))
     assert sum(1 for table, _ in rows if table == "agent_calls") > 0
     assert_clean(rows, "the call journal", needles())
 
 
+@pytest.mark.slow
 def test_no_secret_in_dagster_storage_or_compute_logs(outcome):
     home = outcome.data_dir / "dagster_home"
     databases = [p for p in files(home) if is_sqlite(p)]
@@ -423,6 +432,7 @@ def test_no_secret_in_dagster_storage_or_compute_logs(outcome):
     assert_clean([(str(p), p.read_text("utf-8", "replace")) for p in logs], "compute logs", needles())
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_release_files_or_the_ingested_suite(outcome):
     release_files = files(outcome.data_dir / "releases")
     assert {"scores.json", "gate.md", "request.json", "trend.png", "junit.xml"} <= {p.name for p in release_files}
@@ -431,12 +441,14 @@ def test_no_secret_in_the_release_files_or_the_ingested_suite(outcome):
                  "a file", needles())
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_command_output(outcome):
     assert "redacted:" in outcome.outputs["ingest"] and RELEASE in outcome.outputs["run"]
     for command, output in outcome.outputs.items():
         assert_clean([output], f"the output of toolchoice {command}", needles())
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_raw_bytes_of_any_file_under_the_data_dir(outcome):
     paths = files(outcome.data_dir)
     for path in paths:
@@ -446,6 +458,7 @@ def test_no_secret_in_the_raw_bytes_of_any_file_under_the_data_dir(outcome):
     assert len(paths) > 30
 
 
+@pytest.mark.slow
 def test_no_api_key_from_the_environment_is_stored_or_printed(outcome):
     texts: list[tuple[str, str]] = [(command, output) for command, output in outcome.outputs.items()]
     for path in files(outcome.data_dir):

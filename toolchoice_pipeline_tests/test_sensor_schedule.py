@@ -165,6 +165,7 @@ def test_the_nightly_schedule_adds_its_partition_and_requests_a_write_only_night
     assert (request.kind, request.cache_policy, request.suite) == ("nightly", "write_only", DEMO_SUITE)
 
 
+@pytest.mark.slow
 def test_the_nightly_run_asks_every_model_afresh_even_with_a_warm_cache(instance, data_dir):
     """A nightly run ignores the call journal (cache policy write_only), so provider drift shows up."""
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)

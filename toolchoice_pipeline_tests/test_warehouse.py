@@ -148,6 +148,7 @@ marker.write_text("finished")
 KILL_POINTS = [("staging", 3), ("rename", 3), ("rename", 6), ("rename", 7)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("point", "after"), KILL_POINTS, ids=[f"{p}-{a}" for p, a in KILL_POINTS])
 def test_writer_killed_mid_release_leaves_earlier_releases_and_duckdb_intact(tmp_path, point, after):
     warehouse = Warehouse(tmp_path)

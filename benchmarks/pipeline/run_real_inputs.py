@@ -10,7 +10,7 @@ through the installed ``toolchoice`` console script, one command after the other
 2. **Real Claude Code sessions**: each of the two sessions in ``toolchoice_pipeline_tests/data/transcripts/
    claude_code/`` is ingested into its own suite (``toolchoice ingest claude-code``) and run with the suite's
    own replay model (the recorded first steps), graded by the offline judge.
-3. **The canary session** (``data/sessions/canary.jsonl`` + ``canary.labels.jsonl``): ingested with its labels
+3. **The canary session** (the packaged ``ingest/canary_session/canary.jsonl`` + ``canary.labels.jsonl``): ingested with its labels
    and run; its recorded choices (one good, three bad) must score TSQ 0.25.
 4. **The demo suite** twice: cold, then an unchanged re-run (a new release id), which must make no agent
    model call (every agent call is served by the call journal; the judge's polls are never cached).
@@ -179,7 +179,7 @@ def main() -> int:
             bench.ingest(f"{suite}_ingest", suite, [path])
             bench.run(f"{suite}_run", suite, f"{suite}-r1")
         # 3. The canary session with its labels.
-        sessions = bench.data / "sessions"
+        from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY as sessions
         bench.ingest("canary_ingest", "canary", [sessions / "canary.jsonl"],
                      "--labels", str(sessions / "canary.labels.jsonl"))
         bench.run("canary_run", "canary", "canary-r1")

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from toolchoice_pipeline.util.errors import InputError, display_path
+from toolchoice_pipeline.util.errors import Problem
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_FAILED = 3  # neither the gate nor the input: a bug or a failure we did not foresee (one line, no traceback)
+DEBUG_VARIABLE = "TOOLCHOICE_DEBUG"  # set to 1 to get the traceback of an unforeseen failure
 
 data_dir_option = click.option(
     "--data-dir",
@@ -32,8 +36,9 @@ def stdout_console() -> Console:
 
 
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:
-    """Run ``group``; an :class:`InputError` prints each problem on stderr and gives exit code 2, as does a file
-    system that refuses a read or write (read-only, no permission, no space)."""
+    """Run ``group``; an :class:`InputError` prints each problem on stderr and gives exit code 2, as does an OS
+    error (read-only, no permission, no space, a missing directory) and input nested too deeply to read; any
+    other failure is one line and exit code 3 (``TOOLCHOICE_DEBUG=1`` re-raises it with its traceback)."""
     try:
         result = group.main(args=argv, prog_name="toolchoice", standalone_mode=False)
     except InputError as exc:
@@ -49,14 +54,50 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except OSError as exc:
-        if exc.errno not in _FILE_SYSTEM_REFUSALS:
-            raise
         where = display_path(exc.filename) if exc.filename else "<data-dir>"
-        click.echo(f"error: {where}: {exc.strerror}", err=True)
+        click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
         return EXIT_BAD_INPUT
+    except RecursionError:
+        click.echo("error: the input is nested too deeply to read (more levels than Python's recursion limit)",
+                   err=True)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - no traceback from any command: one line, exit 3
+        if os.environ.get(DEBUG_VARIABLE):
+            raise
+        text = " ".join(str(exc).split())[:300]
+        if is_environment_failure(text):
+            click.echo(f"error: bad environment: {type(exc).__name__}: {text}", err=True)
+            return EXIT_BAD_INPUT
+        click.echo(f"error: unexpected {type(exc).__name__}: {text} (a bug, please report it; "
+                   f"{DEBUG_VARIABLE}=1 shows the traceback)", err=True)
+        return EXIT_FAILED
     return result if isinstance(result, int) else EXIT_OK
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """Refuse (exit 2) an output file given on the command line whose directory does not exist (it is never
+    created: a typo in a CI path should fail, not write somewhere new) or that is not a regular file."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(Problem(file="<command line>", field=option,
+                                 message=f"{display_path(path)}: the directory {display_path(parent)} does not exist "
+                                         "(it is not created)"))
+    if path.exists() and not path.is_file():
+        raise InputError(Problem(file="<command line>", field=option,
+                                 message=f"{display_path(path)}: not a regular file"))
 
 
 # The file system refused: a read-only data directory, no permission, no space. Bad input (the environment the
 # user gave), not a bug: one line naming the path, not a traceback. Our writes are atomic (temp file + rename).
-_FILE_SYSTEM_REFUSALS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
+FILE_SYSTEM_REFUSALS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
+
+
+# What storage libraries (SQLite through SQLAlchemy, DuckDB, Arrow) say when the disk, not the input, failed.
+ENVIRONMENT_MARKERS = ("No space left on device", "Read-only file system", "Permission denied", "Disk quota exceeded",
+                       "database or disk is full", "disk I/O error", "attempt to write a readonly database",
+                       "File too large", "Input/output error")
+
+
+def is_environment_failure(text: str) -> bool:
+    """True when an error's text says the file system failed (full, read-only, no permission, I/O error)."""
+    return any(marker in text for marker in ENVIRONMENT_MARKERS)

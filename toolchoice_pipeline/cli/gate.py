@@ -14,6 +14,7 @@ from toolchoice_pipeline.releases.gate import gate_markdown
 from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
+from toolchoice_pipeline.cli.common import check_output_file
 
 
 @click.command("gate")
@@ -28,6 +29,9 @@ from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_o
 def gate_command(release: str, baseline_id: str | None, junit_path: Path | None, markdown_path: Path | None,
                  data_dir: Path) -> int:
     """Re-check stored release RELEASE against its baseline: exit 0 passed, 1 failed, 2 bad input."""
+    for path, option in ((markdown_path, "--markdown"), (junit_path, "--junit")):
+        if path is not None:
+            check_output_file(path, option)
     stored = ReleaseStore(data_dir).read_scores(release)
     result, baseline_models = regate(data_dir, release, baseline_id)
     summary = gate_markdown(result, stored.models, baseline_models, stored.suite)

@@ -8,7 +8,7 @@ import click
 
 from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
 from toolchoice_pipeline.ingest.pipeline import IngestOptions, IngestReport, ingest_sessions
-from toolchoice_pipeline.ingest.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES
+from toolchoice_pipeline.util.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
 
 SHOWN_WARNINGS = 20

@@ -2,8 +2,9 @@
 
 The run goes through the local Dagster instance in ``<data-dir>/dagster_home``, so it shows up in
 ``dagster dev`` (started with ``DAGSTER_HOME=<data-dir>/dagster_home``) like a scheduled run.
-Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 the run failed for another reason
-(a provider or a bug: the failing step's error is printed), 130 interrupted (Ctrl-C).
+Exit codes: 0 gate passed, 1 gate failed (and nothing else failed), 2 bad input, usage or a bad environment (an OS
+error inside a step: disk full, read-only, no permission), 3 the run failed for another reason (a provider or a
+bug: the failing step's error is printed on one line), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from toolchoice_pipeline.execution.offline import ensure_offline_default
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
+from toolchoice_pipeline.cli.common import is_environment_failure
 
 EXIT_RUN_FAILED = 3
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
@@ -92,14 +94,17 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
     passed = print_outcome(store.read_scores(release_id), data_dir, result)
-    if passed and not result.success:
-        # Scored, but a later step (the promotion to baseline) did not finish: not a finished run.
+    if (passed and not result.success) or result.failures:
+        # Scored, but a step other than the gate (the promotion to baseline, a write) did not finish: not a
+        # finished run, whatever the gate said (exit 1 is only ever a failed gate).
+        promoted = ", so a passing `release` was not promoted to baseline: re-run it with --force" if passed else ""
         click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
-                   f"(Dagster run {result.run_id}), so a passing `release` was not promoted to baseline: "
-                   "re-run it with --force", err=True)
+                   f"(Dagster run {result.run_id}){promoted}", err=True)
         for message in failures:
             click.echo(f"  {message}", err=True)
-        return EXIT_INTERRUPTED if interrupted else EXIT_RUN_FAILED
+        if interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
     return EXIT_OK if passed else EXIT_GATE_FAILED
 
 
@@ -117,7 +122,8 @@ def _check_stored(store, data_dir: Path, suite: str) -> None:
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     """Refuse to start (exit 2) when a model cannot work: unknown provider, no API key in the environment,
-    unknown local model, a replay file that does not load. One clear message per model.
+    unknown local model, a replay file that does not load. One line per model, naming it as agent, judge or
+    both.
 
     No provider is called here: the engine makes each remote model's preflight call just before its first
     uncached call (so a fully cached re-run calls nobody) and keeps a model that fails it apart from the others.
@@ -126,12 +132,19 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     from toolchoice_pipeline.providers import register_providers
 
     register_providers()
-    specs = list(run_config.models) + ([run_config.judge.model] if judge else [])
+    roles: dict[str, list[str]] = {}
+    specs = {}
+    for role, spec in [*(("agent", s) for s in run_config.models), *((("judge", run_config.judge.model),) if judge
+                                                                     else ())]:
+        roles.setdefault(spec.model, []).append(role)
+        specs.setdefault(spec.model, spec)
     found = []
-    for spec in specs:
+    for model, spec in specs.items():
         problem = static_problem(spec, data_dir)
         if problem:
-            found.append(Problem(file="<models>", message=problem))
+            # One line per model, naming its role(s): "agent openai/x: no API key: set OPENAI_API_KEY ..."
+            found.append(Problem(file=f"{' and '.join(roles[model])} {model}",
+                                 message=problem.removeprefix(f"{model}: ")))
     if found:
         raise InputError(found)
 
@@ -140,7 +153,8 @@ class RunResult:
     """What the Dagster run left: its id, whether it succeeded, and the failing steps' messages."""
 
     def __init__(self, run_id: str, success: bool, failures: list[str], bad_input: bool,
-                 check_messages: list[str]):
+                 check_messages: list[str], agent_calls: tuple[int, int] | None = None):
+        self.agent_calls = agent_calls  # (model calls, of which served from the call journal), when agent_runs ran
         self.run_id = run_id
         self.success = success
         self.failures = failures
@@ -158,6 +172,20 @@ def dagster_home(data_dir: Path) -> Path:
         settings.write_text("telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n",
                             encoding="utf-8")
     return home
+
+
+def step_error_line(error) -> tuple[str, bool]:
+    """One line for a failed step's error (Dagster's ``SerializableErrorInfo``): the innermost cause's class and
+    message, never its stack; and whether it is a bad environment (the file system refused: disk full,
+    read-only, no permission, an I/O error) rather than a bug or a damaged data directory (exit 3)."""
+    inner = error
+    while getattr(inner, "cause", None) is not None:
+        inner = inner.cause
+    message = " ".join((inner.message or "").split()) or inner.cls_name
+    if not message.startswith(f"{inner.cls_name}:"):
+        message = f"{inner.cls_name}: {message}"
+    environment = is_environment_failure(message)
+    return (f"bad environment: {message[:400]}" if environment else message[:400]), environment
 
 
 def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> RunResult:
@@ -191,11 +219,30 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
                                if event.step_failure_data.user_failure_data else None)
                 if error.cls_name == "DagsterAssetCheckFailedError":
                     continue  # the blocking gate did its job: the gate's verdict is printed in full
-                text = description or error.to_string().strip()
-                bad_input = bad_input or text.startswith("bad input")
+                text, environment = description, False
+                if not text:
+                    text, environment = step_error_line(error)
+                bad_input = bad_input or environment or text.startswith("bad input")
                 failures.append(f"{event.step_key}: {text}")
-        checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
-                  for e in outcome.all_events
+        checks = [_check_line(e.asset_check_evaluation_data) for e in outcome.all_events
                   if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.asset_check_evaluation_data.passed
                   and e.asset_check_evaluation_data.check_name != "release_gate"]  # the gate is printed in full
-        return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks)
+        return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+
+
+def _agent_calls(outcome) -> tuple[int, int] | None:
+    """``(model calls, cache hits)`` from agent_runs' materialisation metadata, or None if it did not materialise."""
+    for materialization in outcome.asset_materializations_for_node("agent_runs"):
+        metadata = materialization.metadata
+        if "model_calls" in metadata and "cache_hits" in metadata:
+            return int(metadata["model_calls"].value), int(metadata["cache_hits"].value)
+    return None
+
+
+def _check_line(evaluation) -> str:
+    """One line for a check that did not pass: ``check warning NAME: ...`` for a WARN-severity result (it passed
+    with a warning, e.g. the judge calibration), ``check failed NAME: ...`` otherwise."""
+    import dagster as dg
+
+    warning = evaluation.severity == dg.AssetCheckSeverity.WARN
+    return f"check {'warning' if warning else 'failed'} {evaluation.check_name}: {evaluation.description}"

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -56,16 +57,42 @@ def scores_table(scores: ReleaseDocument) -> Table:
     return table
 
 
+def infrastructure_error_causes(scores: ReleaseDocument, data_dir: Path, per_model: int = 3) -> list[tuple[str, int, str]]:
+    """``(model, episodes, error)`` for the most frequent infrastructure errors of each model with any (read
+    from the release's committed ``task_scores``), so the cause of a failed gate is on screen."""
+    if not any(m.errors for m in scores.models.values()):
+        return []
+    from collections import Counter
+
+    from toolchoice_pipeline.releases.warehouse import Warehouse
+
+    try:
+        table = Warehouse(data_dir).read_table("task_scores", scores.release_id, ["model", "error"])
+    except Exception:  # noqa: BLE001 - the causes are a courtesy; the scores were printed already
+        return []
+    counts = Counter((m, e) for m, e in zip(table["model"].to_pylist(), table["error"].to_pylist()) if e)
+    out: list[tuple[str, int, str]] = []
+    for model in sorted({m for m, _ in counts}):
+        top = sorted(((n, e) for (m, e), n in counts.items() if m == model), key=lambda x: (-x[0], x[1]))[:per_model]
+        out += [(model, n, " ".join(e.split())[:300]) for n, e in top]
+    return out
+
+
 def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
     """Print the scores, the gate and any failed check; return whether the gate passed."""
     console = stdout_console()
     console.print(scores_table(scores))
+    if result.agent_calls is not None:
+        calls, cached = result.agent_calls
+        journal = (f"{'all ' if cached == calls else ''}{cached} from the call journal (their cost and latency "
+                   "are those recorded when they were made)" if cached else "none from the call journal")
+        console.print(f"agent model calls: {calls}, {journal}", markup=False)
     gate = scores.gate
     baseline = scores.baseline_release_id
     if scores.gate_passed:
         console.print(f"[green]gate passed[/green] against baseline {baseline or '(none yet: first release)'}")
     else:
-        console.print(f"[red]gate FAILED[/red] against baseline {baseline}:")
+        console.print(f"[red]gate FAILED[/red] against baseline {baseline or '(none yet)'}:")
         failures = gate.failures if gate is not None else []
         for failure in failures:
             console.print(f"  {failure.model}: {failure.reason}")
@@ -75,6 +102,9 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
             if flipped:
                 console.print(f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
                               f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}")
+    for model, count, cause in infrastructure_error_causes(scores, data_dir):
+        console.print(f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}",
+                      highlight=False)
     if gate is not None:
         for warning in gate.warnings:
             console.print(f"[yellow]within noise[/yellow] {warning}")
@@ -86,7 +116,7 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
             console.print(f"  {model}: {len(figures.flaky_tasks)} flaky tasks (0 < right-tool rate < 1): "
                           f"{', '.join(shown)}{' ...' if len(figures.flaky_tasks) > 12 else ''}")
     for message in result.check_messages:
-        console.print(f"[yellow]check failed[/yellow] {message}")
+        console.print(message, style="yellow", markup=False)
     release_dir = data_dir / "releases" / scores.release_id
     console.print(f"scores: {release_dir / 'scores.json'} · gate report: {release_dir / 'gate.md'} · "
                   f"Dagster run {result.run_id}")

@@ -12,13 +12,15 @@ from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.suites.formats_schema import format_schemas
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
+from toolchoice_pipeline.ingest.canary import describe_canary
 
 
 @click.command("validate")
 @click.option("--suite", "suite_name", default="coding_agent", show_default=True, help="Suite to check.")
 @data_dir_option
 def validate_command(suite_name: str, data_dir: Path) -> int:
-    """Load and check a suite and the run configuration; print the task count and versions (exit 2 on problems)."""
+    """Load and check a suite and the run configuration; print the task count, versions, models and the judge's
+    canary (exit 2 on problems)."""
     problems = []
     config = suite = None
     try:
@@ -41,6 +43,7 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
     click.echo(f"fixture_version {suite.fixture_version}")
     models = config.for_suite(None, suite.spec.models).model_names()
     click.echo(f"models {', '.join(models)}; judge {config.judge.model.model} x{config.judge.polls} polls")
+    click.echo(describe_canary(data_dir))
     return EXIT_OK
 
 

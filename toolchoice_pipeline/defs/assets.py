@@ -48,7 +48,7 @@ class ReleaseContext:
         except InputError as exc:
             raise bad_input(self.release_id, exc) from None
         self.lineage = Lineage(release_id=self.release_id, suite=self.suite.name,
-                               catalog_version=self.suite.catalog_version, run_id=context.run.run_id)
+                               catalog_version=self.suite.catalog_version, run_id=context.op_execution_context.run_id)
 
 
 @dg.asset(**COMMON, kinds={"yaml", "python"},
@@ -109,13 +109,21 @@ def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
 
     release = ReleaseContext(context, toolchoice)
     policy = release.request.cache_policy or release.config.cache.policy
+    unavailable: dict[str, str] = {}
     try:
         episodes = run_suite_sync(release.suite, release.config, data_dir=toolchoice.path,
                                   models=release.config.models, cache_policy=policy,
                                   progress=logged_progress(context, progress, "agents"),
-                                  resume_key=release.release_id)
+                                  resume_key=release.release_id, unavailable=unavailable)
     except InputError as exc:
         raise bad_input(release.release_id, exc) from None
+    if unavailable:
+        # Scoring a model that never answered would fail the gate for the wrong reason; every finished call is
+        # journaled, so the run after the fix asks only what is missing.
+        raise dg.Failure(description=f"model unavailable for release {release.release_id}, nothing scored: "
+                                     + "; ".join(unavailable.values())
+                                     + " (the other calls are journaled: fix it and run the same command again)",
+                         metadata={"unavailable": dg.MetadataValue.json(unavailable)})
     return dg.Output(episodes, metadata={
         "catalog_version": release.suite.catalog_version,
         "fixture_version": release.suite.fixture_version,
@@ -142,7 +150,8 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
     try:
         preflight_judge_sync(judge, data_dir=toolchoice.path, retries=release.config.retries)
     except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
-        raise dg.Failure(description=f"bad input for release {release.release_id}: {exc}") from None
+        raise dg.Failure(description=f"judge unavailable for release {release.release_id}, nothing scored: "
+                                     f"{exc}") from None
     report = logged_progress(context, progress, "judge")
     votes = judge_episodes_sync(release.suite, agent_runs, judge, retries=release.config.retries,
                                 progress=lambda done, total: report("all models", done, total))

@@ -45,7 +45,7 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
         severity=ERROR,
         description=("gate passed" if scores.gate_passed else "gate failed: " + "; ".join(lines)),
         metadata={
-            "baseline_release_id": scores.baseline_release_id or "none",
+            "baseline_release_id": scores.baseline_release_id or "none yet",
             "max_drop_points": gate.max_drop_points if gate is not None else MAX_DROP_POINTS,
             "n_failures": len(failures),
             "noise": gate.noise if gate is not None else "report",

@@ -8,7 +8,8 @@ against the catalog's names) and stored as a :class:`~toolchoice_pipeline.record
 Between steps the assistant message (:func:`~toolchoice_pipeline.records.calls.to_openai_message`) goes back, followed
 by one ``tool`` message per call the API returned (``tool_call_id`` set), holding the task's canned
 ``tool_results[name]`` (JSON text when it is not a string) or :data:`NO_RESULT`. The episode stops on a reply
-without such calls, once the expected tool has been called, or after ``max_steps`` calls.
+without such calls, once the expected tool (for an ``any_call`` task, any tool) has been called, or after
+``max_steps`` calls.
 
 Remote providers only accept tool names matching ``^[a-zA-Z0-9_-]{1,64}$``: for them, names go out through
 :func:`~toolchoice_pipeline.execution.tool_names.safe_tool_names` and replies are mapped back, so stored calls always
@@ -116,6 +117,7 @@ async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: i
     ``error`` (an infrastructure error) is set."""
     messages = [view.message_to_provider(m) if m.get("role") == "assistant" else m for m in task.message_dicts()]
     expected_tool = task.expected.tool if task.expected is not None else None
+    any_call = task.expected is not None and bool(task.expected.any_call)
     episode = Episode(model=setup.model, task_id=task.id, sample=sample)
     for step in range(setup.max_steps):
         key = request_key(model=setup.model, fingerprint=setup.fingerprint, params=setup.key_params,
@@ -143,7 +145,8 @@ async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: i
             completion_tokens=done.completion_tokens, cost_usd=done.cost_usd, cache_hit=cache_hit, request_key=key,
         ))
         returned = [c for c in reply.calls if not c.is_invalid_call]
-        called_expected = expected_tool is not None and any(c.name == expected_tool for c in returned)
+        called_expected = (any_call and bool(returned)) or (
+            expected_tool is not None and any(c.name == expected_tool for c in returned))
         if not returned or called_expected or step + 1 == setup.max_steps:
             break
         assistant = to_openai_message(reply)

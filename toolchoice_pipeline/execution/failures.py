@@ -33,6 +33,9 @@ def redact(text: str) -> str:
 def _detail(exc: BaseException) -> str:
     text = str(getattr(exc, "message", None) or exc).strip()
     text = re.sub(r"^(litellm\.\w+:\s*)+", "", text)
+    # LiteLLM appends the traceback of its own parse failure ("Invalid response object Traceback ..."): the
+    # line before it says what went wrong; the stack is no use to the user.
+    text = text.split("Traceback (most recent call last)")[0].strip() or text
     text = " ".join(text.split())
     if len(text) > _MAX_DETAIL:
         text = text[:_MAX_DETAIL] + "..."
@@ -78,6 +81,12 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
             return (f"{model}: model not found: LiteLLM's model list does not know it and the provider refused "
                     f"the call (LiteLLM reports an unknown model as an authentication error): {detail}")
         return f"{model}: authentication failed: the provider refused the API key from the environment ({detail})"
+    from toolchoice_pipeline.execution.llm import MalformedReply
+
+    if isinstance(exc, MalformedReply):
+        return f"{model}: malformed provider reply{tries}: {detail}"
+    if _connection_failed(exc):
+        return f"{model}: provider unreachable{tries}: could not connect ({detail})"
     status = getattr(exc, "status_code", None)
     # (LiteLLM's exception classes, what the failure is called, whether retries preceded it), subclasses first.
     kinds = (
@@ -95,3 +104,17 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
         if isinstance(exc, classes):
             return f"{model}: {what}{tries if retried else ''}: {detail}"
     return f"{model}: {type(exc).__name__}{tries}: {detail}"
+
+
+def _connection_failed(exc: BaseException) -> bool:
+    """True when the call never reached the provider: LiteLLM reports the OpenAI client's connection error as an
+    ``InternalServerError`` (status 500) whose message is "Connection error.", the original kept as a cause."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if type(seen).__name__ in ("APIConnectionError", "ConnectError", "ConnectionRefusedError") or \
+                str(seen).rstrip().endswith("Connection error."):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -5,6 +5,9 @@ limits, 5xx, timeouts and dropped connections; never for authentication, not-fou
 bad-request errors. LiteLLM's own retries and the OpenAI SDK's hidden ones are switched off
 (``num_retries=0``, ``max_retries=0``) so a call is never retried twice over.
 
+A reply with no ``choices`` (or a first choice without a message) is a :class:`MalformedReply`: a transient
+provider fault, retried like a 5xx, then an infrastructure error that names the cause.
+
 In-process deterministic models (``local/``, ``replay/``) get one attempt: their errors would only repeat.
 A call that fails for good raises LiteLLM's exception with ``attempts`` (int) set on it.
 """
@@ -31,6 +34,20 @@ async def _backoff_sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
+class MalformedReply(Exception):
+    """A provider reply without ``choices`` or without a message in its first choice (a transient fault)."""
+
+
+def checked_reply(response: Any) -> Any:
+    """``response`` when it holds a first choice with a message; raises :class:`MalformedReply` otherwise."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MalformedReply("the provider's reply has no choices")
+    if getattr(choices[0], "message", None) is None:
+        raise MalformedReply("the first choice of the provider's reply has no message")
+    return response
+
+
 @dataclass
 class Completion:
     """One finished model call. ``message`` is the OpenAI-format assistant message (``content``, ``tool_calls``);
@@ -46,13 +63,16 @@ class Completion:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True for errors worth retrying: rate limits, 5xx, timeouts, connection errors (LiteLLM's classes)."""
+    """True for errors worth retrying: rate limits, 5xx, timeouts, connection errors (LiteLLM's classes), and a
+    :class:`MalformedReply`."""
     import litellm
 
     never = (litellm.AuthenticationError, litellm.NotFoundError, litellm.BadRequestError,
              litellm.PermissionDeniedError, litellm.UnprocessableEntityError)
     if isinstance(exc, never):
         return False
+    if isinstance(exc, MalformedReply):
+        return True
     if isinstance(exc, (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
                         litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
         return True
@@ -176,7 +196,7 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
                 model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0,
                 **kwargs,
             )
-            return response, (time.perf_counter() - started) * 1000
+            return checked_reply(response), (time.perf_counter() - started) * 1000
 
     try:
         # The first attempt runs outside tenacity: most calls succeed, and tenacity's per-attempt machinery

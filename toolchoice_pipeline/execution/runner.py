@@ -8,7 +8,8 @@
   never called; a remote model gets its preflight call just before its first cache miss (so a run served from
   the journal calls nobody); a model whose calls fail :data:`CONSECUTIVE_FAILURES_TO_STOP` times in a row
   for model-level reasons (bad key, no such model, unreachable, transient errors outlasting the retries) is
-  stopped and its remaining uncached rows say why. Other models run on.
+  stopped and its remaining uncached rows say why. Other models run on; the caller learns which models were
+  unavailable (``unavailable``) and may refuse to score the run.
 - **Journal**: see :mod:`.journal`; a re-run with unchanged inputs under ``read_write`` makes no provider call,
   and a killed run resumes without re-issuing a completed call.
 - **Repeats**: each task runs k times per model (:meth:`RunConfig.repeats_for`) as samples 0..k-1, each with
@@ -117,14 +118,16 @@ class _Views:
 
 async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
                     cache_policy: CachePolicy | None = None, progress: Progress | None = None,
-                    resume_key: str | None = None) -> list[Episode]:
+                    resume_key: str | None = None, unavailable: dict[str, str] | None = None) -> list[Episode]:
     """Run each model on each task of ``suite``, k times (its ``repeats``); one :class:`Episode` per (model,
     task, sample), in model, task, sample order.
 
     ``models`` defaults to the suite's own ``models`` (``suite.yaml``) if it lists any, else the configuration's.
     ``cache_policy`` overrides ``config.cache.policy``; ``resume_key`` (e.g. the release id) lets a
     ``write_only`` run resume the calls it journaled itself. ``progress(model, done, total)`` is called after
-    each finished episode. Provider failures never raise: they are stored on the episodes. Raises
+    each finished episode. Provider failures never raise: they are stored on the episodes, and each model that
+    could not be used (static or call preflight failed, or stopped after consecutive model-level failures) is
+    added to ``unavailable`` (model -> the one-line cause) when a dict is given. Raises
     :class:`~toolchoice_pipeline.util.errors.InputError` for bad input found before the run (a replay file that
     does not load).
     """
@@ -147,11 +150,12 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     repeats = [config.repeats_for(spec) for spec in specs]
     results: list[list[Episode | None]] = [[None] * (len(tasks) * k) for k in repeats]
     log.info("running %d models on %d tasks of suite %s (cache %s)", len(specs), len(tasks), suite.name, policy)
+    gates: dict[str, _ModelGate] = {}
 
     def setup_for(spec: ModelSpec) -> EpisodeSetup:
         remote = not is_local_model(spec.model)
         call_spec = spec.model_copy(update={"model": resolve_model(spec.model, data_dir)})
-        gate = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
+        gate = gates[spec.model] = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
         known = known_to_litellm(spec.model) if remote else None
         from toolchoice_pipeline.execution.llm import takes_seed
 
@@ -222,16 +226,18 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
         raise first from None
     finally:
         journal.close()
+    if unavailable is not None:
+        unavailable.update({model: gate.blocked for model, gate in gates.items() if gate.blocked})
     return [episode for per_model in results for episode in per_model if episode is not None]
 
 
 def run_suite_sync(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
                    cache_policy: CachePolicy | None = None, progress: Progress | None = None,
-                   resume_key: str | None = None) -> list[Episode]:
+                   resume_key: str | None = None, unavailable: dict[str, str] | None = None) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""
     coroutine_args = dict(data_dir=data_dir, models=models, cache_policy=cache_policy, progress=progress,
-                          resume_key=resume_key)
+                          resume_key=resume_key, unavailable=unavailable)
     try:
         asyncio.get_running_loop()
     except RuntimeError:

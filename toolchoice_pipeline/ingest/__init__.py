@@ -5,7 +5,7 @@ text is sanitised (:mod:`.sanitise`) before it is stored or could be shown to a 
 """
 
 from toolchoice_pipeline.ingest.pipeline import IngestOptions, IngestReport, ingest_claude_code, ingest_codex, ingest_otel, ingest_sessions
-from toolchoice_pipeline.ingest.sanitise import Sanitiser, sanitise
+from toolchoice_pipeline.util.sanitise import Sanitiser, sanitise
 
 __all__ = ["IngestOptions", "IngestReport", "Sanitiser", "ingest_claude_code", "ingest_codex", "ingest_otel",
            "ingest_sessions", "sanitise"]

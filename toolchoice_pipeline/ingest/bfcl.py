@@ -5,13 +5,21 @@ Input (Berkeley Function Calling Leaderboard, ``bfcl_eval/data``; JSON Lines des
 - a questions file, one entry a line: ``{"id", "question": [[message, ...]], "function": [definition, ...]}``
   (``question`` is a list of turns; single-turn categories have one);
 - a possible-answers file paired line by line with it: ``{"id", "ground_truth": [{name: {param: [values]}}]}``.
-  Irrelevance categories have none: their tasks expect no call.
+  Irrelevance categories have none: their tasks expect no call. Relevance categories have none either: any call
+  is right (``expected.any_call``).
 
 Output: ``<data_dir>/suites/<suite>/{suite.yaml, catalog.yaml, tasks.jsonl}``. Each task carries its own inline
 catalog (``tools``), BFCL's schema dialect mapped to JSON Schema (``dict``->``object``, ``float``->``number``,
-``tuple``->``array``, ``any``->no type, recursively); ``catalog.yaml`` is an empty list. The expected calls
+``tuple``->``array``, ``any``->no type, recursively; an ``enum`` on an array moves to its ``items``);
+``catalog.yaml`` is an empty list. The expected calls
 come from the possible answers (:func:`~toolchoice_pipeline.scoring.matching.bfcl.possible_answer_to_argument`); a
 parallel task lists all of them in ``expected.calls``. Each task is tagged with its BFCL category.
+
+Entries BFCL ships although they are odd are kept whole, as BFCL scores them, and flagged (:class:`Flag`): an
+answer that requires a parameter the function's schema lacks (BFCL's checker can never pass it; tag
+:data:`~.tasks.FLAG_UNPASSABLE`), a question with no functions (tag :data:`~.tasks.FLAG_NO_TOOLS`). With
+``skip_bad`` they are left out instead. An answer parameter the schema lacks but marked optional is dropped: BFCL
+passes a call only without it, exactly as the dropped expectation does.
 
 Every task is checked like ``toolchoice validate`` checks it, and the suite appears all at once: it is written
 in a hidden directory next to its place, read back, then renamed into it. Every problem with the input raises :class:`InputError` naming file, line and field.
@@ -37,6 +45,8 @@ from toolchoice_pipeline.scoring.matching.bfcl import possible_answer_to_argumen
 from toolchoice_pipeline.suites.suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
 from toolchoice_pipeline.suites.tasks import Expected, ExpectedCall, Task, write_tasks
 from toolchoice_pipeline.suites.validate import task_problems
+from toolchoice_pipeline.scoring.matching.bfcl import OPTIONAL_MARK
+from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE
 
 MATCH_PROFILE = "bfcl"
 CATALOG_FILE = "catalog.yaml"
@@ -54,14 +64,54 @@ _MESSAGE_ROLES = ("system", "developer", "user", "assistant", "tool")
 _CATEGORY = re.compile(r"^(?P<category>.+?)_\d[\d-]*$")
 
 
+@dataclass(frozen=True)
+class Flag:
+    """An odd BFCL entry: ``kind`` is ``unpassable``, ``no_tools`` or ``dropped_parameter`` (an optional answer
+    parameter the schema lacks, dropped), at ``file``:``line``; ``detail`` says which parameter or function."""
+
+    kind: str
+    file: str
+    line: int
+    detail: str = ""
+
+
+FLAG_TAGS = {"unpassable": FLAG_UNPASSABLE, "no_tools": FLAG_NO_TOOLS}
+"""The flags that mark a task (tag) and that ``skip_bad`` leaves out; ``dropped_parameter`` only informs."""
+
+
 @dataclass
 class ImportResult:
-    """What :func:`import_bfcl` wrote: the suite, its directory and the number of tasks per BFCL category."""
+    """What :func:`import_bfcl` wrote: the suite, its directory, the number of tasks per BFCL category, the odd
+    entries (kept or, with ``skip_bad``, skipped) and whether they were skipped."""
 
     suite: str
     directory: Path
     tasks: int
     categories: dict[str, int] = field(default_factory=dict)
+    flags: list[Flag] = field(default_factory=list)
+    skipped: bool = False
+
+    def summary(self) -> str | None:
+        """One line counting the odd entries by kind, each with its file and lines; None when there are none."""
+        if not self.flags:
+            return None
+        parts = []
+        for kind, words in (("unpassable", "whose answer requires a parameter the schema lacks (BFCL can never "
+                                           "pass them)"),
+                            ("no_tools", "offering no tools"),
+                            ("dropped_parameter", "with an optional answer parameter the schema lacks (dropped "
+                                                  "from the expectation)")):
+            flags = [f for f in self.flags if f.kind == kind]
+            if flags:
+                verb = "skipped" if self.skipped and kind in FLAG_TAGS else (
+                    "kept" if kind == "dropped_parameter" else f"kept, tagged {FLAG_TAGS[kind]}")
+                files: dict[str, list[str]] = {}
+                for flag in flags:
+                    files.setdefault(flag.file, []).append(str(flag.line))
+                where = "; ".join(f"{file} line{'s' if len(lines) > 1 else ''} {', '.join(lines)}"
+                                  for file, lines in files.items())
+                parts.append(f"{len(flags)} {'entry' if len(flags) == 1 else 'entries'} {words}, {verb}: {where}")
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -132,13 +182,18 @@ def to_json_schema(schema: Any, where: str = "parameters") -> dict[str, Any]:
             converted[key] = to_json_schema(value, f"{where}.{key}")
         else:
             converted[key] = value
+    if converted.get("type") == "array" and "enum" in converted:
+        # BFCL lists the allowed item values on the array; JSON Schema checks them on the items.
+        enum = converted.pop("enum")
+        items = converted.get("items") if isinstance(converted.get("items"), dict) else {}
+        converted["items"] = items if "enum" in items else {**items, "enum": enum}
     return converted
 
 
 def _tools(entry: _Line) -> list[ToolDefinition]:
     functions = entry.data.get("function")
-    if not isinstance(functions, list) or not functions:
-        raise _Bad("function", "must be a non-empty list of function definitions")
+    if not isinstance(functions, list):
+        raise _Bad("function", "must be a list of function definitions")
     tools = []
     for index, function in enumerate(functions):
         where = f"function[{index}]"
@@ -183,7 +238,7 @@ def _messages(entry: _Line) -> list[dict[str, Any]]:
     return messages
 
 
-def _expected(answer: _Line, tools: list[ToolDefinition]) -> Expected:
+def _expected(answer: _Line, tools: list[ToolDefinition], flags: list[Flag]) -> Expected:
     ground_truth = answer.data.get("ground_truth")
     if not isinstance(ground_truth, list) or not ground_truth:
         raise _Bad("ground_truth", "must be a non-empty list of expected calls")
@@ -202,6 +257,12 @@ def _expected(answer: _Line, tools: list[ToolDefinition]) -> Expected:
         properties = by_name[name].parameters.get("properties") or {}
         arguments = {}
         for parameter, alternatives in parameters.items():
+            if parameter not in properties and isinstance(alternatives, list):
+                detail = f"{where}.{name}.{parameter}"
+                if OPTIONAL_MARK in alternatives:
+                    flags.append(Flag("dropped_parameter", answer.file, answer.line, detail))
+                    continue
+                flags.append(Flag("unpassable", answer.file, answer.line, detail))
             try:
                 arguments[parameter] = possible_answer_to_argument(alternatives, properties.get(parameter))
             except ValueError as exc:
@@ -218,11 +279,14 @@ def _entry_id(entry: _Line) -> str:
     return task_id
 
 
-def build_task(question: _Line, answer: _Line | None) -> Task:
-    """One task from a question line and its possible-answer line (None: no call expected).
+def build_task(question: _Line, answer: _Line | None, flags: list[Flag] | None = None) -> Task:
+    """One task from a question line and its possible-answer line (None: no call expected, or any call for a
+    relevance category). Odd entries are kept and tagged; each oddity is appended to ``flags`` (:class:`Flag`).
 
     Raises :class:`InputError` naming the question's (or answer's) file, line and field.
     """
+    flags = [] if flags is None else flags
+    found: list[Flag] = []
     task_id = _entry_id(question)
     category = bfcl_category(task_id)
     try:
@@ -230,12 +294,18 @@ def build_task(question: _Line, answer: _Line | None) -> Task:
         messages = _messages(question)
     except _Bad as bad:
         raise InputError(question.problem(bad.message, bad.field)) from None
+    if not tools:
+        found.append(Flag("no_tools", question.file, question.line, "function"))
     try:
-        expected = Expected(tool=None) if answer is None else _expected(answer, tools)
+        if answer is not None:
+            expected = _expected(answer, tools, found)
+        else:
+            expected = Expected(tool=None, any_call=True if _is_relevance(category) else None)
     except _Bad as bad:
         raise InputError(answer.problem(bad.message, bad.field)) from None
+    tags = [category, *dict.fromkeys(FLAG_TAGS[f.kind] for f in found if f.kind in FLAG_TAGS)]
     try:
-        task = Task(id=task_id, messages=messages, expected=expected, tools=tools, tags=[category])
+        task = Task(id=task_id, messages=messages, expected=expected, tools=tools, tags=tags)
     except ValidationError as exc:
         raise InputError(pydantic_problems(exc, file=question.file, line=question.line)) from None
     problems = []
@@ -244,7 +314,12 @@ def build_task(question: _Line, answer: _Line | None) -> Task:
         problems.append(Problem(file=source.file, line=source.line, field=problem.field, message=problem.message))
     if problems:
         raise InputError(problems)
+    flags.extend(found)
     return task
+
+
+def _is_relevance(category: str) -> bool:
+    return "relevance" in category and "irrelevance" not in category
 
 
 def task_from_bfcl(question: dict[str, Any], answer: dict[str, Any] | None = None) -> Task:
@@ -260,12 +335,13 @@ def _category_problem(category: str, with_answers: bool) -> str | None:
     if "java" in category:
         return (f"category '{category}' is checked with Java/JavaScript type rules: only Python categories are "
                 "supported")
-    irrelevance = "irrelevance" in category
-    if not with_answers and not irrelevance:
-        return (f"category '{category}' needs its possible-answer file (ANSWERS); only irrelevance categories "
-                "come without answers")
-    if with_answers and irrelevance:
-        return f"category '{category}' expects no call: give no ANSWERS file"
+    without_answers = "irrelevance" in category or _is_relevance(category)
+    if not with_answers and not without_answers:
+        return (f"category '{category}' needs its possible-answer file (ANSWERS); only irrelevance and relevance "
+                "categories come without answers")
+    if with_answers and without_answers:
+        expects = "no call" if "irrelevance" in category else "any call"
+        return f"category '{category}' expects {expects}: give no ANSWERS file"
     return None
 
 
@@ -301,11 +377,13 @@ def _pair(questions: list[_Line], answers: list[_Line]) -> list[tuple[_Line, _Li
     return list(zip(questions, answers))
 
 
-def build_tasks(questions_path: Path, answers_path: Path | None) -> list[Task]:
-    """The tasks of a BFCL questions file and its possible answers (None for irrelevance categories).
+def build_tasks(questions_path: Path, answers_path: Path | None, flags: list[Flag] | None = None) -> list[Task]:
+    """The tasks of a BFCL questions file and its possible answers (None for irrelevance and relevance
+    categories); every odd entry kept is appended to ``flags``.
 
     Raises :class:`InputError` listing every problem (per line), each naming file, line and field.
     """
+    flags = [] if flags is None else flags
     questions = read_json_lines(questions_path)
     answers = read_json_lines(answers_path) if answers_path is not None else None
     _check_categories(questions, answers)
@@ -315,7 +393,7 @@ def build_tasks(questions_path: Path, answers_path: Path | None) -> list[Task]:
     first_line: dict[str, int] = {}
     for question, answer in pairs:
         try:
-            task = build_task(question, answer)
+            task = build_task(question, answer, flags)
         except InputError as exc:
             problems.extend(exc.problems)
             continue
@@ -355,8 +433,10 @@ def _write(directory: Path, spec: SuiteSpec, tasks: list[Task]) -> None:
 
 
 def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Path, *,
-                force: bool = False) -> ImportResult:
+                force: bool = False, skip_bad: bool = False) -> ImportResult:
     """Convert a BFCL questions file (and its possible answers) into the suite ``suite`` under ``data_dir``.
+
+    Odd entries (:class:`Flag`) are kept and tagged, or left out with ``skip_bad``; the result lists them.
 
     Every task passes the semantic checks of :mod:`toolchoice_pipeline.suites.validate`; the suite is written in a
     hidden directory under ``<data_dir>/suites``, read back with ``load_suite`` and renamed into place, so a
@@ -364,7 +444,13 @@ def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Pat
     Raises :class:`InputError` for bad input or an existing suite.
     """
     questions, answers = Path(questions), None if answers is None else Path(answers)
-    tasks = build_tasks(questions, answers)
+    flags: list[Flag] = []
+    tasks = build_tasks(questions, answers, flags)
+    if skip_bad:
+        tasks = [task for task in tasks if not set(task.tags) & set(FLAG_TAGS.values())]
+        if not tasks:
+            raise InputError(Problem(file=display_path(questions), message="every entry is flagged: --skip-bad "
+                                                                           "leaves no task to import"))
     spec = _spec(suite, questions, answers, tasks)
     target = suite_dir(Path(data_dir), suite)
     if target.exists() and not force:
@@ -387,4 +473,5 @@ def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Pat
     categories: dict[str, int] = {}
     for task in tasks:
         categories[task.tags[0]] = categories.get(task.tags[0], 0) + 1
-    return ImportResult(suite=suite, directory=target, tasks=len(tasks), categories=categories)
+    return ImportResult(suite=suite, directory=target, tasks=len(tasks), categories=categories, flags=flags,
+                        skipped=skip_bad)

@@ -12,7 +12,7 @@ from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
 from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
 from toolchoice_pipeline.ingest.labels import load_labels
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.judge.polling import JudgeItem
 from toolchoice_pipeline.records.calls import Reply, make_call
@@ -21,9 +21,13 @@ from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
-CANARY_SESSION = Path("sessions/canary.jsonl")
-CANARY_LABELS = Path("sessions/canary.labels.jsonl")
-CANARY_CATALOG = Path("sessions/canary.catalog.yaml")
+CANARY_SESSION = Path("canary.jsonl")
+CANARY_LABELS = Path("canary.labels.jsonl")
+CANARY_CATALOG = Path("canary.catalog.yaml")
+PACKAGED_CANARY = Path(__file__).resolve().parent / "canary_session"
+"""The canary shipped with the package: the three files above."""
+DATA_DIR_CANARY = Path("sessions")
+"""Where a data directory's own canary lives (the three files above), used instead of the packaged one."""
 CANARY_MODEL = "canary"
 
 
@@ -48,32 +52,51 @@ def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]],
     return out
 
 
+def canary_source(data_dir: Path) -> Path:
+    """The directory the canary is read from: ``<data_dir>/sessions`` when it holds ``canary.jsonl`` (the data
+    directory's own canary, with its labels and catalog beside it), else :data:`PACKAGED_CANARY`."""
+    own = Path(data_dir) / DATA_DIR_CANARY
+    return own if (own / CANARY_SESSION).is_file() else PACKAGED_CANARY
+
+
+def describe_canary(data_dir: Path) -> str:
+    """One line for ``toolchoice validate``: which canary the judge calibration will use."""
+    source = canary_source(data_dir)
+    whose = "the packaged canary" if source == PACKAGED_CANARY else "the data directory's own canary"
+    return f"judge canary {display_path(source / CANARY_SESSION)} ({whose})"
+
+
 def canary_turns(data_dir: Path, catalog: list[ToolDefinition] | None = None) -> list[JudgeItem]:
     """The canary session's judge inputs, one per user turn (task ids ``canary-0``... under model ``canary``).
 
-    ``catalog`` defaults to the canary's own snapshot ``sessions/canary.catalog.yaml`` under ``data_dir``. The
-    pipeline may equally judge the canary ingested as a suite (``toolchoice ingest claude-code``): the items of
-    its replayed episodes (:func:`toolchoice_pipeline.judge.polling.episode_items`) are the same. Raises :class:`InputError` when the session or the catalog is missing or malformed.
+    The session is read from :func:`canary_source` (``data_dir``'s own ``sessions/canary.jsonl``, else the
+    packaged one); ``catalog`` defaults to the snapshot ``canary.catalog.yaml`` beside it. The pipeline may
+    equally judge the canary ingested as a suite (``toolchoice ingest claude-code``): the items of its replayed
+    episodes (:func:`toolchoice_pipeline.judge.polling.episode_items`) are the same. Raises :class:`InputError`
+    when the session or the catalog is missing or malformed.
     """
+    source = canary_source(data_dir)
     if catalog is None:
-        catalog = load_catalog_file(data_dir / CANARY_CATALOG)
+        catalog = load_catalog_file(source / CANARY_CATALOG)
+    session = source / CANARY_SESSION
     items = [JudgeItem(model=CANARY_MODEL, task_id=f"canary-{turn}", conversation=conversation, catalog=catalog,
                        reply=reply)
-             for _, turn, conversation, reply in read_session_turns(data_dir / CANARY_SESSION)]
+             for _, turn, conversation, reply in read_session_turns(session)]
     if not items:
-        raise InputError(Problem(file=display_path(data_dir / CANARY_SESSION), message="no user turn found"))
+        raise InputError(Problem(file=display_path(session), message="no user turn found"))
     return items
 
 
 def canary_labels(data_dir: Path) -> dict[str, Expected]:
     """The canary's labels by task id (``canary-<turn>``): what a good agent calls first at each turn.
 
-    Read with the ingest's labels reader (:func:`toolchoice_pipeline.ingest.labels.load_labels`); raises
-    :class:`InputError` naming file, line and field for a bad label.
+    Read with the ingest's labels reader (:func:`toolchoice_pipeline.ingest.labels.load_labels`) from
+    :func:`canary_source`; raises :class:`InputError` naming file, line and field for a bad label.
     """
-    labels = load_labels(data_dir / CANARY_LABELS, session_optional=True)
+    source = canary_source(data_dir)
+    labels = load_labels(source / CANARY_LABELS, session_optional=True)
     found: dict[str, Expected] = {}
-    for session, turn, _, _ in read_session_turns(data_dir / CANARY_SESSION):
+    for session, turn, _, _ in read_session_turns(source / CANARY_SESSION):
         label = labels.take(session, None, turn)
         if label is not None:
             found[f"canary-{turn}"] = label[0]

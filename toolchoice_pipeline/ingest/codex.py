@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
 from toolchoice_pipeline.ingest.model import RecordedTurn
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger, TurnAssembler
 
 SOURCE = "codex"

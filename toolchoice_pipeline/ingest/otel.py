@@ -32,7 +32,7 @@ from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.ingest.conversation import Conversation
 from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
 from toolchoice_pipeline.ingest.model import BoundedMap, RecordedCall, RecordedTurn, Step
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger, recorded_call
 
 SOURCE = "otel"
@@ -227,9 +227,19 @@ def read_otel(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedge
               max_context_chars: int) -> Iterator[RecordedTurn]:
     """The turns in one OTLP/JSON trace file (see the module doc).
 
-    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when the file is not JSON (Lines) at all, or a
-    span's tool definitions are malformed (naming the span).
+    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when the file is not JSON (Lines) at all, is nested
+    deeper than Python's recursion limit, or a span's tool definitions are malformed (naming the span).
     """
+    try:
+        yield from _read_otel(path, shown=shown, sanitiser=sanitiser, ledger=ledger, warnings=warnings,
+                              max_context_chars=max_context_chars)
+    except RecursionError:
+        raise InputError(Problem(file=shown, message="not OTLP JSON: nested too deeply (more levels than Python's "
+                                                     "recursion limit)")) from None
+
+
+def _read_otel(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings,
+               max_context_chars: int) -> Iterator[RecordedTurn]:
     reader = _SpanReader(shown, sanitiser, ledger, warnings, max_context_chars)
     if _is_single_document(path):
         try:

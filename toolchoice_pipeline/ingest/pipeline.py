@@ -36,7 +36,7 @@ from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
 from toolchoice_pipeline.ingest.labels import load_labels
 from toolchoice_pipeline.ingest.model import RecordedTurn
 from toolchoice_pipeline.ingest.otel import read_otel
-from toolchoice_pipeline.ingest.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser
+from toolchoice_pipeline.util.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.ingest.writer import SuiteWriter
 

@@ -16,7 +16,7 @@ from toolchoice_pipeline.records.calls import decode_arguments
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.ingest.conversation import Conversation
 from toolchoice_pipeline.ingest.model import BoundedMap, RecordedCall, RecordedTurn, Step
-from toolchoice_pipeline.ingest.sanitise import Sanitiser
+from toolchoice_pipeline.util.sanitise import Sanitiser
 
 RECENT_CALLS = 4096
 MAX_ARGUMENT_NAMES = 64

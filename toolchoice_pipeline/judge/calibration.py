@@ -8,7 +8,7 @@ Two pieces of evidence:
   (``data/sessions/canary.jsonl`` with ``canary.labels.jsonl``, read by :mod:`toolchoice_pipeline.ingest.canary`),
   judged against its own catalog snapshot (``canary.catalog.yaml``, the demo catalog), so editing a suite's
   catalog never moves the yardstick. A judge with teeth scores it 0.25 (its TSQ is the mean of the four turns'
-  TSQ).
+  TSQ). The canary ships with the package; a data directory may bring its own in ``sessions/``.
 
 The check fails, "the judge is toothless", when the canary scores above :data:`MAX_CANARY_TSQ` (0.5), or when
 kappa is at most :data:`MIN_KAPPA` (0.2) on at least :data:`MIN_LABELLED` (20) labelled episodes. A judge that
@@ -112,7 +112,7 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
     if reasons:
         message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons)} [{figures}]"
     elif warnings:
-        message = f"judge calibration passed with a warning: {'; '.join(warnings)} [{figures}]"
+        message = f"judge calibration passed, with a warning: {'; '.join(warnings)} [{figures}]"
     else:
         message = f"judge calibration passed: {figures}"
     return CalibrationResult(passed=not reasons, n_labelled=n, accuracy=accuracy, kappa=kappa,

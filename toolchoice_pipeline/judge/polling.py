@@ -111,6 +111,13 @@ class _Poller:
         return self.seed_base + (sample * self.judge.polls + poll) * self.judge.max_attempts + attempt
 
     def _vote(self, item: JudgeItem, poll: int, **fields: Any) -> JudgeVote:
+        # A judge may quote the request (arguments, tool results) in its reasoning or error: both are stored and
+        # printed, so they pass the same sanitiser as ingested text.
+        from toolchoice_pipeline.util.sanitise import sanitise
+
+        for name in ("reasoning", "error"):
+            if fields.get(name):
+                fields[name] = sanitise(fields[name])
         return JudgeVote(model=item.model, task_id=item.task_id, sample=item.sample, poll=poll,
                          judge_model=self.judge.model.model,
                          rubric_version=RUBRIC_VERSION, **fields)

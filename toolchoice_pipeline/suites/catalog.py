@@ -8,9 +8,10 @@ catalog version that produced it.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Iterable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolchoice_pipeline.util.canonical import short_hash
 
@@ -23,6 +24,17 @@ class ToolDefinition(BaseModel):
     name: str = Field(min_length=1)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @field_validator("name")
+    @classmethod
+    def _no_control_characters(cls, name: str) -> str:
+        """A name with a control or line-breaking character (``\n``, ``\0``, U+2028...) would split or end
+        lines in reports, JUnit XML and logs, and no provider accepts it."""
+        for index, char in enumerate(name):
+            if unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+                raise ValueError(f"a tool name may not contain control characters (found U+{ord(char):04X} "
+                                 f"at position {index + 1})")
+        return name
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}

@@ -23,6 +23,7 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml, node_lines, read_utf8
+from toolchoice_pipeline.suites.schema_safety import schema_safety_problems
 
 
 JSON_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
@@ -44,7 +45,8 @@ def schema_problems(parameters: Any) -> list[tuple[tuple, str]]:
     """Every reason ``parameters`` is not a JSON Schema object, as ``(path inside parameters, message)``.
 
     The path is empty for the top level. Rules: a JSON object, valid under the JSON Schema 2020-12 meta-schema
-    (each violation reported), with ``"type": "object"`` at the top level (tools take named arguments).
+    (each violation reported), with ``"type": "object"`` at the top level (tools take named arguments), every
+    regex runnable by RE2 and every ``$ref`` resolving inside the schema without a loop (:mod:`.schema_safety`).
     Results are remembered per schema (by its ``repr``) for the process: the meta-schema check costs about a
     millisecond, and every step of a release loads (and checks) the same suite again.
     """
@@ -74,6 +76,8 @@ def _meta_schema_problems(parameters: dict[str, Any]) -> list[tuple[tuple, str]]
         else:
             message = error.message
         problems.append((where, f"not a valid JSON Schema: {message}"))
+    if not problems:
+        problems.extend(schema_safety_problems(parameters))
     kind = parameters.get("type")
     if kind != "object" and not any(where == ("type",) for where, _ in problems):
         found = "it is missing" if kind is None else f"found {json.dumps(kind)}"

@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
 from toolchoice_pipeline.util.yaml_lines import line_of, load_yaml
+from toolchoice_pipeline.util.confined_paths import confinement_problem
 
 CachePolicy = Literal["read_write", "write_only", "off"]
 SECRET_ERROR = "secret_in_config"
@@ -23,10 +24,40 @@ NoiseMode = Literal["report", "require"]
 SECRET_PARAMS = {"api_key", "aws_secret_access_key", "aws_access_key_id", "azure_ad_token", "vertex_credentials"}
 
 
+# Headers that carry credentials whatever their value looks like.
+SECRET_HEADERS = {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie",
+                  "x-auth-token", "anthropic-api-key", "openai-api-key"}
+
+
+def secret_paths(params: Any, path: tuple = ()) -> list[tuple]:
+    """Where ``params`` holds a credential, at any depth (``extra_headers``, ``extra_body``, nested lists): a key
+    in :data:`SECRET_PARAMS` or :data:`SECRET_HEADERS` (any case) with a value, or a string the sanitiser
+    redacts, alone or under its key (a key format, ``token: ...``, a password in a URL such as
+    ``api_base: https://user:pw@host``)."""
+    from toolchoice_pipeline.util.sanitise import Sanitiser
+
+    found: list[tuple] = []
+    if isinstance(params, dict):
+        for key, value in params.items():
+            name = str(key).lower()
+            if (name in SECRET_PARAMS or name in SECRET_HEADERS) and value not in (None, "", {}, []):
+                found.append((*path, key))
+            elif isinstance(value, str) and Sanitiser().value({key: value}) != {key: value}:
+                found.append((*path, key))  # a secret-like name (token, password...) or a secret-shaped value
+            else:
+                found.extend(secret_paths(value, (*path, key)))
+    elif isinstance(params, list):
+        for index, item in enumerate(params):
+            found.extend(secret_paths(item, (*path, index)))
+    elif isinstance(params, str) and Sanitiser().text(params) != params:
+        found.append(path)
+    return found
+
+
 class Price(BaseModel):
     """A custom price, overriding LiteLLM's pricing table: USD per million prompt / completion tokens."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     input_usd_per_mtok: float = Field(ge=0)
     output_usd_per_mtok: float = Field(ge=0)
@@ -35,7 +66,7 @@ class Price(BaseModel):
 class ModelSpec(BaseModel):
     """One model to evaluate. ``params`` go to ``litellm.acompletion`` as they are (``api_base``, ``temperature``...)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     model: str = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
@@ -46,18 +77,18 @@ class ModelSpec(BaseModel):
     @field_validator("params")
     @classmethod
     def _no_secrets(cls, params: dict[str, Any]) -> dict[str, Any]:
-        found = sorted(SECRET_PARAMS & set(params))
+        found = secret_paths(params)
         if found:
             raise PydanticCustomError(SECRET_ERROR, "{keys} may not be stored in the configuration; set the "
                                       "provider's environment variable instead (e.g. OPENAI_API_KEY)",
-                                      {"keys": ", ".join(found)})
+                                      {"keys": ", ".join(field_path(p) for p in found)})
         return params
 
 
 class JudgeConfig(BaseModel):
     """ChainPoll judge settings (DESIGN §5). ``budget_usd`` caps the judge's spend per run (null = no cap)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     model: ModelSpec = Field(default_factory=lambda: ModelSpec(model="local/catalog-judge"))
     polls: int = Field(default=3, ge=1, le=25)
@@ -74,7 +105,7 @@ class JudgeConfig(BaseModel):
 class ConcurrencyConfig(BaseModel):
     """At most ``max_in_flight`` model calls at once overall, and ``per_model`` at once per model."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_in_flight: int = Field(default=16, ge=1)
     per_model: int = Field(default=8, ge=1)
@@ -83,21 +114,37 @@ class ConcurrencyConfig(BaseModel):
 class RetryConfig(BaseModel):
     """Retries of transient provider errors (rate limits, 5xx, timeouts): exponential backoff with jitter."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_attempts: int = Field(default=6, ge=1, le=20)
-    initial_wait_s: float = Field(default=1.0, ge=0)
-    max_wait_s: float = Field(default=60.0, ge=0)
-    timeout_s: float = Field(default=120.0, gt=0)
+    initial_wait_s: float = Field(default=1.0, ge=0, le=3600)
+    max_wait_s: float = Field(default=60.0, ge=0, le=3600)
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _bounds_in_order(self) -> "RetryConfig":
+        if self.initial_wait_s > self.max_wait_s:
+            raise ValueError(f"initial_wait_s ({self.initial_wait_s}) is larger than max_wait_s "
+                             f"({self.max_wait_s}): the first wait cannot exceed the longest one")
+        return self
 
 
 class CacheConfig(BaseModel):
-    """The agent call journal and cache. ``path`` is relative to the data dir."""
+    """The agent call journal and cache. ``path`` is relative to the data dir and stays inside it (unless
+    ``TOOLCHOICE_ALLOW_OUTSIDE_PATHS=1``, :mod:`.confined_paths`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     policy: CachePolicy = "read_write"
-    path: str = "cache/agent_calls.sqlite"
+    path: str = Field(default="cache/agent_calls.sqlite", min_length=1)
+
+    @field_validator("path")
+    @classmethod
+    def _inside_the_data_dir(cls, path: str) -> str:
+        problem = confinement_problem(path, "data directory")
+        if problem is not None:
+            raise ValueError(problem)
+        return path
 
 
 class GateConfig(BaseModel):
@@ -118,7 +165,7 @@ class RunConfig(BaseModel):
     further agent call starts and the samples not yet run stop with the ``agent_budget_exhausted`` error.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     models: list[ModelSpec] = Field(
         default_factory=lambda: [ModelSpec(model="local/bm25-router"), ModelSpec(model="local/name-match")],
@@ -230,9 +277,9 @@ def _secret_problems(params: dict[str, Any], loc: tuple, data: dict, shown: str,
     variable = _KEY_VARIABLES.get(provider)
     advice = f"set {variable} in the environment instead" if variable else \
         "set the provider's environment variable instead (e.g. OPENAI_API_KEY)"
-    return [Problem(file=shown, line=line_of(lines, (*loc, key)), field=field_path((*loc, key)),
+    return [Problem(file=shown, line=line_of(lines, (*loc, *where)), field=field_path((*loc, *where)),
                     message=f"credentials may not be stored in the run configuration; remove it and {advice}")
-            for key in sorted(SECRET_PARAMS & set(params))]
+            for where in secret_paths(params)]
 
 
 def _second_listing(data: dict, message: str) -> tuple:

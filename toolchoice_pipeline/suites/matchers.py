@@ -4,7 +4,8 @@ An expected argument is one of:
 
 - a plain JSON value: the actual value must equal it after normalisation (DESIGN §4);
 - ``{"any_of": [v, ...]}``: any listed value matches;
-- ``{"regex": "..."}``: Python's ``re.search`` finds the pattern in a string value;
+- ``{"regex": "..."}``: the pattern is found in a string value (a search, on RE2: linear time, Python's syntax
+  without lookaround or backreferences; see :mod:`.user_regex`);
 - ``{"value": v}``: exactly ``v``, for when ``v`` itself looks like a matcher;
 
 and ``"optional": true`` may be added to any of the object forms: an absent argument is then fine, a present
@@ -14,10 +15,12 @@ one must match. An object is read as a matcher only when it has exactly one of `
 
 from __future__ import annotations
 
+import difflib
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from toolchoice_pipeline.util.user_regex import UserRegexError, compile_user_regex
 
 MATCHER_KEYS = ("any_of", "regex", "value")
 
@@ -49,7 +52,7 @@ def parse_matcher(value: Any) -> Matcher:
     """Parse one expected argument into a :class:`Matcher`.
 
     Raises :class:`MatcherError` when a matcher object is malformed: ``any_of`` not a non-empty list, ``regex``
-    not a string or not a valid Python regular expression, ``optional`` not a boolean; or when an object made
+    not a string or not a regular expression RE2 runs, ``optional`` not a boolean; or when an object made
     only of matcher keys is not a matcher (two of ``any_of``/``regex``/``value``, or ``optional`` alone), which
     would otherwise be compared as a literal object and never match.
     """
@@ -74,8 +77,46 @@ def parse_matcher(value: Any) -> Matcher:
         if not isinstance(pattern, str):
             raise MatcherError(f"'regex' must be a string (got {json.dumps(pattern)[:40]})")
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise MatcherError(f"regex {json.dumps(pattern)} does not compile: {exc}") from None
+            compile_user_regex(pattern)
+        except UserRegexError as exc:
+            raise MatcherError(str(exc)) from None
         return Matcher(kind="regex", pattern=pattern, optional=optional)
     return Matcher(kind="exact", values=(value["value"],), optional=optional)
+
+
+_GRAMMAR_KEYS = (*MATCHER_KEYS, "optional")
+_SPELLINGS = {key.replace("_", ""): key for key in _GRAMMAR_KEYS}
+
+
+def _close_key(key: str) -> str | None:
+    """The matcher key ``key`` looks like a misspelling of (``regexp``, ``optinal``, ``anyOf``), or None."""
+    if key in _GRAMMAR_KEYS:
+        return None
+    folded = key.lower().replace("_", "").replace("-", "")
+    if folded in _SPELLINGS:
+        return _SPELLINGS[folded]
+    close = difflib.get_close_matches(folded, list(_SPELLINGS), n=1, cutoff=0.8)
+    return _SPELLINGS[close[0]] if close else None
+
+
+def matcher_key_problem(value: Any) -> str | None:
+    """Why ``value`` looks like a matcher whose keys are wrong, or None.
+
+    An object that :func:`parse_matcher` reads as a plain value is suspect when it mixes a matcher key with
+    other keys (``{"regex": "x", "flags": "i"}``), or when every key is a matcher key or a misspelling of one and
+    at least one is misspelt (``{"regexp": "x"}``): either would be compared as a literal object and never match.
+    The message names each unknown key with a "did you mean" where one is close. The caller decides whether the
+    object may be a real value (a parameter whose schema lists those keys).
+    """
+    if not isinstance(value, dict) or not value or is_matcher_object(value):
+        return None
+    unknown = [key for key in value if key not in _GRAMMAR_KEYS]
+    guesses = {key: _close_key(key) for key in unknown}
+    has_matcher_key = len(unknown) < len(value)
+    if not has_matcher_key and not all(guesses.values()):
+        return None
+    named = ", ".join(f"'{key}'" + (f" (did you mean '{guesses[key]}'?)" if guesses[key] else "")
+                      for key in unknown)
+    return (f"unknown matcher key{'s' if len(unknown) > 1 else ''} {named}; a matcher takes {', '.join(MATCHER_KEYS)} "
+            "and optional. To expect this object as it is, write {\"value\": {...}}")
+

@@ -27,6 +27,7 @@ from toolchoice_pipeline.suites.model import EMPTY_SUITE, SUITE_FILE, SUITE_NAME
 from toolchoice_pipeline.suites.tasks import Task, read_numbered_tasks
 from toolchoice_pipeline.suites.validate import suite_problems
 from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml
+from toolchoice_pipeline.util.confined_paths import confinement_problem
 
 __all__ = ["EMPTY_SUITE", "SUITE_FILE", "MatchProfile", "Suite", "SuiteSpec", "list_suites", "load_suite",
            "load_suite_spec", "suite_dir"]
@@ -85,6 +86,11 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
                                  message=f"'{name}' is not a valid suite name (letters, digits, '_', '.', '-'; "
                                          "starting with a letter or digit)"))
     directory = suite_dir(data_dir, name)
+    if directory.is_dir() and not (directory / SUITE_FILE).is_file():
+        held = ", ".join(sorted(p.name for p in directory.iterdir())[:6]) or "nothing"
+        raise InputError(Problem(file=display_path(directory / SUITE_FILE),
+                                 message=f"the suite folder '{name}' has no {SUITE_FILE} (it holds: {held}); write "
+                                         f"one naming the catalog and tasks files (docs/DESIGN.md §3)"))
     if not (directory / SUITE_FILE).is_file():
         known = ", ".join(list_suites(data_dir)) or "none"
         raise InputError(Problem(file=display_path(directory / SUITE_FILE),
@@ -94,7 +100,12 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     problems: list[Problem] = []
 
     def listed(field: str, path: tuple, relative: str) -> bool:
-        """True when the file ``suite.yaml`` names exists; else a problem on the suite.yaml line naming it."""
+        """True when the file ``suite.yaml`` names is inside the suite directory (:mod:`.confined_paths`) and
+        exists; else a problem on the suite.yaml line naming it."""
+        outside = confinement_problem(relative, "suite directory")
+        if outside is not None:
+            problems.append(Problem(file=spec_file, line=line_of(lines, path), field=field, message=outside))
+            return False
         target = directory / relative
         if target.is_file():
             return True

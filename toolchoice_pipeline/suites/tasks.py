@@ -10,7 +10,10 @@ One task per line::
 ``expected.tool`` null means no call is expected. ``expected`` itself may be null for an unlabelled task (an
 ingested session turn without a label): the judge grades it, but it counts in no share. ``expected.calls``
 (optional, used by the ``bfcl`` profile) lists every expected call of a parallel-call task; ``tool`` and
-``arguments`` then repeat its first entry. Unknown fields are an error, named with file and line.
+``arguments`` then repeat its first entry. ``expected.any_call`` true (with ``tool`` null) means any call is
+right (BFCL's relevance tasks). A tag starting ``flag:`` marks a task kept as its source wrote it although it is
+known to be odd (:data:`FLAG_UNPASSABLE`, :data:`FLAG_NO_TOOLS`); ``validate`` accepts exactly that oddity. Unknown
+fields are an error, named with file and line.
 """
 
 from __future__ import annotations
@@ -19,11 +22,17 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import json_lines, load_json
+
+FLAG_UNPASSABLE = "flag:unpassable"
+"""Tag: the expectation names arguments the tool's schema lacks, so no reply can pass (kept to score as the
+source does; ``validate`` accepts those arguments on such a task)."""
+FLAG_NO_TOOLS = "flag:no_tools"
+"""Tag: the task offers no tools (``tools: []``) and expects no call (``validate`` accepts the empty catalog)."""
 
 
 class ChatMessage(BaseModel):
@@ -52,6 +61,15 @@ class Expected(BaseModel):
     tool: Annotated[str, Field(min_length=1)] | None
     arguments: dict[str, Any] = Field(default_factory=dict)
     calls: list[ExpectedCall] | None = None
+    any_call: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_any_call(self, handler):
+        # Left out unless set, so tasks written before the field existed keep their fixture_version.
+        data = handler(self)
+        if data.get("any_call") is None:
+            data.pop("any_call", None)
+        return data
 
 
 class Task(BaseModel):
@@ -170,7 +188,8 @@ def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Proble
         try:
             task = parse_task_line(text, shown, number)
         except InputError as exc:
-            problems.extend(exc.problems)
+            first = not first_line and not tasks and not problems
+            problems.extend(_one_task_per_line_hint(p, text) if first else p for p in exc.problems)
             continue
         if task.id in first_line:
             problems.append(Problem(file=shown, line=number, field="id",
@@ -179,6 +198,23 @@ def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Proble
         first_line[task.id] = number
         tasks.append((number, task))
     return tasks, problems
+
+
+def _one_task_per_line_hint(problem: Problem, text: str) -> Problem:
+    """The first line's bad-JSON problem, told that a task is one line when the line opens an object that the
+    end of the line leaves open (a task pretty-printed over several lines)."""
+    if not problem.message.startswith("bad JSON") or not text.lstrip().startswith("{"):
+        return problem
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos < len(text.rstrip()):
+            return problem
+    except ValueError:
+        return problem
+    return Problem(file=problem.file, line=problem.line, field=problem.field,
+                   message=f"{problem.message}; the object does not close on this line: write one task per line "
+                           "(JSON Lines), not one task over several lines")
 
 
 def write_tasks(path: Path, tasks: list[Task]) -> None:

@@ -3,13 +3,17 @@
 Each problem names the tasks file, the task's line and the field. Checked: an empty suite; inline catalogs
 (duplicate names, parameters that are not a JSON Schema object); an expected tool missing from the task's
 catalog; a key argument that is not a parameter of the expected tool; matchers that are malformed or whose
-regex does not compile; arguments expected where no call is expected; ``expected.calls`` disagreeing with
-``expected.tool``; canned ``tool_results`` for tools the task's catalog lacks.
+regex does not compile; matcher objects with unknown or misspelt keys ("did you mean"); an object or array
+expected for a parameter whose schema type is scalar; arguments expected where no call is expected;
+``expected.calls`` disagreeing with ``expected.tool``; ``any_call`` beside a tool; canned ``tool_results`` for tools the task's catalog lacks. A task
+tagged :data:`~.tasks.FLAG_NO_TOOLS` may have an empty inline catalog, one tagged :data:`~.tasks.FLAG_UNPASSABLE`
+expected arguments its tool's schema lacks (the flag says the source wrote it so).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import check_catalog
@@ -17,6 +21,8 @@ from toolchoice_pipeline.util.errors import Problem, display_path
 from toolchoice_pipeline.suites.matchers import MatcherError, parse_matcher
 from toolchoice_pipeline.suites.model import EMPTY_SUITE, Suite
 from toolchoice_pipeline.suites.tasks import ExpectedCall, Task
+from toolchoice_pipeline.suites.matchers import matcher_key_problem
+from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE
 
 
 def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem]:
@@ -52,11 +58,16 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
     if task.tools is not None:
         for problem in check_catalog(task.tools, file, prefix=("tools",)):
             add(problem.field or "tools", problem.message)
-        if not task.tools:
+        if not task.tools and FLAG_NO_TOOLS not in task.tags:
             add("tools", "an inline catalog must list at least one tool (use null for the suite's catalog)")
     by_name = None if catalog is None else {tool.name: tool for tool in catalog}
     expected = task.expected
+    unknown_arguments_ok = FLAG_UNPASSABLE in task.tags
     if expected is not None:
+        if expected.any_call and expected.tool is not None:
+            add("expected.any_call", "any_call says any call is right: set expected.tool to null")
+        if FLAG_NO_TOOLS in task.tags and (expected.tool is not None or expected.any_call):
+            add("tags", f"a task tagged {FLAG_NO_TOOLS} offers no tools, so it must expect no call")
         if expected.tool is None:
             if expected.arguments:
                 add("expected.arguments", "arguments are given but no call is expected (expected.tool is null): "
@@ -64,14 +75,15 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
             if expected.calls:
                 add("expected.calls", "calls are given but no call is expected (expected.tool is null)")
         else:
-            _check_call(ExpectedCall(tool=expected.tool, arguments=expected.arguments), "expected", by_name, add)
+            _check_call(ExpectedCall(tool=expected.tool, arguments=expected.arguments), "expected", by_name, add,
+                        unknown_arguments_ok)
             if expected.calls is not None:
                 if not expected.calls:
                     add("expected.calls", "must list at least one call when given")
                 elif (expected.calls[0].tool, expected.calls[0].arguments) != (expected.tool, expected.arguments):
                     add("expected.calls", "the first expected call must repeat expected.tool and expected.arguments")
                 for index, call in enumerate(expected.calls[1:], start=1):
-                    _check_call(call, f"expected.calls[{index}]", by_name, add)
+                    _check_call(call, f"expected.calls[{index}]", by_name, add, unknown_arguments_ok)
     if by_name is not None:
         for name in task.tool_results or {}:
             if name not in by_name:
@@ -80,22 +92,55 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
     return problems
 
 
-def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add) -> None:
+def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add,
+                unknown_arguments_ok: bool = False) -> None:
     tool = None if by_name is None else by_name.get(call.tool)
     if by_name is not None and tool is None:
         add(f"{where}.tool", f"tool '{call.tool}' is not in the task's catalog ({_names(by_name)})"
                              f"{_did_you_mean(call.tool, by_name)}")
     properties = (tool.parameters.get("properties") or {}) if tool is not None else None
     for name, matcher in call.arguments.items():
-        if properties is not None and name not in properties:
+        if properties is not None and name not in properties and not unknown_arguments_ok:
             known = ", ".join(properties) or "none"
             add(f"{where}.arguments.{name}", f"key argument '{name}' is not a parameter of tool '{call.tool}' "
                                              f"(parameters: {known}){_did_you_mean(name, properties)}")
             continue
         try:
-            parse_matcher(matcher)
+            parsed = parse_matcher(matcher)
         except MatcherError as exc:
             add(f"{where}.arguments.{name}", str(exc))
+            continue
+        schema = properties.get(name) if properties is not None else None
+        schema = schema if isinstance(schema, dict) else None
+        problem = None if _is_object_value(matcher, schema) else matcher_key_problem(matcher)
+        if problem is None and schema is not None:
+            problem = _scalar_problem(parsed.values, schema)
+        if problem is not None:
+            add(f"{where}.arguments.{name}", problem)
+
+
+_SCALAR_TYPES = {"string", "number", "integer", "boolean", "null"}
+
+
+def _is_object_value(matcher, schema: dict | None) -> bool:
+    """True when ``matcher`` is a plain object the parameter's schema describes (its keys are properties)."""
+    properties = (schema or {}).get("properties")
+    return isinstance(matcher, dict) and isinstance(properties, dict) and set(matcher) <= set(properties)
+
+
+def _scalar_problem(values: tuple, schema: dict) -> str | None:
+    """An object or array expected for a parameter whose schema type is only scalar (it can never match a valid
+    call); None otherwise."""
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else declared
+    if not isinstance(types, list) or not types or not set(types) <= _SCALAR_TYPES:
+        return None
+    for value in values:
+        if isinstance(value, (dict, list)):
+            kind = "an object" if isinstance(value, dict) else "an array"
+            return (f"expects {kind} ({json.dumps(value, ensure_ascii=False)[:60]}) for a parameter of type "
+                    f"{' or '.join(types)}; a valid call can never match it")
+    return None
 
 
 def _did_you_mean(name: str, known) -> str:

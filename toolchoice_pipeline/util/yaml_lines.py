@@ -6,6 +6,8 @@ PyYAML composes a node tree with start marks; we build the plain data and a map 
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -80,8 +82,23 @@ def node_lines(text: str) -> Lines | None:
     return lines
 
 
+# A whole-file read (a catalog, a configuration, a JSON document) larger than this is refused before reading.
+MAX_INPUT_BYTES = 512 * 1024 * 1024
+
+
 def open_input(path: Path) -> BinaryIO:
-    """``path`` opened for reading bytes. Raises :class:`InputError` when it is missing or a directory."""
+    """``path`` opened for reading bytes. Raises :class:`InputError` when it is missing, a directory, or not a
+    regular file (a device such as ``/dev/zero``, a pipe, a socket: checked before opening, which for a pipe
+    would wait for a writer, and before reading, which for ``/dev/zero`` would never end)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError(Problem(file=display_path(path), message="file not found")) from None
+    if stat.S_ISDIR(mode):
+        raise InputError(Problem(file=display_path(path), message="is a directory, not a file"))
+    if not stat.S_ISREG(mode):
+        raise InputError(Problem(file=display_path(path), message="not a regular file (a device, pipe or socket): "
+                                                                  "give a file"))
     try:
         return path.open("rb")
     except FileNotFoundError:
@@ -90,10 +107,15 @@ def open_input(path: Path) -> BinaryIO:
         raise InputError(Problem(file=display_path(path), message="is a directory, not a file")) from None
 
 
-def read_utf8(path: Path) -> str:
-    """The text of a UTF-8 file. Raises :class:`InputError` when it is missing or not UTF-8 (naming the line)."""
+def read_utf8(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """The text of a UTF-8 file. Raises :class:`InputError` when it is missing, not a regular file, larger than
+    ``max_bytes`` (checked before reading) or not UTF-8 (naming the line)."""
     with open_input(path) as handle:
-        raw = handle.read()
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise InputError(Problem(file=display_path(path), message=f"{size:,} bytes: larger than the "
+                                                                      f"{max_bytes:,}-byte limit for this input"))
+        raw = handle.read(max_bytes + 1)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

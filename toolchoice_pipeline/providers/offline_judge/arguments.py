@@ -25,6 +25,9 @@ from datetime import date, datetime
 from typing import Any
 
 from toolchoice_pipeline.providers.offline_judge.fit import name_spans
+from referencing.exceptions import Unresolvable
+from toolchoice_pipeline.suites.schema_safety import safe_validator
+from toolchoice_pipeline.util.user_regex import UserRegexError, user_regex_search
 
 # Digits between separators ("/", "-", ":", or at least two dots): a date, a ratio, a time or a version.
 _VALUE = re.compile(r"(?<![\w/.:-])\d+(?:(?:[/:-]\d+)+|(?:\.\d+){2,})(?![\w/:-]|\.\d)")
@@ -47,12 +50,24 @@ def schema_problems(parameters: dict[str, Any], arguments: dict[str, Any], limit
     cls, invalid = _checked_schema(parameters)
     if invalid is not None:
         return [SchemaProblem(f"the tool's parameter schema is itself invalid ({invalid})")]
-    errors = sorted(cls(parameters).iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(safe_validator(cls, parameters).iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except (Unresolvable, UserRegexError, RecursionError) as exc:
+        # validate refuses such schemas in files; one brought by a task or a trace still fails this call only.
+        return [SchemaProblem(f"the tool's parameter schema cannot be used ({_reason(exc)})")]
     out = []
     for error in errors[:limit]:
         where = "/".join(str(p) for p in error.absolute_path)
         out.append(SchemaProblem(f"{where + ': ' if where else ''}{error.message}", _undeclared(error)))
     return out
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "its references nest without end"
+    if isinstance(exc, Unresolvable):
+        return f"$ref {getattr(exc, 'ref', '')!r} does not resolve inside the schema"
+    return str(exc)
 
 
 _CHECKED_SCHEMAS: dict[str, tuple[Any, str | None]] = {}
@@ -92,7 +107,7 @@ def _undeclared(error: Any) -> tuple[str, ...]:
     patterns = list(schema.get("patternProperties") or {})
     where = "/".join(str(p) for p in error.absolute_path)
     return tuple(f"{where}/{key}" if where else key for key in error.instance
-                 if key not in declared and not any(re.search(pattern, key) for pattern in patterns))
+                 if key not in declared and not any(user_regex_search(pattern, key) for pattern in patterns))
 
 
 def request_literals(text: str) -> tuple[str, ...]:

@@ -6,6 +6,8 @@ ShishirPatil/gorilla (``simple_function_checker``, ``type_checker``, ``string_ch
 
 The whole first step is graded, not only its first call:
 
+- **Any call** (``expected.any_call``, BFCL's relevance tasks): right tool and right arguments when the reply
+  holds at least one call, none written into text, every one's arguments an object.
 - **Right tool**: no call written into text (flag ``invalid_call``), and the called function names equal the
   expected ones as a multiset (same names, same number of calls, any order); where no call is expected, no call
   at all. A name is compared exactly as BFCL writes it (dotted names such as ``math.factorial`` included: the
@@ -375,8 +377,10 @@ def match_bfcl(expected: Expected, reply: Reply, catalog: list[ToolDefinition]) 
     ``catalog`` is the catalog the task ran with (its inline ``tools`` for an imported BFCL task). Never raises
     for a model's reply; a malformed expectation raises :class:`~toolchoice_pipeline.suites.matchers.MatcherError`.
     """
-    wanted = expected_calls(expected)
     calls = reply.calls
+    if expected.any_call:
+        return _any_call(calls)
+    wanted = expected_calls(expected)
     if not wanted:
         if not calls:
             return MatchResult(True, True, "no call expected and none made")
@@ -402,6 +406,19 @@ def match_bfcl(expected: Expected, reply: Reply, catalog: list[ToolDefinition]) 
             detail = same_name[0] if same_name else row[0]
             return MatchResult(True, False, f"expected call {index + 1} ({wanted[index].tool}) matched no call: {detail}")
     return MatchResult(True, False, "the calls match the expected ones only in overlapping ways (no one-to-one pairing)")
+
+
+def _any_call(calls: list[ToolCall]) -> MatchResult:
+    """BFCL's relevance check: the reply decodes to at least one call (a call written into the text, or
+    arguments that are not an object, fail the decoding)."""
+    if not calls:
+        return MatchResult(False, False, "no call where any call was expected")
+    if any(call.is_invalid_call for call in calls):
+        return MatchResult(False, False, "a tool call written into the text is not a call")
+    undecodable = [call.name for call in calls if call.arguments is None]
+    if undecodable:
+        return MatchResult(False, False, f"arguments of {undecodable[0]!r} could not be decoded")
+    return MatchResult(True, True, "a call where any call was expected")
 
 
 def _names(calls: list[ToolCall]) -> str:

@@ -3,28 +3,27 @@
 - The first call decides: the first tool call of the first step, in the order the model listed it.
 - Right tool: that call's name equals ``expected.tool``; or no call at all where ``expected.tool`` is null.
   A tool call written into the text (flag ``invalid_call``) is never the right tool and never a correct
-  "no call".
+  "no call". Where ``expected.any_call`` is true, any tool is right (arguments: decoded to an object).
 - Right arguments: right tool, the arguments decoded to an object (undecodable arguments never match), and
   every key argument named in ``expected.arguments`` matches; arguments the expectation does not name are fine.
 - Values: strings are compared after Unicode NFC and trimming surrounding whitespace, then exactly (case
   matters); numbers by value (``40 == 40.0``) but booleans are not numbers; objects need the same keys and
   lists the same length and order, their values compared by these same rules (nothing is hashed, so any
   JSON value works); an expected ``null`` needs the argument present and null.
-- Matchers (:mod:`toolchoice_pipeline.suites.matchers`): ``any_of``, ``regex`` (``re.search`` in a string value,
+- Matchers (:mod:`toolchoice_pipeline.suites.matchers`): ``any_of``, ``regex`` (an RE2 search in a string value,
   both normalised to NFC), ``value`` and ``optional`` (absent is fine; present must match).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from functools import lru_cache
 from typing import Any
 
 from toolchoice_pipeline.records.calls import Reply, ToolCall
 from toolchoice_pipeline.suites.matchers import Matcher, parse_matcher
 from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
+from toolchoice_pipeline.util.user_regex import user_regex_search
 
 
 def normalise_string(value: str) -> str:
@@ -58,15 +57,10 @@ def values_match(expected: Any, actual: Any) -> bool:
     return False
 
 
-@lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(unicodedata.normalize("NFC", pattern))
-
-
 def matcher_accepts(matcher: Matcher, actual: Any) -> bool:
     """True when a present argument value satisfies ``matcher``."""
     if matcher.kind == "regex":
-        return isinstance(actual, str) and _compiled(matcher.pattern or "").search(normalise_string(actual)) is not None
+        return isinstance(actual, str) and user_regex_search(matcher.pattern or "", normalise_string(actual))
     return any(values_match(option, actual) for option in matcher.values)
 
 
@@ -95,6 +89,12 @@ def match_key_args(expected: Expected, reply: Reply) -> MatchResult:
     Returns ``MatchResult(right_tool, right_args, reason)``; ``right_args`` implies ``right_tool``.
     """
     first: ToolCall | None = reply.first_call
+    if expected.any_call:
+        if first is None or first.is_invalid_call:
+            return MatchResult(False, False, "no tool call where any call was expected")
+        if first.arguments is None:
+            return MatchResult(True, False, "the arguments are not a JSON object")
+        return MatchResult(True, True, "a call where any call was expected")
     if expected.tool is None:
         if first is None:
             return MatchResult(True, True, "no call, and none expected")

@@ -2,16 +2,17 @@
 
 Every string an ingest keeps (prompts, assistant text, tool-call arguments, tool results, tool descriptions
 from traces, file names in messages) goes through :meth:`Sanitiser.text` first. A match is replaced by a
-typed placeholder, ``[REDACTED:<kind>]``; the kinds are :data:`KINDS` plus the secret types of
-`detect-secrets <https://github.com/Yelp/detect-secrets>`_ (Yelp's maintained scanner): every one of its
-regex-based plugins runs after our own patterns (see :func:`detect_secrets_plugins`).
+typed placeholder, ``[REDACTED:<kind>]``. Three rule sources run in order, each on what the one before left:
 
-Why both: detect-secrets' patterns cover many services (Twilio, SendGrid, Mailchimp, Discord, Telegram,
-Square, Artifactory, Azure storage, IBM, npm, PyPI, GitLab...) but predate several current key formats
-(OpenAI ``sk-proj-``, Anthropic ``sk-ant-``, GitHub ``github_pat_``, Google ``AIza``, Stripe test keys,
-whole private-key blocks, ``Authorization`` headers) and have no e-mail or home-directory rules; those are
-our patterns below. Its keyword and high-entropy detectors are left out: they flag identifiers, hashes and
-UUIDs that an evaluation needs to keep.
+1. our patterns (:data:`KINDS`): whole private-key blocks, ``Authorization`` headers, passwords and tokens in
+   URLs, ``mysql -p``, ``.netrc``, ``password=``-style assignments, e-mail addresses, home-directory user names,
+   and a few key formats typed more precisely than the sets below;
+2. gitleaks' maintained rule set (:mod:`.gitleaks_rules`, the vendored ``gitleaks.toml``): about 215 current key
+   formats, each kind named by its rule id, plus its ``generic-api-key`` rule (a high-entropy value assigned to
+   a secret-like name);
+3. the regex plugins of `detect-secrets <https://github.com/Yelp/detect-secrets>`_ (see
+   :func:`detect_secrets_plugins`). Its keyword and high-entropy detectors are left out: they flag
+   identifiers, hashes and UUIDs that an evaluation needs to keep.
 
 Tool results (and any long text) are truncated to ``max_tool_result_bytes`` (UTF-8 bytes, default 4096)
 after redaction, keeping the head and the tail around a ``[TRUNCATED: N bytes]`` marker, so a secret can
@@ -28,18 +29,21 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
 
+from toolchoice_pipeline.util.gitleaks_rules import gitleaks_rules
+
 DEFAULT_MAX_TOOL_RESULT_BYTES = 4096
 
 # Our own kinds, in the order they are applied (a later pattern never sees what an earlier one replaced).
 KINDS = (
     "private_key", "anthropic_api_key", "openai_api_key", "aws_access_key_id", "aws_secret_access_key",
     "github_token", "gitlab_token", "slack_webhook", "slack_token", "google_api_key", "stripe_key", "jwt",
-    "url_password", "basic_auth", "bearer_token", "generic_secret", "email", "user_name",
+    "google_oauth_client_secret", "url_password", "cli_password", "netrc_password", "basic_auth", "bearer_token",
+    "generic_secret", "email", "user_name",
 )
 
 _PLACEHOLDER = "[REDACTED:{}]"
 _SECRET_NAMES = (r"(?:passw(?:or)?d|pwd|secret|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token"
-                 r"|refresh[_-]?token|token|private[_-]?key|client[_-]?secret|credentials?)")
+                 r"|refresh[_-]?token|token|private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?)")
 # Values that name a secret rather than hold one: variables, templates, placeholders, empty-ish literals, and code
 # (an attribute chain such as ``document.querySelector``, or a call such as ``getpass(``).
 _NOT_A_VALUE = re.compile(r"^(?:\$|\{|<|%|\[REDACTED|None$|null$|true$|false$|\*+$|x+$|\.\.\."
@@ -88,8 +92,22 @@ def _rules() -> tuple[_Rule, ...]:
         _Rule("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), ("aiza",)),
         _Rule("stripe_key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"), ("_live_", "_test_")),
         _Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-+/=]{8,}"), ("eyj",)),
-        _Rule("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@\"'<>]+:(?P<secret>[^\s@/\"'<>]+)@",
-                                         re.IGNORECASE), ("://",), "secret"),
+        _Rule("google_oauth_client_secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), ("gocspx-",)),
+        # The user part never starts inside a placeholder an earlier rule wrote (``https://[REDACTED:x]@host``).
+        _Rule("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED:)[^\s:/@\"'<>]+:"
+                                         r"(?P<secret>[^\s@/\"'<>]+)@", re.IGNORECASE), ("://",), "secret"),
+        # A token as the whole userinfo (``https://<token>@github.com``): long, with letters and digits.
+        _Rule("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://(?P<secret>(?=[^\s:/@\"'<>\[]*\d)"
+                                         r"(?=[^\s:/@\"'<>\[]*[A-Za-z])[^\s:/@\"'<>\[]{16,})@", re.IGNORECASE),
+              ("://",), "secret"),
+        # mysql -p<password> / -p'<password>' / --password=<password> (and the other MySQL/MariaDB clients).
+        _Rule("cli_password", re.compile(
+            r"\b(?:mysql\w*|mariadb\w*)\b[^\n]*?\s(?:-p|--password=)(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"),
+            ("mysql", "mariadb"), "secret", keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip("'\"")))),
+        # .netrc: ``machine <host> [login <user>] password <pw>``, on one line or a line of its own.
+        _Rule("netrc_password", re.compile(r"(?:\bmachine\s+\S+(?:\s+login\s+\S+)?\s+|(?m:^)[ \t]*)password[ \t]+"
+                                           r"(?P<secret>[^\s]+)(?=[ \t]*(?:$|\n|\s+(?:machine|login|account)\b))"),
+              ("password",), "secret", keep_if=lambda value: bool(_NOT_A_VALUE.match(value))),
         _Rule("basic_auth", re.compile(r"\bbasic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})", re.IGNORECASE),
               ("basic",), "secret", keep_if=lambda value: not _is_basic_credentials(value)),
         _Rule("basic_auth", re.compile(r"(?:\s|^)(?:-u|--user)\s+[\"']?[^\s:\"']+:(?P<secret>[^\s\"']+)"),
@@ -217,6 +235,7 @@ class Sanitiser:
             if any(hint in lower for hint in rule.hints):
                 text = rule.pattern.sub(lambda m, r=rule: self._replace(m, r), text)
                 lower = text.lower()
+        text = self._gitleaks(text)
         for kind, plugin in detect_secrets_plugins():
             for secret in set(plugin.analyze_string(text)):
                 if secret and "[REDACTED:" not in secret and secret in text:
@@ -224,6 +243,23 @@ class Sanitiser:
                     text = text.replace(secret, _PLACEHOLDER.format(kind))
         if self._names_pattern is not None:
             text = self._names_pattern.sub(lambda m: self._count("user_name"), text)
+        return text
+
+    def _gitleaks(self, text: str) -> str:
+        rules, global_allowlist = gitleaks_rules()
+        lower = text.lower()
+        for rule in rules:
+            spans = [(start, end) for start, end in rule.secrets(text, lower, global_allowlist)
+                     if "REDACTED" not in text[start:end]]
+            if not spans:
+                continue
+            pieces, last = [], 0
+            for start, end in spans:
+                if start >= last:
+                    pieces += [text[last:start], self._count(rule.kind)]
+                    last = end
+            text = "".join(pieces) + text[last:]
+            lower = text.lower()
         return text
 
     def _replace(self, match: re.Match[str], rule: _Rule) -> str:

@@ -1,0 +1,173 @@
+"""Each asset and asset check of the release graph called directly (``dg.build_asset_context`` /
+``dg.build_asset_check_context``) on a small staged release: a 6-task slice of the demo suite, the offline
+agents and judge, real files in a private data directory. No Dagster run, no webserver: the inner test loop.
+The whole graph through Dagster is covered by the ``slow`` end-to-end tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._core.execution.context.invocation import DirectAssetCheckExecutionContext
+
+from toolchoice_pipeline.defs.assets import (
+    agent_runs,
+    baseline,
+    eval_tasks,
+    judge_votes,
+    release_scores,
+    task_scores,
+    tool_catalog,
+)
+from toolchoice_pipeline.defs.checks import (
+    agent_runs_complete,
+    judge_calibration,
+    release_gate,
+    task_scores_complete,
+    warehouse_schema,
+)
+from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource
+from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_MODELS, DEMO_SUITE, copy_data
+
+N_TASKS = 6
+RELEASE = "u1"
+
+
+def _small_demo(data_dir: Path) -> None:
+    """Keep the first N_TASKS tasks of the demo suite (one JSON object per line)."""
+    tasks = data_dir / "suites" / DEMO_SUITE / "tasks.jsonl"
+    lines = tasks.read_text(encoding="utf-8").splitlines()[:N_TASKS]
+    tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def staged_data_dir(target: Path) -> ToolchoiceResource:
+    """A private data directory holding the small demo suite and the request of release ``u1``."""
+    data_dir = copy_data(target)
+    _small_demo(data_dir)
+    write_request(data_dir, ReleaseRequest(release_id=RELEASE, kind="release", suite=DEMO_SUITE,
+                                           models=list(DEMO_MODELS)))
+    return ToolchoiceResource(data_dir=str(data_dir))
+
+
+@pytest.fixture
+def toolchoice(tmp_path) -> ToolchoiceResource:
+    return staged_data_dir(tmp_path / "data")
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> ToolchoiceResource:
+    """The data directory the module's one release (:func:`stages`) is written to."""
+    return staged_data_dir(tmp_path_factory.mktemp("released") / "data")
+
+
+def context(toolchoice: ToolchoiceResource) -> dg.AssetExecutionContext:
+    """The resources are passed to the asset as keyword arguments, as Dagster's direct invocation wants."""
+    return dg.build_asset_context(partition_key=RELEASE)
+
+
+def check_context(toolchoice: ToolchoiceResource) -> dg.AssetCheckExecutionContext:
+    """``dg.build_asset_check_context`` has no partition key (Dagster 1.13); the context it builds wraps an op
+    context, and ``dg.build_op_context`` takes one."""
+    return DirectAssetCheckExecutionContext(op_execution_context=dg.build_op_context(partition_key=RELEASE))
+
+
+@pytest.fixture(scope="module")
+def stages(released):
+    """Every asset of the release, called once for the module in graph order, each on the previous ones'
+    outputs. Tests read it; the one that promotes the release runs last in file order."""
+    toolchoice = released
+    out = {"tool_catalog": tool_catalog(context(toolchoice), toolchoice=toolchoice)}
+    out["eval_tasks"] = eval_tasks(context(toolchoice), toolchoice=toolchoice)
+    out["agent_runs"] = agent_runs(context(toolchoice), toolchoice=toolchoice, progress=ProgressReporter(),
+                                   eval_tasks=out["eval_tasks"].value)
+    out["judge_votes"] = judge_votes(context(toolchoice), toolchoice=toolchoice, progress=ProgressReporter(),
+                                     agent_runs=out["agent_runs"].value)
+    out["task_scores"] = task_scores(context(toolchoice), toolchoice=toolchoice,
+                                     agent_runs=out["agent_runs"].value, judge_votes=out["judge_votes"].value)
+    out["release_scores"] = release_scores(context(toolchoice), toolchoice=toolchoice,
+                                           agent_runs=out["agent_runs"].value,
+                                           judge_votes=out["judge_votes"].value,
+                                           task_scores=out["task_scores"].value)
+    return out
+
+
+def test_tool_catalog_carries_the_suites_catalog_version_as_its_data_version(toolchoice):
+    output = tool_catalog(context(toolchoice), toolchoice=toolchoice)
+    suite = load_suite(toolchoice.path, DEMO_SUITE)
+    assert output.data_version == dg.DataVersion(suite.catalog_version)
+    assert [tool.name for tool in output.value] == [tool.name for tool in suite.all_tools()]
+    assert output.metadata["baseline_release_id"].value == "none"
+
+
+def test_eval_tasks_are_the_suites_tasks_with_the_fixture_version(toolchoice):
+    output = eval_tasks(context(toolchoice), toolchoice=toolchoice)
+    suite = load_suite(toolchoice.path, DEMO_SUITE)
+    assert [task.id for task in output.value] == [task.id for task in suite.tasks]
+    assert len(output.value) == N_TASKS
+    assert output.metadata["fixture_version"].value == suite.fixture_version
+
+
+def test_agent_runs_and_judge_votes_cover_every_model_and_task(stages):
+    episodes, votes = stages["agent_runs"].value, stages["judge_votes"].value
+    assert {(e.model, e.task_id) for e in episodes} == {(m, t.id) for m in DEMO_MODELS
+                                                        for t in stages["eval_tasks"].value}
+    polls = stages["judge_votes"].metadata["polls"].value
+    assert len(votes) == len(episodes) * polls
+    assert all(vote.reasoning for vote in votes)
+
+
+def test_task_scores_score_each_episode_once(stages):
+    scores = stages["task_scores"].value
+    assert len(scores) == len(stages["agent_runs"].value)
+    assert stages["task_scores"].metadata["n_scores"].value == len(scores)
+
+
+def test_release_scores_publish_scores_json_and_the_checks_read_it(stages, released):
+    toolchoice = released
+    document = ReleaseStore(toolchoice.path).read_scores(RELEASE)
+    assert sorted(document.models) == sorted(DEMO_MODELS)
+    assert stages["release_scores"].metadata["gate_passed"] is True  # the first release has no baseline
+    stored = json.loads((toolchoice.path / "releases" / RELEASE / "scores.json").read_text(encoding="utf-8"))
+    assert stored["models"] == document.figures()
+
+    gate = release_gate(check_context(toolchoice), toolchoice=toolchoice)
+    assert gate.passed and gate.metadata["baseline_release_id"].value == "none yet"
+    schema = warehouse_schema(check_context(toolchoice), toolchoice=toolchoice)
+    assert schema.passed and schema.metadata["rows_task_scores"].value == len(stages["task_scores"].value)
+
+
+def test_row_count_checks_pass_on_whole_stages_and_fail_on_a_lost_episode(stages, released):
+    toolchoice = released
+    episodes, scores = stages["agent_runs"].value, stages["task_scores"].value
+    assert agent_runs_complete(check_context(toolchoice), toolchoice=toolchoice, agent_runs=episodes).passed
+    assert task_scores_complete(check_context(toolchoice), toolchoice=toolchoice, task_scores=scores).passed
+    lost = agent_runs_complete(check_context(toolchoice), toolchoice=toolchoice, agent_runs=episodes[1:])
+    assert not lost.passed and lost.metadata["expected"].value == len(episodes)
+
+
+def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(stages, released):
+    toolchoice = released
+    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice,
+                               judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
+    assert result.passed
+    assert result.metadata["canary_tsq"].value == pytest.approx(0.25)
+
+
+def test_judge_calibration_fails_on_an_unreadable_canary_session(stages, toolchoice):
+    (toolchoice.path / "sessions").mkdir(exist_ok=True)
+    (toolchoice.path / "sessions" / "canary.jsonl").write_text("not a session\n", encoding="utf-8")
+    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice,
+                               judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
+    assert not result.passed and "canary" in result.description
+
+
+def test_baseline_promotes_a_release_whose_gate_passed(stages, released):
+    toolchoice = released
+    result = baseline(context(toolchoice), toolchoice=toolchoice)
+    assert result.metadata["promoted"] is True
+    assert ReleaseStore(toolchoice.path).baseline(DEMO_SUITE) == RELEASE

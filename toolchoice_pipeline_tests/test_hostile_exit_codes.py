@@ -1,0 +1,148 @@
+"""Exit codes and no tracebacks under hostile input and a failing environment (the installed console script).
+
+Exit 1 is only ever a failed gate. Input nested 100,000 deep, output paths that cannot be written, devices and
+pipes given as input files, and OS errors inside Dagster steps each give one ``error:`` line and exit 2 (bad
+input or a bad environment: the file system refused) or 3 (the run failed otherwise), and nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, toolchoice
+from toolchoice_pipeline_tests.release_helpers import make_suite, publish
+
+
+def assert_one_error_line(done: subprocess.CompletedProcess, code: int, *needles: str) -> str:
+    output = done.stdout + done.stderr
+    assert done.returncode == code, output
+    assert "Traceback" not in output and 'File "' not in output
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    return errors[0]
+
+
+@pytest.fixture
+def stored(tmp_path) -> Path:
+    publish(tmp_path, make_suite(6), "r1")
+    return tmp_path
+
+
+# --- output paths --------------------------------------------------------------------------------------------
+
+def test_gate_junit_into_a_missing_directory_is_refused_and_creates_nothing(stored, tmp_path):
+    target = tmp_path / "nonexistent" / "dir" / "j.xml"
+    done = toolchoice("gate", "r1", "--junit", str(target), "--data-dir", str(stored))
+    assert_one_error_line(done, 2, "--junit", "does not exist (it is not created)")
+    assert not (tmp_path / "nonexistent").exists()
+    assert done.stdout == ""  # refused before the gate printed anything
+
+
+def test_gate_markdown_under_a_regular_file_is_one_line(stored, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    done = toolchoice("gate", "r1", "--markdown", str(blocker / "gate.md"), "--data-dir", str(stored))
+    assert_one_error_line(done, 2, "--markdown")
+
+
+def test_gate_markdown_to_a_directory_is_one_line(stored, tmp_path):
+    (tmp_path / "out.md").mkdir()
+    done = toolchoice("gate", "r1", "--markdown", str(tmp_path / "out.md"), "--data-dir", str(stored))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_report_chart_to_an_unwritable_path_is_one_line(stored, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    done = toolchoice("report", "--chart", str(blocker / "sub" / "trend.png"), "--data-dir", str(stored))
+    assert_one_error_line(done, 2, "a-file")
+
+
+# --- input nested too deeply, devices and pipes -----------------------------------------------------------------
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize("document", [
+    '{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}",
+    "[" * DEEP + "]" * DEEP,
+    '{"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"key": "x", "value": '
+    + '{"kvlistValue": {"values": [{"key": "a", "value": ' * 3000 + "{}" + "}]}}" * 3000 + "}]}]}]}]}",
+], ids=["array-in-export", "bare-array", "nested-attribute"])
+def test_ingest_otel_on_a_deeply_nested_document_is_one_line(tmp_path, document):
+    trace = tmp_path / "deep.json"
+    trace.write_text(document)
+    done = toolchoice("ingest", "otel", str(trace), "--suite", "s", "--data-dir", str(tmp_path / "data"))
+    assert_one_error_line(done, 2, "deep.json", "nested too deeply")
+    assert not (tmp_path / "data" / "suites" / "s").exists()
+
+
+@pytest.fixture
+def session(tmp_path) -> Path:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "hi"}}\n')
+    return path
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "fifo"])
+@pytest.mark.parametrize("where", ["--catalog", "--catalog-dump", "bfcl"])
+def test_a_device_or_pipe_as_an_input_file_is_refused_before_reading(tmp_path, session, device, where):
+    if device == "fifo":
+        device = str(tmp_path / "pipe")
+        os.mkfifo(device)  # opening it would wait for a writer forever
+    data = tmp_path / "data"
+    if where == "bfcl":
+        done = toolchoice("import", "bfcl", device, "--suite", "b", "--data-dir", str(data), timeout=60)
+    else:
+        catalog = [] if where == "--catalog" else ["--catalog", str(REPO_DATA / "suites" / DEMO_SUITE / "catalog.yaml")]
+        done = toolchoice("ingest", "claude-code", str(session), "--suite", "s", *catalog, where, device,
+                          "--data-dir", str(data), timeout=60)
+    assert_one_error_line(done, 2, device, "not a regular file")
+    assert not (data / "suites").exists() or not any((data / "suites").iterdir())
+
+
+# --- OS errors inside Dagster steps ---------------------------------------------------------------------------
+
+def _small_run(tmp_path: Path) -> Path:
+    data_dir = copy_data(tmp_path / "data")
+    tasks = data_dir / "suites" / DEMO_SUITE / "tasks.jsonl"
+    tasks.write_text("\n".join(tasks.read_text().splitlines()[:4]) + "\n")
+    return data_dir
+
+
+def test_a_step_that_cannot_write_its_output_gives_exit_3_and_one_line_per_failed_step(tmp_path):
+    data_dir = _small_run(tmp_path)
+    (data_dir / "warehouse").mkdir()
+    (data_dir / "warehouse" / "_staging").write_text("not a directory")
+    done = toolchoice("run", "--release", "r1", "--no-judge", "--data-dir", str(data_dir))
+    output = done.stdout + done.stderr
+    assert done.returncode == 3 and "Traceback" not in output, output
+    assert "error: the run failed before the release was scored" in done.stderr
+    assert "  tool_catalog: NotADirectoryError: [Errno 20] Not a directory" in done.stderr
+    assert not (data_dir / "releases" / "r1" / "scores.json").exists()
+
+
+@pytest.mark.parametrize("limit_kib", [64, 512])
+def test_a_full_disk_inside_a_step_is_a_bad_environment_never_a_failed_gate(tmp_path, limit_kib):
+    """The file-size limit (RLIMIT_FSIZE; Python ignores SIGXFSZ, so writes past it fail with EFBIG) stands in
+    for a disk that fills up at two different points of the run."""
+    data_dir = _small_run(tmp_path)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_kib * 1024, limit_kib * 1024))
+
+    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
+    done = subprocess.run([str(TOOLCHOICE), "run", "--release", "r1", "--no-judge", "--data-dir", str(data_dir)],
+                          env=env, capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    assert "Traceback" not in output and 'File "' not in output
+    assert "bad environment" in done.stderr
+    assert not (data_dir / "releases" / "r1" / "scores.json").exists()
