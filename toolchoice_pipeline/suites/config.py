@@ -152,7 +152,7 @@ class GateConfig(BaseModel):
     of each paired drop and "beyond noise"/"within noise" are shown, the verdict is the 2-point rule;
     ``require``: a drop of more than 2 points that is within noise passes with a warning."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     noise: NoiseMode = "report"
 
