@@ -142,3 +142,18 @@ def test_a_baseline_written_before_repeats_pairs_as_sample_zero():
     assert len(paired.tasks) == 20
     assert paired.share_pct("baseline", "right_tool") == paired.share_pct("now", "right_tool") == 75.0
     assert "samples 0..0 (baseline repeats 1, this release 2)" in paired.shared_note
+
+
+def test_many_tasks_with_few_distinct_differences_take_the_multinomial_draw_of_the_same_distribution(monkeypatch):
+    import toolchoice_pipeline.releases.noise as noise
+
+    rng = np.random.default_rng(5)
+    baseline, now = (rng.random(4000) < 0.8).astype(float), (rng.random(4000) < 0.77).astype(float)
+    multinomial = paired_drop_interval(baseline, now)  # 3 distinct differences among 4,000 tasks
+    monkeypatch.setattr(noise, "MULTINOMIAL_FACTOR", 10**9)  # force the task-by-task resampling
+    by_task = paired_drop_interval(baseline, now)
+    differences = 100.0 * (baseline - now)
+    half = 1.959963984540054 * differences.std() / math.sqrt(differences.size)
+    for low, high in (multinomial, by_task):
+        assert abs(low - (differences.mean() - half)) < 0.3 and abs(high - (differences.mean() + half)) < 0.3
+    assert multinomial != by_task  # two different draws of one distribution

@@ -3,7 +3,9 @@
 - :func:`paired_drop_interval`: the 95% interval of the drop (baseline − now, points) of a share, paired over
   the tasks both releases scored: a **paired bootstrap** over tasks (resampling tasks with replacement,
   :data:`BOOTSTRAP_RESAMPLES` resamples, fixed seed :data:`BOOTSTRAP_SEED`, percentile interval) of the mean
-  per-task difference of right rates. A drop is *beyond noise* when the interval does not contain 0.
+  per-task difference of right rates. A drop is *beyond noise* when the interval does not contain 0. When the
+  differences take few distinct values (most tasks agree), a resample is drawn as the multinomial count of
+  each value (the same distribution, without touching every task), so a suite of 10⁵ tasks costs milliseconds.
 - :func:`false_fail_rate`: the chance that the 2-point rule fails an unchanged model with ``n`` tasks, ``k``
   samples per task and flip rate ``f`` (each task's samples are right with probability ``1 − f`` or ``f``;
   the drop is the difference of two independent releases). Computed exactly: the per-task difference of
@@ -20,6 +22,8 @@ import numpy as np
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 11
 FALSE_FAIL_TARGET = 0.05
+CHUNK_ELEMENTS = 1 << 22  # task draws per block of resamples (32 MB of indices)
+MULTINOMIAL_FACTOR = 8  # the multinomial draw is used when the distinct differences are at most n / 8
 
 
 def paired_drop_interval(baseline: np.ndarray, now: np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -34,8 +38,17 @@ def paired_drop_interval(baseline: np.ndarray, now: np.ndarray, *, resamples: in
         raise ValueError("paired rates must be non-empty and of one length")
     differences = 100.0 * (baseline - now)
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, differences.size, size=(resamples, differences.size))
-    means = differences[picks].mean(axis=1)
+    n = differences.size
+    values, counts = np.unique(differences, return_counts=True)
+    if values.size * MULTINOMIAL_FACTOR <= n:
+        # Few distinct differences (the usual case: most tasks are 0): resampling n tasks with replacement is a
+        # multinomial draw of how often each value is picked, O(resamples × values) instead of × n.
+        means = rng.multinomial(n, counts / n, size=resamples) @ values / n
+    else:
+        # Resamples in blocks of rows (the same stream as one draw): memory stays bounded.
+        rows = max(1, CHUNK_ELEMENTS // n)
+        means = np.concatenate([differences[rng.integers(0, n, size=(min(rows, resamples - done), n))].mean(axis=1)
+                                for done in range(0, resamples, rows)])
     low, high = np.percentile(means, [2.5, 97.5])
     return round(float(low), 2), round(float(high), 2)
 
