@@ -120,7 +120,7 @@ class ModelScores(BaseModel):
     error_pct: float = metric(default=0.0)
     flags: dict[str, int] = metric(default_factory=dict)
     tags: dict[str, TagScores] = metric(default_factory=dict)
-    repeats: int = metric("k", default=1)
+    repeats: int = metric(default=1)
     n_samples: int = metric(default=0)
     pass_k_pct: float | None = metric("pass^k %", 2, default=None)
     pass_at_k_pct: float | None = metric("pass@k %", 2, default=None)
