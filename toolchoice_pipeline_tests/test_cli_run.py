@@ -59,8 +59,13 @@ def test_an_unchanged_rerun_with_the_defaults_makes_no_agent_model_call_but_the_
     assert calls[0][0] > 0 and calls[0][0] == calls[0][1]  # every agent call of the re-run came from the cache
     first = query(data_dir, "SELECT sum(cache_hit::INT) FROM agent_calls WHERE release_id = 'r1'")
     assert first == [(0,)]
-    votes = dict(query(data_dir, "SELECT release_id, count(*) FROM judge_votes GROUP BY release_id"))
+    votes = dict(query(data_dir, "SELECT release_id, count(*) FROM judge_votes WHERE model != 'canary' "
+                                 "GROUP BY release_id"))
     assert votes[rerun_id] == votes["r1"] == len(DEMO_MODELS) * n_tasks * 3
+    # The canary (4 turns) is judged with every release, its votes stored with the others.
+    canary = dict(query(data_dir, "SELECT release_id, count(*) FROM judge_votes WHERE model = 'canary' "
+                                  "GROUP BY release_id"))
+    assert canary[rerun_id] == canary["r1"] == 4 * 3
     assert {m: f["right_tool_pct"] for m, f in scores["models"].items()} == {
         m: f["right_tool_pct"] for m, f in read_scores(data_dir, "r1")["models"].items()}
 

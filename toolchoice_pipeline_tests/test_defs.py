@@ -65,7 +65,7 @@ def test_the_release_gate_is_a_blocking_check_on_release_scores_and_the_other_ch
     assert gate.asset_key == dg.AssetKey("release_scores")
     assert gate.description and "2 points" in gate.description
     assert [name for name, spec in checks.items() if spec.blocking] == ["release_gate"]
-    assert checks["judge_calibration"].asset_key == dg.AssetKey("judge_votes")
+    assert checks["judge_calibration"].asset_key == dg.AssetKey("release_scores")  # reads scores.json
 
 
 def test_the_release_job_covers_the_whole_graph_and_runs_in_one_process():

@@ -29,6 +29,7 @@ from toolchoice_pipeline.defs.checks import (
     warehouse_schema,
 )
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource
+from toolchoice_pipeline.judge.calibration import CANARY_MODEL
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
@@ -117,7 +118,9 @@ def test_agent_runs_and_judge_votes_cover_every_model_and_task(stages):
     assert {(e.model, e.task_id) for e in episodes} == {(m, t.id) for m in DEMO_MODELS
                                                         for t in stages["eval_tasks"].value}
     polls = stages["judge_votes"].metadata["polls"].value
-    assert len(votes) == len(episodes) * polls
+    episode_votes = [vote for vote in votes if vote.model != CANARY_MODEL]  # the canary is judged with the release
+    assert len(episode_votes) == len(episodes) * polls
+    assert {vote.task_id for vote in votes if vote.model == CANARY_MODEL}  # the canary's turns were judged
     assert all(vote.reasoning for vote in votes)
 
 
@@ -152,8 +155,7 @@ def test_row_count_checks_pass_on_whole_stages_and_fail_on_a_lost_episode(stages
 
 def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(stages, released):
     toolchoice = released
-    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice,
-                               judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
+    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice)
     assert result.passed
     assert result.metadata["canary_tsq"].value == pytest.approx(0.25)
 
@@ -161,8 +163,9 @@ def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(st
 def test_judge_calibration_fails_on_an_unreadable_canary_session(stages, toolchoice):
     (toolchoice.path / "sessions").mkdir(exist_ok=True)
     (toolchoice.path / "sessions" / "canary.jsonl").write_text("not a session\n", encoding="utf-8")
-    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice,
-                               judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
+    release_scores(context(toolchoice), toolchoice=toolchoice, agent_runs=stages["agent_runs"].value,
+                   judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
+    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice)
     assert not result.passed and "canary" in result.description
 
 

@@ -304,7 +304,7 @@ def test_a_subagent_file_is_read_as_its_own_turns_linked_by_agent_id(tmp_path, c
     assert code == 0, err
     tasks, replay = stored(tmp_path / "data")
     assert [t["id"] for t in tasks] == ["0a1b2c3d-t0", f"0a1b2c3d-{agent[:8]}-t0"]
-    assert tasks[1]["tags"] == ["claude-code", "subagent"]
+    assert tasks[1]["tags"] == ["claude-code", "subagent", "catalog:file"]
     assert first_calls(replay) == [["Glob"], ["Grep"]]
     manifest = json.loads((tmp_path / "data" / "suites" / "s" / "ingest.json").read_text())
     assert [(s["session"], s["agent"]) for s in manifest["sessions"]] == [(SESSION, None), (SESSION, agent)]
@@ -531,17 +531,17 @@ def test_otel_a_pretty_printed_single_export_is_read_too(tmp_path, capsys):
     assert first_calls(stored(tmp_path / "data")[1]) == [["roll_dice"]]
 
 
-def test_otel_spans_without_tool_definitions_use_the_curated_catalog(tmp_path, capsys):
+def test_otel_spans_without_tool_definitions_are_refused_until_a_catalog_is_given(tmp_path, capsys):
     request = json.loads(OTEL.read_text().splitlines()[1])
     span = request["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
     span["attributes"] = [kv for kv in span["attributes"] if kv["key"] != "model_request_parameters"]
     trace = write_lines(tmp_path / "trace.jsonl", [request])
     code, _, err = ingest(capsys, "otel", [trace], tmp_path / "data", catalog=None)
-    assert code == 2 and "--catalog" in err
+    assert code == 2 and "cannot be known: it records no tool definitions" in err and "--catalog" in err
     code, out, err = ingest(capsys, "otel", [trace], tmp_path / "data")
     assert code == 0, err
     tasks, _ = stored(tmp_path / "data")
-    assert tasks[0]["tools"] is None
+    assert tasks[0]["tools"] is None and tasks[0]["tags"] == ["otel", "catalog:file"]
     assert "added for called tools: roll_dice" in out
 
 

@@ -52,10 +52,28 @@ def test_reasoning_in_prose_then_a_json_verdict_is_extracted():
 
 
 def test_fenced_json_is_extracted_and_the_last_verdict_object_counts():
-    text = ('Draft: {"reasoning": "first thought", "verdict": "correct"}\nOn reflection:\n'
+    text = ('Draft: {"reasoning": "first thought", "verdict": "incorrect"}\nOn reflection:\n'
             '```json\n{"reasoning": "Glob fits better", "verdict": "incorrect"}\n```')
     parsed = parse_verdict(text)
     assert parsed.verdict == "incorrect" and parsed.reasoning == "Glob fits better"
+
+
+def test_a_draft_and_a_final_object_that_disagree_are_an_invalid_vote():
+    text = ('Draft: {"reasoning": "first thought", "verdict": "correct"}\nOn reflection:\n'
+            '```json\n{"reasoning": "Glob fits better", "verdict": "incorrect"}\n```')
+    parsed = parse_verdict(text)
+    assert not parsed.valid and parsed.error.startswith("conflicting verdicts")
+
+
+def test_a_repeated_verdict_key_with_different_values_is_an_invalid_vote():
+    parsed = parse_verdict('{"reasoning": "r", "verdict": "correct", "verdict": "incorrect"}')
+    assert not parsed.valid and "verdict key is given 2 times" in parsed.error
+    assert parse_verdict('{"reasoning": "r", "verdict": "correct", "verdict": "correct"}').verdict == "correct"
+
+
+def test_an_abstention_is_an_invalid_vote_that_says_so():
+    parsed = parse_verdict('{"reasoning": "Verdict: abstain, because nothing bears on it.", "verdict": "abstain"}')
+    assert not parsed.valid and parsed.error == "the judge abstained: Verdict: abstain, because nothing bears on it."
 
 
 def test_verdict_case_and_spaces_are_normalised():

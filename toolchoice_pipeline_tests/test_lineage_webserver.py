@@ -118,7 +118,7 @@ def test_the_ui_shows_release_gate_as_the_blocking_check_on_release_scores(webse
               for n in nodes for c in n["assetChecksOrError"]["checks"]}
     assert checks[(("release_scores",), "release_gate")] is True
     assert [key for key, blocking in checks.items() if blocking] == [(("release_scores",), "release_gate")]
-    assert (("judge_votes",), "judge_calibration") in checks
+    assert (("release_scores",), "judge_calibration") in checks
 
 
 def test_the_ui_shows_the_schedule_and_the_sensor_running(webserver):

@@ -82,7 +82,8 @@ def test_every_table_is_parquet_under_its_release_partition_and_readable_through
         assert nulls == [(0,)], table
     n_tasks = len(suite.tasks)
     assert query(data_dir, "SELECT count(*) FROM task_scores") == [(2 * n_tasks,)]
-    assert query(data_dir, "SELECT count(*) FROM judge_votes") == [(2 * n_tasks * 3,)]
+    assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model != 'canary'") == [(2 * n_tasks * 3,)]
+    assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model = 'canary'") == [(4 * 3,)]
     assert query(data_dir, "SELECT count(DISTINCT tool_name) FROM tool_catalog") == [(len(suite.all_tools()),)]
 
 
@@ -230,5 +231,5 @@ def test_the_ingested_canary_scores_tsq_a_quarter_with_the_offline_judge(tmp_pat
     assert figures["tsq_mean"] == 0.25
     assert figures["right_tool_pct"] == 25.0  # one good choice, three bad ones (the labels agree)
     polls = query(data_dir, "SELECT task_id, count(*), sum((verdict = 'correct')::INT) FROM judge_votes "
-                            "GROUP BY task_id ORDER BY task_id")
+                            "WHERE release_id = 'canary-1' AND model != 'canary' GROUP BY task_id ORDER BY task_id")
     assert [row[1] for row in polls] == [3, 3, 3, 3] and sum(row[2] for row in polls) == 3

@@ -128,7 +128,7 @@ def test_summary_shares_in_points_over_scored_tasks_with_wilson_intervals():
     assert summary.agent_cost_usd == 0.52 and summary.judge_cost_usd == 0.002
     assert summary.error_pct == 16.67
     assert summary.flags == {"hallucinated_tool": 1, "invalid_arguments": 0, "invalid_call": 0, "infra_error": 1,
-                             "judge_failed": 0}
+                             "judge_failed": 0, "judge_budget_exhausted": 0}
     assert summary.tags["search"].right_tool_pct == 100.0 and summary.tags["search"].n_scored == 2
     assert summary.tags["edit"].right_tool_pct == 0.0
 

@@ -48,11 +48,16 @@ def random_release(seed: int):
                     steps.append(StepRecord(step=1, reply=Reply(calls=[make_call("Nope", {}), ToolCall(
                         name=None, arguments=None, raw_arguments="<", flags=["invalid_call"])]), latency_ms=2.5))
                 episodes.append(Episode(model=model, task_id=task.id, steps=steps))
+            unjudged = rng.random() < 0.15  # every vote invalid
             for poll in range(rng.choice([0, 3])):
-                valid = rng.random() < 0.8
+                valid = not unjudged and rng.random() < 0.8
                 votes.append(JudgeVote(model=model, task_id=task.id, poll=poll, valid=valid,
                                        verdict=rng.choice(["correct", "incorrect"]) if valid else None,
-                                       judge_model="j", rubric_version="r", cost_usd=rng.uniform(0, 1e-4)))
+                                       judge_model="j", rubric_version="r", cost_usd=rng.uniform(0, 1e-4),
+                                       prompt_tokens=rng.randint(0, 900), completion_tokens=rng.randint(0, 90),
+                                       error=None if valid else rng.choice(
+                                           ["unparseable judge output: prose only",
+                                            "judge_budget_exhausted: the run's judge spend reached budget_usd=1"])))
     return suite, episodes, votes
 
 
@@ -62,7 +67,8 @@ def test_columnar_scores_equal_the_pure_path(seed):
     pure_scores = score_episodes(suite, episodes, votes)
     columnar = score_columnar(agent_calls_table(episodes, LINEAGE, suite), judge_votes_table(votes, LINEAGE),
                               tasks_table(suite), profile="key_args", catalogs=suite_catalogs(suite))
-    fields = ["model", "task_id", "right_tool", "right_args", "calls", "first_tool", "tsq", "error", "flags", "tags"]
+    fields = ["model", "task_id", "right_tool", "right_args", "calls", "first_tool", "tsq", "error", "flags", "tags",
+              "judge_tokens"]
     pure_rows = sorted(({f: getattr(s, f) for f in fields} for s in pure_scores),
                        key=lambda r: (r["model"], r["task_id"]))
     columnar_rows = sorted(({f: row[f] for f in fields} for row in columnar.task_scores.to_pylist()),
@@ -74,6 +80,11 @@ def test_columnar_scores_equal_the_pure_path(seed):
     assert {m: s.model_dump() for m, s in columnar.models.items()} == \
         {m: s.model_dump() for m, s in summarise(pure_scores).items()}
     assert columnar.distinct_matches < len(episodes)  # each distinct (expectation, calls) is matched once
+    # The release has budget-exhausted votes, unjudged episodes and judge tokens, and both paths count them.
+    models = summarise(pure_scores)
+    assert sum(m.flags["judge_budget_exhausted"] for m in models.values()) > 0
+    assert sum(m.n_unjudged for m in models.values()) > 0
+    assert sum(m.judge_tokens for m in models.values()) == sum(v.prompt_tokens + v.completion_tokens for v in votes)
 
 
 def test_an_episode_of_an_unknown_task_is_bad_input():

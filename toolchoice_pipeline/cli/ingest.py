@@ -10,6 +10,7 @@ from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
 from toolchoice_pipeline.ingest.pipeline import IngestOptions, IngestReport, ingest_sessions
 from toolchoice_pipeline.util.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
+from toolchoice_pipeline.ingest.pipeline import CATALOG_FROM
 
 SHOWN_WARNINGS = 20
 
@@ -33,6 +34,9 @@ def _options(command):
         click.option("--catalog-dump", "catalog_dumps", multiple=True, type=click.Path(path_type=Path),
                      help="Live catalog dump (JSON: tool list, OpenAI tools, MCP tools/list); curated wins. "
                           "Repeatable."),
+        click.option("--catalog-from", "catalog_from", type=click.Choice(CATALOG_FROM), default=None,
+                     help="otel: grade calls whose trace records no tool definitions against this catalog "
+                          "(curated: the demo suite's) instead of refusing them."),
         click.option("--labels", type=click.Path(path_type=Path), default=None,
                      help='Expected calls per turn, JSONL: {"session", "turn", "expected"}.'),
         data_dir_option,

@@ -4,7 +4,9 @@ The run goes through the local Dagster instance in ``<data-dir>/dagster_home``, 
 ``dagster dev`` (started with ``DAGSTER_HOME=<data-dir>/dagster_home``) like a scheduled run.
 Exit codes: 0 gate passed, 1 gate failed (and nothing else failed), 2 bad input, usage or a bad environment (an OS
 error inside a step: disk full, read-only, no permission), 3 the run failed for another reason (a provider or a
-bug: the failing step's error is printed on one line), 130 interrupted (Ctrl-C).
+bug: the failing step's error is printed on one line), 4 the gate passed but the judge calibration failed (the
+judge has no teeth, or could not be checked: the release is not promoted; ``judge.calibration: warn`` makes it a
+warning), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXI
 from toolchoice_pipeline.cli.common import is_environment_failure
 
 EXIT_RUN_FAILED = 3
+EXIT_CALIBRATION_FAILED = 4
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 INTERRUPTED = "DagsterExecutionInterruptedError"
 
@@ -93,7 +96,8 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
             click.echo("  nothing was published: run the same command again to resume", err=True)
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
-    passed = print_outcome(store.read_scores(release_id), data_dir, result)
+    scores = store.read_scores(release_id)
+    passed = print_outcome(scores, data_dir, result, unpriced_models(run_config, no_judge))
     if (passed and not result.success) or result.failures:
         # Scored, but a step other than the gate (the promotion to baseline, a write) did not finish: not a
         # finished run, whatever the gate said (exit 1 is only ever a failed gate).
@@ -105,7 +109,18 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
         if interrupted:
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
+    calibration = scores.judge.calibration if scores.judge is not None else None
+    if passed and calibration is not None and calibration.blocks_promotion:
+        return EXIT_CALIBRATION_FAILED
     return EXIT_OK if passed else EXIT_GATE_FAILED
+
+
+def unpriced_models(run_config, no_judge: bool) -> frozenset[str]:
+    """The model strings (agents, and the judge unless skipped) whose calls have no known price."""
+    from toolchoice_pipeline.execution.llm import is_priced
+
+    specs = list(run_config.models) + ([] if no_judge else [run_config.judge.model])
+    return frozenset(spec.model for spec in specs if not is_priced(spec))
 
 
 def _check_stored(store, data_dir: Path, suite: str) -> None:
@@ -145,6 +160,13 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
             # One line per model, naming its role(s): "agent openai/x: no API key: set OPENAI_API_KEY ..."
             found.append(Problem(file=f"{' and '.join(roles[model])} {model}",
                                  message=problem.removeprefix(f"{model}: ")))
+    if judge:
+        from toolchoice_pipeline.judge.preflight import unpriced_under_budget
+
+        problem = unpriced_under_budget(run_config.judge)
+        if problem:
+            found.append(Problem(file="judge " + run_config.judge.model.model, field="judge.model.price",
+                                 message=problem))
     if found:
         raise InputError(found)
 
@@ -226,7 +248,8 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
                 failures.append(f"{event.step_key}: {text}")
         checks = [_check_line(e.asset_check_evaluation_data) for e in outcome.all_events
                   if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.asset_check_evaluation_data.passed
-                  and e.asset_check_evaluation_data.check_name != "release_gate"]  # the gate is printed in full
+                  # the gate and the calibration are printed in full from scores.json
+                  and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")]
         return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
 
 

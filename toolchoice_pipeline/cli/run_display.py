@@ -45,16 +45,41 @@ class RunDisplay:
         self.progress.update(self.tasks[key], completed=done, total=total)
 
 
-def scores_table(scores: ReleaseDocument) -> Table:
-    """The per-model scores of a release document (shares in points, costs in USD, latency in ms)."""
+def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()) -> Table:
+    """The per-model scores of a release document (shares in points, costs in USD, latency in ms); a model named
+    in ``unpriced`` (the judge's model string for the judge column) shows "unpriced" instead of a cost."""
     table = Table(title=f"release {scores.release_id} ({scores.kind}) · suite {scores.suite} · "
                         f"catalog {scores.catalog_version}")
     table.add_column("model", no_wrap=True)
     for column in SCORE_COLUMNS:
         table.add_column(column, justify="right")
+    judge_model = scores.judge.model if scores.judge is not None else None
     for model, figures in scores.models.items():
-        table.add_row(model, *score_cells(figures))
+        table.add_row(model, *score_cells(figures, agent_priced=model not in unpriced,
+                                          judge_priced=judge_model not in unpriced))
     return table
+
+
+#: Above this share of episodes without a valid judge vote, a model's TSQ is flagged as unreliable.
+MAX_UNJUDGED_SHARE = 0.05
+
+
+def judge_warnings(scores: ReleaseDocument) -> list[str]:
+    """Warnings about the judge's coverage: a model with more than 5% of its judged episodes without a valid
+    vote (its TSQ comes from the rest), and episodes left unjudged because the judge budget ran out."""
+    out = []
+    for model, figures in scores.models.items():
+        ran = figures.n_tasks - figures.errors
+        unjudged = figures.n_unjudged
+        if ran and unjudged / ran > MAX_UNJUDGED_SHARE:
+            out.append(f"{model}: {unjudged} of {ran} episodes have no valid judge vote "
+                       f"({100 * unjudged / ran:.0f}%): its TSQ comes from the other {ran - unjudged} only")
+        exhausted = figures.flags.get("judge_budget_exhausted", 0)
+        if exhausted:
+            budget = scores.judge.budget_usd if scores.judge is not None else None
+            out.append(f"{model}: judge budget exhausted{f' (budget_usd={budget})' if budget is not None else ''}: "
+                       f"{exhausted} episodes not fully judged (flag judge_budget_exhausted)")
+    return out
 
 
 def infrastructure_error_causes(scores: ReleaseDocument, data_dir: Path, per_model: int = 3) -> list[tuple[str, int, str]]:
@@ -78,10 +103,13 @@ def infrastructure_error_causes(scores: ReleaseDocument, data_dir: Path, per_mod
     return out
 
 
-def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
-    """Print the scores, the gate and any failed check; return whether the gate passed."""
+def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: frozenset[str] = frozenset()) -> bool:
+    """Print the scores (``unpriced``: the model strings whose cost is unknown), judge warnings, the gate and any
+    failed check; return whether the gate passed."""
     console = stdout_console()
-    console.print(scores_table(scores))
+    console.print(scores_table(scores, unpriced))
+    for warning in judge_warnings(scores):
+        console.print(f"[yellow]warning[/yellow] {warning}")
     if result.agent_calls is not None:
         calls, cached = result.agent_calls
         journal = (f"{'all ' if cached == calls else ''}{cached} from the call journal (their cost and latency "
@@ -105,6 +133,17 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result) -> bool:
     for model, count, cause in infrastructure_error_causes(scores, data_dir):
         console.print(f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}",
                       highlight=False)
+    calibration = scores.judge.calibration if scores.judge is not None else None
+    if calibration is not None:
+        canary_cost = f"canary judge cost {calibration.canary_judge_cost_usd:.4f} USD"
+        if calibration.blocks_promotion:
+            console.print(f"[red]{escape(calibration.message)}[/red] ({canary_cost}); the release is not promoted "
+                          "(judge.calibration: fail)")
+        elif not calibration.passed:
+            console.print(f"[yellow]warning[/yellow] {escape(calibration.message)} ({canary_cost}; "
+                          "judge.calibration: warn, so the run does not fail on it)")
+        else:
+            console.print(f"{calibration.message} ({canary_cost})", markup=False)
     if gate is not None:
         for warning in gate.warnings:
             console.print(f"[yellow]within noise[/yellow] {warning}")

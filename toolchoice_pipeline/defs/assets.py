@@ -10,6 +10,8 @@ only when the blocking gate check on ``release_scores`` passed.
 
 from collections import Counter
 
+import asyncio
+
 import dagster as dg
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
@@ -95,6 +97,9 @@ def eval_tasks(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
             "n_no_call_tasks": sum(1 for t in suite.tasks if t.expected is not None and t.expected.tool is None),
             "n_unlabelled_tasks": sum(1 for t in suite.tasks if t.expected is None),
             "tags": dg.MetadataValue.json(dict(sorted(tags.items()))),
+            # where each task's catalog came from (ingested suites: trace, file, live-dump, curated)
+            "catalog_sources": dg.MetadataValue.json({tag.split(":", 1)[1]: count for tag, count
+                                                      in sorted(tags.items()) if tag.startswith("catalog:")}),
         },
     )
 
@@ -140,6 +145,9 @@ def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
 def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
                 agent_runs: list[Episode]) -> dg.Output[list[JudgeVote]]:
     from toolchoice_pipeline.judge import RUBRIC_VERSION, judge_episodes_sync
+    from toolchoice_pipeline.judge import JudgeBudget
+    from toolchoice_pipeline.ingest.canary import canary_turns
+    from toolchoice_pipeline.judge.calibration import judge_canary
 
     from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
@@ -153,12 +161,22 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
         raise dg.Failure(description=f"judge unavailable for release {release.release_id}, nothing scored: "
                                      f"{exc}") from None
     report = logged_progress(context, progress, "judge")
+    budget = JudgeBudget(judge.budget_usd)  # one budget for the episodes and the canary
     votes = judge_episodes_sync(release.suite, agent_runs, judge, retries=release.config.retries,
-                                progress=lambda done, total: report("all models", done, total))
-    return dg.Output(votes, metadata={
+                                progress=lambda done, total: report("all models", done, total), budget=budget)
+    try:
+        canary = canary_turns(toolchoice.path)
+    except InputError as exc:  # calibration (release_scores) says so plainly; the episodes' votes are kept
+        canary, canary_note = [], f"missing: {exc.problems[0]}"
+    else:
+        canary_note = f"{len(canary)} turns judged"
+    canary_votes = asyncio.run(judge_canary(canary, judge, retries=release.config.retries, budget=budget))
+    return dg.Output(votes + canary_votes, metadata={
         "judge_model": judge.model.model,
         "polls": judge.polls,
         "rubric_version": RUBRIC_VERSION,
+        "canary": canary_note,
+        "judge_spend_usd": round(budget.spent_usd, 6),
         **judge_metadata(votes),
     })
 
@@ -191,15 +209,22 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.releases.store import publish_release
     from toolchoice_pipeline.releases.report import load_trend, render_chart
+    from toolchoice_pipeline.ingest.canary import canary_problem
+    from toolchoice_pipeline.judge.calibration import release_calibration
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
+    judge_document = None
+    if release.request.judge:
+        right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores if s.sample == 0}
+        judge_document = {"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION,
+                          "budget_usd": judge.budget_usd,
+                          "calibration": release_calibration(judge_votes, right_tool, canary_problem(toolchoice.path),
+                                                             judge.calibration)}
     try:
         published = publish_release(
             toolchoice.path, release.suite, release.lineage, release.request.kind, agent_runs, judge_votes,
-            scores=task_scores, force=release.request.force, promote=False,
-            judge=({"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION}
-                   if release.request.judge else None),
+            scores=task_scores, force=release.request.force, promote=False, judge=judge_document,
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(release.release_id, exc) from None
@@ -217,7 +242,9 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
         "gate_report": dg.MetadataValue.md(published.gate_markdown),
         "scores_json": dg.MetadataValue.path(str(published.scores_path)),
         "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
-        "judge_cost_usd": round(sum(m.judge_cost_usd for m in published.scores.models.values()), 6),
+        "judge_cost_usd": round(sum(m.judge_cost_usd for m in published.scores.models.values())
+                                + ((judge_document or {}).get("calibration") or {}).get("canary_judge_cost_usd", 0.0),
+                                6),
     }
     if chart is not None:
         metadata["trend_chart"] = dg.MetadataValue.path(str(chart))

@@ -5,15 +5,13 @@ from pathlib import Path
 
 import dagster as dg
 
-from toolchoice_pipeline.suites.config import load_run_config
-from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
-from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.records.episodes import Episode, TaskScore
 from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
 from toolchoice_pipeline.releases.request import read_request
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
-from toolchoice_pipeline.defs.assets import agent_runs, judge_votes, release_scores, task_scores
+from toolchoice_pipeline.defs.assets import agent_runs, release_scores, task_scores
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 
@@ -58,41 +56,30 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
     )
 
 
-@dg.asset_check(asset=judge_votes, partitions_def=release_partitions, additional_ins={"task_scores": dg.AssetIn(
-    key=task_scores.key)},
-                description="Judge calibration (DESIGN §5): the canary session (1 good, 3 bad choices) must score "
-                            "TSQ 0.25 (fails above 0.5), and on 20+ labelled tasks the judge's majority verdict must "
-                            "agree with right tool better than chance (fails at Cohen's kappa ≤ 0.2).")
-def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
-                      judge_votes: list[JudgeVote], task_scores: list[TaskScore]) -> dg.AssetCheckResult:
-    from toolchoice_pipeline.judge import majority_verdicts
-    from toolchoice_pipeline.ingest.canary import canary_turns
-    from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq
-
-    data_dir = toolchoice.path
-    request = read_request(data_dir, context.partition_key)
-    if not request.judge:
+@dg.asset_check(asset=release_scores, partitions_def=release_partitions,
+                description="Judge calibration (DESIGN §5): the canary session (1 good, 3 bad choices), judged with "
+                            "the release under the same budget, must score TSQ 0.25 (fails above 0.5), and on 20+ "
+                            "labelled tasks the judge's majority verdict must agree with right tool better than "
+                            "chance (fails at Cohen's kappa ≤ 0.2). A failure fails the run (exit 4) and blocks "
+                            "promotion unless judge.calibration is warn.")
+def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
+    scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
+    calibration = scores.judge.calibration if scores.judge is not None else None
+    if calibration is None:
         return dg.AssetCheckResult(passed=True, description="not applicable: the judge did not run (--no-judge)")
-    config = load_run_config(data_dir)
-    try:
-        items = canary_turns(data_dir)
-    except InputError as exc:
-        return dg.AssetCheckResult(passed=False, severity=ERROR,
-                                   description=f"the canary session could not be read: {exc.problems[0]}")
-    canary = canary_tsq(items, config.judge, config.retries)
-    # With repeats, agreement is measured on the first samples: the judge's keys are (model, task_id).
-    right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores if s.sample == 0}
-    result = calibrate(majority_verdicts([v for v in judge_votes if v.sample == 0]), right_tool, canary)
     return dg.AssetCheckResult(
-        passed=result.passed and not result.warnings,
-        severity=ERROR if not result.passed else dg.AssetCheckSeverity.WARN,
-        description=result.message,
+        passed=calibration.passed and not calibration.warnings,
+        severity=ERROR if calibration.blocks_promotion else dg.AssetCheckSeverity.WARN,
+        description=calibration.message,
         metadata={
-            "suite": request.suite,
-            "canary_tsq": result.canary_tsq if result.canary_tsq is not None else "none",
-            "n_labelled": result.n_labelled,
-            "accuracy": result.accuracy if result.accuracy is not None else "n/a",
-            "cohen_kappa": result.kappa if result.kappa is not None else "n/a",
+            "suite": scores.suite,
+            "mode": calibration.mode,
+            "blocks_promotion": calibration.blocks_promotion,
+            "canary_tsq": calibration.canary_tsq if calibration.canary_tsq is not None else "none",
+            "canary_judge_cost_usd": calibration.canary_judge_cost_usd,
+            "n_labelled": calibration.n_labelled,
+            "accuracy": calibration.accuracy if calibration.accuracy is not None else "n/a",
+            "cohen_kappa": calibration.kappa if calibration.kappa is not None else "n/a",
         },
     )
 

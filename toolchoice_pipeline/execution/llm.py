@@ -169,6 +169,22 @@ def call_cost(spec: ModelSpec, response: Any, prompt_tokens: int, completion_tok
         return 0.0
 
 
+def is_priced(spec: ModelSpec) -> bool:
+    """Whether the cost of ``spec``'s calls is known: a configured ``price``, an in-process model (``local/``,
+    ``replay/``, ``sim/``: free by definition), or a model LiteLLM's pricing table has (``litellm.get_model_info``
+    with an input and an output price). An unpriced model's calls are counted at 0.0 USD by :func:`call_cost`,
+    so its cost must be shown as "unpriced", never as 0.0000, and no budget can stop it."""
+    if spec.price is not None or is_local_model(spec.model):
+        return True
+    import litellm
+
+    try:
+        info = litellm.get_model_info(spec.model)
+    except Exception:  # noqa: BLE001 - LiteLLM raises for a model missing from its table
+        return False
+    return info.get("input_cost_per_token") is not None and info.get("output_cost_per_token") is not None
+
+
 async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: RetryConfig,
                    tools: list[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None,
                    limiter: AbstractAsyncContextManager | None = None, **params: Any) -> Completion:

@@ -24,6 +24,7 @@ import difflib
 import hashlib
 import sys
 from pathlib import Path
+from typing import Any
 
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 from toolchoice_pipeline.execution.offline import is_local_model
@@ -160,12 +161,15 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
     return None
 
 
-async def check_by_call(spec: ModelSpec, *, retries: RetryConfig) -> str | None:
-    """One tiny call to a remote model through the usual call wrapper; None when it answers."""
+async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> str | None:
+    """One tiny call to a model through the usual call wrapper; None when it answers.
+
+    ``params`` are the call's parameters (``max_tokens=8`` when none are given); the judge preflight passes
+    exactly what a poll sends."""
     from toolchoice_pipeline.execution.llm import complete
 
     try:
-        await complete(spec, PREFLIGHT_MESSAGES, retries=retries, max_tokens=8)
+        await complete(spec, PREFLIGHT_MESSAGES, retries=retries, **(params or {"max_tokens": 8}))
     except Exception as exc:
         known = known_to_litellm(spec.model)
         message = describe_failure(spec.model, exc, known_model=known)

@@ -14,6 +14,7 @@ from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
 from toolchoice_pipeline.ingest.labels import load_labels
 from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
+from toolchoice_pipeline.judge.calibration import CANARY_MODEL
 from toolchoice_pipeline.judge.polling import JudgeItem
 from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.suites.catalog import ToolDefinition
@@ -28,7 +29,6 @@ PACKAGED_CANARY = Path(__file__).resolve().parent / "canary_session"
 """The canary shipped with the package: the three files above."""
 DATA_DIR_CANARY = Path("sessions")
 """Where a data directory's own canary lives (the three files above), used instead of the packaged one."""
-CANARY_MODEL = "canary"
 
 
 def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]], Reply]]:
@@ -85,6 +85,15 @@ def canary_turns(data_dir: Path, catalog: list[ToolDefinition] | None = None) ->
     if not items:
         raise InputError(Problem(file=display_path(session), message="no user turn found"))
     return items
+
+
+def canary_problem(data_dir: Path) -> str | None:
+    """Why the canary session of ``data_dir`` cannot be read (its first problem, one line), or None."""
+    try:
+        canary_turns(data_dir)
+    except InputError as exc:
+        return str(exc.problems[0])
+    return None
 
 
 def canary_labels(data_dir: Path) -> dict[str, Expected]:

@@ -59,9 +59,10 @@ class Conversation:
         """The system instructions (kept outside the budget: they tell the agent how to use its tools)."""
         self.system = text or None
 
-    def add_user(self, text: str) -> None:
+    def add_user(self, text: str, name: str | None = None) -> None:
+        """A user message; ``name`` (OpenAI's optional participant name) marks one a framework sent."""
         self._close_assistant()
-        self._append({"role": "user", "content": text}, len(text))
+        self._append({"role": "user", "content": text, **({"name": name} if name else {})}, len(text))
 
     def add_assistant(self, message_id: str | None, text: str | None, calls: list[RecordedCall]) -> None:
         """Add assistant text and calls; lines of the message already open (same ``message_id``) are merged."""

@@ -5,7 +5,7 @@ A labels file is JSON Lines, one label per line::
     {"session": "c45af7b1-...", "turn": 0, "expected": {"tool": "Read", "arguments": {"file_path": "a.py"}}}
 
 - ``session``: the session id (Claude Code ``sessionId``, Codex ``session_meta.id``, OpenTelemetry
-  ``gen_ai.conversation.id`` or trace id); may be left out when one file is ingested.
+  ``gen_ai.conversation.id`` or trace id); may be left out when one file holding one session is ingested.
 - ``agent``: the subagent's ``agentId``, for a turn of a subagent file (optional).
 - ``turn``: the 0-based index of the user prompt in that session (or subagent).
 - ``expected``: a task's ``expected`` object (DESIGN §3: ``tool``, ``arguments`` with matchers, ``calls``).
@@ -82,6 +82,17 @@ class Labels:
                 problems.append(Problem(file=self.file, line=label.line, field="turn",
                                         message=f"no turn {entry.turn}: the session has {has}"))
         return problems
+
+
+    def sessionless_problems(self, sessions: set[str]) -> list[Problem]:
+        """A problem for each label without ``session`` when the ingested files hold several sessions (it
+        would apply to that turn of every session)."""
+        if len(sessions) < 2:
+            return []
+        return [Problem(file=self.file, line=label.line, field="session",
+                        message=f"required: the ingested files hold {len(sessions)} sessions "
+                                f"({', '.join(sorted(sessions)[:5])}{', ...' if len(sessions) > 5 else ''})")
+                for label in sorted(self._by_key.values(), key=lambda item: item.line) if label.entry.session is None]
 
 
 def load_labels(path: Path, *, session_optional: bool) -> Labels:

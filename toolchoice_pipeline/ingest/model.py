@@ -50,6 +50,7 @@ class RecordedTurn:
     call_names: list[str] = field(default_factory=list)
     tool_results: dict[str, str] = field(default_factory=dict)
     tools: list[ToolDefinition] | None = None
+    catalog_gap: str | None = None  # why a turn without ``tools`` has no recorded catalog (OpenTelemetry)
 
     @property
     def prompt(self) -> str:

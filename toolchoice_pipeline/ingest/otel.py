@@ -1,94 +1,58 @@
-"""OpenTelemetry GenAI traces exported as OTLP JSON into recorded turns, each with the catalog it was offered.
+"""OpenTelemetry GenAI traces (and logs) exported as OTLP JSON into recorded turns, each with its catalog.
 
-Input: the OTLP/JSON encoding of ``ExportTraceServiceRequest`` (``{"resourceSpans": [{"scopeSpans":
-[{"spans": [...]}]}]}``), one request per line as the OpenTelemetry Collector's file exporter writes it; a
-single pretty-printed request is read whole. Span attributes follow the GenAI semantic conventions:
+Input: OTLP/JSON export files (:mod:`.otlp_json`: JSON Lines as the Collector's file exporter writes them,
+or pretty-printed documents, one or several per file), trace and log exports alike. All files of one
+ingest are read first, because a model call's content may sit in log records of another file
+(:mod:`.genai_calls` puts each call together from its span and events and reads every producer's form).
 
-- ``gen_ai.operation.name`` ``chat`` / ``text_completion`` / ``generate_content`` marks a model call;
-- ``gen_ai.input.messages`` / ``gen_ai.output.messages``: ``[{"role", "parts": [{"type": "text",
-  "content"}, {"type": "tool_call", "id", "name", "arguments"}, {"type": "tool_call_response", "id",
-  "response"}]}]`` (a JSON string, or a structured ``arrayValue``);
-- ``gen_ai.system_instructions``: parts (or a string) put first as the system message;
-- ``gen_ai.tool.definitions``: ``[{"type": "function", "name", "description", "parameters"}]``;
-- Pydantic AI's ``model_request_parameters`` (JSON): ``function_tools`` and ``output_tools``, each
-  ``{name, description, parameters_json_schema}``;
-- ``gen_ai.conversation.id`` names the session (the trace id otherwise).
+A model call whose last input message is a user prompt is the first step of a turn; calls whose input ends
+with tool results are later steps (their results become the turn's ``tool_results``). Framework retry
+prompts (Pydantic AI's "... Fix the errors and try again." and "Your previous response failed the
+application's validation (this is automated feedback, not a message from the user)") are kept in the conversation as user messages
+named ``framework_retry`` but start no turn and are not counted. The turn index is the number of prompts
+before this one in the call's input, so calls may come in any order; the session is
+``gen_ai.conversation.id`` or the trace id. System messages, from ``gen_ai.system_instructions`` or
+inside the input, become the one system message. When the call lists its tool definitions they are the
+turn's catalog (stored inline with the task); when it does not, :attr:`RecordedTurn.catalog_gap` says why.
 
-A model call whose last input message is a user message with text is the first step of a turn; calls whose
-input ends with tool results are later steps and are skipped. Each span carries the whole conversation, so
-spans can come in any order: the turn index is the number of user text messages before the prompt. When a
-span lists its tool definitions, they are the turn's catalog (stored inline with the task).
+Memory: the model calls of all files are held until the files are read (the message content of each call).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import parse_tool_dump
 from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.ingest.conversation import Conversation
-from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
-from toolchoice_pipeline.ingest.model import BoundedMap, RecordedCall, RecordedTurn, Step
+from toolchoice_pipeline.ingest.jsonl import Warnings
+from toolchoice_pipeline.ingest.model import RecordedCall, RecordedTurn, Step
 from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger, recorded_call
+from toolchoice_pipeline.ingest.genai_calls import CallCollector, ModelCall, RESULT_KEYS, parts
+from toolchoice_pipeline.ingest.otlp_json import documents, records
 
 SOURCE = "otel"
-MODEL_CALL_OPERATIONS = {"chat", "text_completion", "generate_content"}
-RECENT_TURNS = 20_000
+RETRY_MARKS = ("Fix the errors and try again.",  # Pydantic AI < 2: RetryPromptPart's closing sentence
+               "(this is automated feedback, not a message from the user)")  # Pydantic AI 2.x
+RETRY_NAME = "framework_retry"
+CAPTURE_SETTINGS = {  # scope name prefix -> how that producer turns message content capture on
+    "pydantic-ai": "Pydantic AI records it with InstrumentationSettings(include_content=True) (the default; "
+                   "include_content=False leaves it out)",
+    "opentelemetry.instrumentation.openai.": "OpenLLMetry records it with TRACELOOP_TRACE_CONTENT=true",
+    "openlit": "OpenLIT records it with openlit.init(capture_message_content=True)",
+    "langtrace": "Langtrace records it unless TRACE_PROMPT_COMPLETION_DATA=false",
+}
+GENERIC_CAPTURE = ("set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (SPAN_ONLY or EVENT_ONLY with "
+                   "opentelemetry-util-genai) for the OpenTelemetry instrumentations")
 
 
-def any_value(value: Any) -> Any:
-    """A Python value from an OTLP/JSON ``AnyValue`` (``stringValue``, ``intValue``, ``arrayValue``...)."""
-    if not isinstance(value, dict):
-        return value
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "boolValue" in value:
-        return value["boolValue"]
-    if "intValue" in value:
-        try:
-            return int(value["intValue"])
-        except (TypeError, ValueError):
-            return value["intValue"]
-    if "doubleValue" in value:
-        return value["doubleValue"]
-    if "arrayValue" in value:
-        return [any_value(item) for item in (value["arrayValue"] or {}).get("values", [])]
-    if "kvlistValue" in value:
-        return {kv.get("key"): any_value(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values", [])}
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
-
-
-def span_attributes(span: dict[str, Any]) -> dict[str, Any]:
-    return {kv.get("key"): any_value(kv.get("value")) for kv in span.get("attributes") or [] if isinstance(kv, dict)}
-
-
-def _structured(value: Any) -> Any:
-    """An attribute recorded as JSON text or in structured form, decoded (None when it does not decode)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
-
-
-def _parts(message: Any) -> list[dict[str, Any]]:
-    parts = message.get("parts") if isinstance(message, dict) else None
-    if isinstance(parts, list):
-        return [p for p in parts if isinstance(p, dict)]
-    content = message.get("content") if isinstance(message, dict) else None
-    return [{"type": "text", "content": content}] if isinstance(content, str) else []
-
-
-def _text(parts: list[dict[str, Any]]) -> str:
+def _text(message_parts: list[dict[str, Any]]) -> str:
     out = []
-    for part in parts:
+    for part in message_parts:
         kind = part.get("type")
         if kind == "text" and isinstance(part.get("content"), str):
             out.append(part["content"])
@@ -97,91 +61,135 @@ def _text(parts: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def _is_prompt(message: Any) -> bool:
-    parts = _parts(message)
-    return (isinstance(message, dict) and message.get("role") == "user"
-            and any(p.get("type") == "text" for p in parts)
-            and not any(p.get("type") == "tool_call_response" for p in parts))
+def is_retry(message: Any) -> bool:
+    """A framework's automatic retry request (Pydantic AI's RetryPromptPart sent as a user message)."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    text = _text(parts(message))
+    return any(mark in text for mark in RETRY_MARKS)
 
 
-def _response_text(response: Any) -> str:
-    return response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
+def is_prompt(message: Any) -> bool:
+    """A user message with text that is not a framework retry (tool results may share the message)."""
+    return (isinstance(message, dict) and message.get("role") == "user" and bool(_text(parts(message)).strip())
+            and not is_retry(message))
 
 
-class _SpanReader:
-    def __init__(self, shown: str, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings,
-                 max_context_chars: int):
-        self.shown, self.sanitiser, self.ledger = shown, sanitiser, ledger
+def tool_result_text(part: dict[str, Any]) -> str:
+    """A ``tool_call_response`` part's result, whichever key the producer used (``response``, ``result``...)."""
+    value = next((part[key] for key in RESULT_KEYS if part.get(key) is not None), None)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class _TurnBuilder:
+    def __init__(self, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings, max_context_chars: int):
+        self.sanitiser, self.ledger = sanitiser, ledger
         self.warnings, self.max_context_chars = warnings, max_context_chars
-        self.seen_turns = BoundedMap(RECENT_TURNS)
+        self.seen_turns: set[tuple[str, int]] = set()
+        self.results: dict[str, str] = {}  # call id -> recorded result, from every call's input
+        self.made: dict[str, dict[str, Any]] = {}  # call id -> the tool_call part of the output that made it
 
-    def requests(self, payload: dict[str, Any], line: int | None) -> Iterator[RecordedTurn]:
-        for resource_spans in payload.get("resourceSpans") or []:
-            for scope_spans in (resource_spans or {}).get("scopeSpans") or []:
-                for span in (scope_spans or {}).get("spans") or []:
-                    if isinstance(span, dict):
-                        turn = self.span(span, line)
-                        if turn is not None:
-                            yield turn
+    def turns(self, calls: list[ModelCall]) -> Iterator[RecordedTurn]:
+        for call in calls:
+            for message in call.outputs or []:
+                for part in parts(message):
+                    if part.get("type") == "tool_call" and part.get("id"):
+                        self.made.setdefault(str(part["id"]), part)
+            for message in call.inputs or []:
+                for part in parts(message):
+                    if part.get("type") == "tool_call_response" and part.get("id"):
+                        self.results.setdefault(str(part["id"]), tool_result_text(part))
+        for call in calls:
+            turn = self.turn(call)
+            if turn is not None:
+                yield turn
 
-    def span(self, span: dict[str, Any], line: int | None) -> RecordedTurn | None:
-        attributes = span_attributes(span)
-        operation = attributes.get("gen_ai.operation.name")
-        if "gen_ai.input.messages" not in attributes or (operation and operation not in MODEL_CALL_OPERATIONS):
+    def turn(self, call: ModelCall) -> RecordedTurn | None:
+        where = f"span {call.span_id[:16] or '?'}"
+        inputs, outputs = call.inputs, call.outputs
+        if inputs is None or outputs is None:
+            cut = [t for t in call.truncated if t.startswith(("gen_ai.input", "gen_ai.output"))]
+            if cut:
+                self.warnings.add(call.file, call.line, f"{where}: {', '.join(cut)} cut by an attribute length "
+                                                        "limit (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT); span skipped")
             return None
-        where = f"span {str(span.get('spanId') or '?')[:16]}"
-        inputs = _structured(attributes.get("gen_ai.input.messages"))
-        outputs = _structured(attributes.get("gen_ai.output.messages"))
-        if not isinstance(inputs, list) or not isinstance(outputs, list):
-            self.warnings.add(self.shown, line, f"{where}: gen_ai.input.messages or gen_ai.output.messages is not "
-                                                "a JSON list; span skipped")
-            return None
-        if not inputs or not _is_prompt(inputs[-1]):
-            return None  # a later step of a turn (its input ends with tool results)
-        session = str(attributes.get("gen_ai.conversation.id") or span.get("traceId") or "trace")
-        index = sum(1 for message in inputs if _is_prompt(message)) - 1
+        if not inputs or not is_prompt(inputs[-1]):
+            return None  # a later step of a turn (its input ends with tool results or a retry prompt)
+        inputs = self._restore_calls(inputs)
+        session = call.conversation_id or call.trace_id or "trace"
+        index = sum(1 for message in inputs if is_prompt(message)) - 1
         if (session, index) in self.seen_turns:
             seen_in = self.sanitiser.text(session)[:16]
-            self.warnings.add(self.shown, line, f"{where}: turn {index} of {seen_in} seen before; span skipped")
+            self.warnings.add(call.file, call.line, f"{where}: turn {index} of {seen_in} seen before; span skipped")
             return None
-        self.seen_turns[(session, index)] = True
-        tools = self.tools(attributes, line, where)
+        self.seen_turns.add((session, index))
+        tools = self.tools(call, where)
         conversation = Conversation(self.max_context_chars)
-        conversation.set_system(self._system(attributes.get("gen_ai.system_instructions")))
+        system = list(call.system)
+        for message in inputs:
+            if isinstance(message, dict) and message.get("role") in ("system", "developer"):
+                text = _text(parts(message)).strip()
+                if text and text not in system:
+                    system.append(text)
+        conversation.set_system(self.sanitiser.message_text("\n\n".join(system)) if system else None)
         for message in inputs[:-1]:
             self._feed(conversation, message, tools is None)
-        prompt = self.sanitiser.message_text(_text(_parts(inputs[-1])).strip())
-        turn = RecordedTurn(source=SOURCE, session_id=session, agent_id=None, index=index, file=self.shown,
-                            line=line, messages=conversation.snapshot(prompt), tools=tools)
+        self._results(conversation, inputs[-1])
+        prompt = self.sanitiser.message_text(_text(parts(inputs[-1])).strip())
+        turn = RecordedTurn(source=SOURCE, session_id=session, agent_id=None, index=index, file=call.file,
+                            line=call.line, messages=conversation.snapshot(prompt), tools=tools)
+        if tools is None:
+            cut = [t for t in call.truncated if not t.startswith(("gen_ai.input", "gen_ai.output"))]
+            turn.catalog_gap = (f"its tool definitions were cut by an attribute length limit: {', '.join(cut)} "
+                                "(raise OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)" if cut
+                                else "it records no tool definitions")
         reply = next((m for m in outputs if isinstance(m, dict) and m.get("role", "assistant") == "assistant"), None)
         if reply is not None:
-            text, calls = self._assistant_parts(_parts(reply), record=tools is None)
+            text, calls = self._assistant_parts(parts(reply), record=tools is None)
             turn.first_step = Step(text=text, calls=calls)
-            for call in calls:
-                turn.record_call(call.name)
+            for recorded in calls:
+                turn.record_call(recorded.name)
+                result = self.results.get(str(recorded.id)) if recorded.id else None
+                if result is not None and recorded.name not in turn.tool_results:
+                    turn.tool_results[recorded.name] = self.sanitiser.tool_result(result)
         return turn
 
-    def tools(self, attributes: dict[str, Any], line: int | None, where: str) -> list[ToolDefinition] | None:
-        """The span's tool definitions (GenAI ``gen_ai.tool.definitions`` or Pydantic AI's parameters), sanitised."""
-        found: list[dict[str, Any]] = []
-        definitions = _structured(attributes.get("gen_ai.tool.definitions"))
-        if isinstance(definitions, list):
-            found.extend(d for d in definitions if isinstance(d, dict))
-        parameters = _structured(attributes.get("model_request_parameters"))
-        if isinstance(parameters, dict):
-            for tool in (parameters.get("function_tools") or []) + (parameters.get("output_tools") or []):
-                if isinstance(tool, dict):
-                    found.append({"name": tool.get("name"), "description": tool.get("description") or "",
-                                  "parameters": tool.get("parameters_json_schema")})
-        if not found:
+    def _restore_calls(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``inputs`` with an assistant message put back before tool results whose call is not in them (OpenLIT
+        leaves the assistant's tool-call message out of the input it records), made from the earlier call's
+        output with the same call id."""
+        offered: set[str] = set()
+        out: list[dict[str, Any]] = []
+        for message in inputs:
+            message_parts = parts(message)
+            offered.update(str(p.get("id")) for p in message_parts if p.get("type") == "tool_call")
+            missing = [self.made[str(p.get("id"))] for p in message_parts if p.get("type") == "tool_call_response"
+                       and str(p.get("id")) not in offered and str(p.get("id")) in self.made]
+            if missing:
+                if out and out[-1].get("role") == "assistant" and out[-1].get("_restored"):
+                    out[-1]["parts"].extend(missing)
+                else:
+                    out.append({"role": "assistant", "parts": list(missing), "_restored": True})
+                offered.update(str(p.get("id")) for p in missing)
+            out.append(message)
+        return out
+
+    def tools(self, call: ModelCall, where: str) -> list[ToolDefinition] | None:
+        """The call's tool definitions, sanitised (a tool listed twice, as Pydantic AI's function and output
+        tools may be, is kept once: the first)."""
+        if not call.definitions:
             return None
         unique, names = [], set()
-        for definition in found:  # a tool listed twice (function and output tools) is kept once, first wins
-            if definition.get("name") not in names:
-                names.add(definition.get("name"))
+        for definition in call.definitions:
+            name = definition.get("name") or (definition.get("function") or {}).get("name")
+            if name not in names:
+                names.add(name)
                 unique.append(definition)
+        shown = f"{call.file}{'' if call.line is None else f':{call.line}'} {where}"
         try:
-            tools = parse_tool_dump(unique, f"{self.shown}{'' if line is None else f':{line}'} {where}")
+            tools = parse_tool_dump(unique, shown)
         except InputError as exc:
             raise InputError([Problem(file=p.file, line=None, field=f"gen_ai.tool.definitions{p.field or ''}",
                                       message=p.message) for p in exc.problems]) from None
@@ -189,32 +197,29 @@ class _SpanReader:
                                      "description": self.sanitiser.text(t.description),
                                      "parameters": self.sanitiser.value(t.parameters)}) for t in tools]
 
-    def _system(self, value: Any) -> str | None:
-        value = _structured(value) if isinstance(value, str) and value.lstrip().startswith("[") else value
-        text = value if isinstance(value, str) else _text([p for p in value or [] if isinstance(p, dict)])
-        return self.sanitiser.message_text(text) if text else None
+    def _results(self, conversation: Conversation, message: Any) -> None:
+        for part in parts(message):
+            if part.get("type") == "tool_call_response":
+                conversation.add_tool_result(part.get("id"), self.sanitiser.tool_result(tool_result_text(part)))
 
     def _feed(self, conversation: Conversation, message: Any, record: bool) -> None:
         if not isinstance(message, dict):
             return
-        parts = _parts(message)
         role = message.get("role")
-        for part in parts:
-            if part.get("type") == "tool_call_response":
-                conversation.add_tool_result(part.get("id"), self.sanitiser.tool_result(
-                    _response_text(part.get("response"))))
+        self._results(conversation, message)
         if role == "assistant":
-            text, calls = self._assistant_parts(parts, record)
+            text, calls = self._assistant_parts(parts(message), record)
             conversation.add_assistant(None, text, calls)
-        elif role in ("user", "system"):
-            text = _text(parts).strip()
+        elif role == "user":
+            text = _text(parts(message)).strip()
             if text:
-                conversation.add_user(self.sanitiser.message_text(text))
+                conversation.add_user(self.sanitiser.message_text(text), name=RETRY_NAME if is_retry(message) else None)
 
-    def _assistant_parts(self, parts: list[dict[str, Any]], record: bool) -> tuple[str | None, list[RecordedCall]]:
-        text = _text(parts).strip()
+    def _assistant_parts(self, message_parts: list[dict[str, Any]],
+                         record: bool) -> tuple[str | None, list[RecordedCall]]:
+        text = _text(message_parts).strip()
         calls = []
-        for part in parts:
+        for part in message_parts:
             if part.get("type") == "tool_call" and isinstance(part.get("name"), str):
                 call = recorded_call(part["name"], part.get("arguments"), part.get("id"), self.sanitiser)
                 if record:
@@ -223,50 +228,42 @@ class _SpanReader:
         return (self.sanitiser.message_text(text) if text else None), calls
 
 
-def read_otel(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings,
+def read_otel(files: Sequence[tuple[Path, str]], *, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings,
               max_context_chars: int) -> Iterator[RecordedTurn]:
-    """The turns in one OTLP/JSON trace file (see the module doc).
+    """The turns in OTLP/JSON export files ``(path, shown name)`` read together (see the module doc).
 
-    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when the file is not JSON (Lines) at all, is nested
-    deeper than Python's recursion limit, or a span's tool definitions are malformed (naming the span).
+    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is not OTLP JSON, is nested deeper than Python's recursion limit, a call's tool
+    definitions are malformed (naming the span), or the files record model calls but no message content
+    (naming the producer's content capture setting).
     """
-    try:
-        yield from _read_otel(path, shown=shown, sanitiser=sanitiser, ledger=ledger, warnings=warnings,
-                              max_context_chars=max_context_chars)
-    except RecursionError:
-        raise InputError(Problem(file=shown, message="not OTLP JSON: nested too deeply (more levels than Python's "
-                                                     "recursion limit)")) from None
-
-
-def _read_otel(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings,
-               max_context_chars: int) -> Iterator[RecordedTurn]:
-    reader = _SpanReader(shown, sanitiser, ledger, warnings, max_context_chars)
-    if _is_single_document(path):
+    collector = CallCollector()
+    for path, shown in files:
         try:
-            with path.open("rb") as handle:
-                payload = json.load(handle)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(Problem(file=shown, line=getattr(exc, "lineno", None),
-                                     message=f"not OTLP JSON: {getattr(exc, 'msg', 'not UTF-8 text')}")) from None
-        if not isinstance(payload, dict) or "resourceSpans" not in payload:
-            raise InputError(Problem(file=shown, field="resourceSpans", message="not an OTLP JSON trace export"))
-        yield from reader.requests(payload, None)
-        return
-    for number, payload in read_json_lines(path, shown, warnings):
-        if "resourceSpans" not in payload:
-            warnings.add(shown, number, "line skipped: no resourceSpans (not an OTLP trace export)")
-            continue
-        yield from reader.requests(payload, number)
+            for payload, line in documents(path, shown, warnings):
+                for record in records(payload, line):
+                    collector.add(record, shown)
+        except RecursionError:
+            raise InputError(Problem(file=shown, message="not OTLP JSON: nested too deeply (more levels than "
+                                                         "Python's recursion limit)")) from None
+    calls = collector.finished()
+    produced = 0
+    for turn in _TurnBuilder(sanitiser, ledger, warnings, max_context_chars).turns(calls):
+        produced += 1
+        yield turn
+    without = [call for call in calls if call.model_call and not call.has_content and not call.truncated]
+    if without and produced == 0:
+        first = without[0]
+        raise InputError(Problem(file=first.file, line=first.line, field="gen_ai.input.messages",
+                                 message=f"{len(without)} model calls recorded without their message content "
+                                         f"(content capture was off, or the content is in log records of a "
+                                         f"logs export not given): nothing to ingest. {_capture_hint(first)}"))
+    if without:
+        warnings.add(without[0].file, without[0].line, f"{len(without)} model calls recorded without message "
+                                                       f"content were skipped. {_capture_hint(without[0])}")
 
 
-def _is_single_document(path: Path) -> bool:
-    """True when the first non-blank line is not a whole JSON value (a pretty-printed export)."""
-    with path.open("rb") as handle:
-        for raw in handle:
-            if raw.strip():
-                try:
-                    json.loads(raw)
-                except (ValueError, UnicodeDecodeError):
-                    return raw.strip().startswith((b"{", b"["))
-                return False
-    return False
+def _capture_hint(call: ModelCall) -> str:
+    for prefix, hint in CAPTURE_SETTINGS.items():
+        if call.scope.startswith(prefix):
+            return hint[0].upper() + hint[1:] + "."
+    return GENERIC_CAPTURE[0].upper() + GENERIC_CAPTURE[1:] + "."

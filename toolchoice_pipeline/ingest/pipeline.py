@@ -8,19 +8,26 @@ calls; the first step itself is the task's line in the suite's replay file.
 
 Catalogs. Session files do not record the tools on offer, so Claude Code and Codex sessions are ingested
 against a curated catalog (``catalog``, default the demo suite's ``<data-dir>/suites/coding_agent/
-catalog.yaml``) merged with live dumps (curated wins a name collision); a tool the sessions called that is in
-neither gets a minimal definition (empty description, the argument names seen, any value allowed), unless
-every call to it was refused as an unknown tool. An OpenTelemetry span that lists its tool definitions keeps
-them inline with its task; the suite catalog is then the union of the traces' catalogs (with the curated one,
-when given or needed for spans without definitions). The catalog written with the suite is a snapshot: a later
-change of the curated catalog does not change an ingested suite.
+catalog.yaml``, the coding agents' tools) merged with live dumps (curated wins a name collision); a tool the
+sessions called that is in neither gets a minimal definition (empty description, the argument names seen, any
+value allowed), unless every call to it was refused as an unknown tool. An OpenTelemetry span that lists its
+tool definitions keeps them inline with its task; the suite catalog is then the union of the traces' catalogs
+(with the given one). A trace's model call that records no definitions (or whose definitions were cut by an
+attribute length limit) has no knowable catalog: the ingest is refused unless one is given (``catalog``, a
+live dump) or explicitly chosen (``catalog_from="curated"``: the demo suite's catalog). Every task is tagged
+with where its catalog came from (:data:`CATALOG_SOURCES`: ``catalog:trace``, ``catalog:file``,
+``catalog:live-dump``, ``catalog:curated``), and ``ingest.json`` counts them. Two traces defining one tool
+name differently keep their own definitions inline (each task is graded against its own catalog); the suite
+catalog keeps the first and ``ingest.json`` lists the name under ``catalog.conflicts`` (a warning too). The
+catalog written with the suite is a snapshot: a later change of the curated catalog does not change an
+ingested suite.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -41,6 +48,8 @@ from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.ingest.writer import SuiteWriter
 
 SOURCES = ("claude-code", "codex", "otel")
+CATALOG_SOURCES = ("trace", "file", "live-dump", "curated")
+CATALOG_FROM = ("curated",)
 DEMO_SUITE = "coding_agent"
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -53,6 +62,7 @@ class IngestOptions:
     data_dir: Path = Path("data")
     catalog: Path | None = None
     catalog_dumps: Sequence[Path] = ()
+    catalog_from: str | None = None  # "curated": grade traces without definitions against the demo catalog
     labels: Path | None = None
     max_tool_result_bytes: int = DEFAULT_MAX_TOOL_RESULT_BYTES
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS
@@ -66,6 +76,7 @@ class SessionSummary:
     file: str
     turns: int = 0
     tasks: int = 0
+    catalog_sources: Counter = field(default_factory=Counter)
 
 
 @dataclass
@@ -130,9 +141,31 @@ ReaderFactory = Callable[..., Iterator[RecordedTurn]]
 def _reader(source: str, seen: SeenRecords) -> ReaderFactory:
     if source == "claude-code":
         return lambda path, index, **common: read_claude_code(path, file_index=index, seen=seen, **common)
-    if source == "codex":
-        return lambda path, index, **common: read_codex(path, **common)
-    return lambda path, index, **common: read_otel(path, **common)
+    return lambda path, index, **common: read_codex(path, **common)
+
+
+def _turns(source: str, files: Sequence[Path], shown_files: list[str],
+           common: dict[str, Any]) -> Iterator[tuple[int, str, RecordedTurn]]:
+    """``(file index, shown file, turn)`` of every file; OpenTelemetry files are read together (a call's
+    content can sit in another file's log records)."""
+    if source == "otel":
+        index_of = {shown: index for index, shown in enumerate(shown_files)}
+        for turn in read_otel(list(zip(files, shown_files)), **common):
+            yield index_of.get(turn.file, 0), turn.file, turn
+        return
+    read = _reader(source, SeenRecords())
+    for index, (path, shown) in enumerate(zip(files, shown_files)):
+        for turn in read(path, index, shown=shown, **common):
+            yield index, shown, turn
+
+
+def _catalog_source(source: str, options: IngestOptions) -> str:
+    """Where the catalog of a turn without recorded definitions comes from (one of :data:`CATALOG_SOURCES`)."""
+    if options.catalog is not None:
+        return "file"
+    if source == "otel" and options.catalog_dumps and options.catalog_from is None:
+        return "live-dump"
+    return "curated"
 
 
 def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) -> IngestReport:
@@ -152,64 +185,79 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
     missing = [problem for path, shown in zip(files, shown_files) if (problem := check_readable(path, shown))]
     if missing:
         raise InputError(missing)
-    labels = load_labels(options.labels, session_optional=len(files) == 1) if options.labels else None
+    # a label without session names a turn of the only session (otel: traces and logs files of one run)
+    sessionless_ok = len(files) == 1 or source == "otel"
+    labels = load_labels(options.labels, session_optional=sessionless_ok) if options.labels else None
+    if options.catalog_from is not None and options.catalog_from not in CATALOG_FROM:
+        raise InputError(Problem(file="<command line>", field="--catalog-from",
+                                 message=f"'{options.catalog_from}' is not one of {', '.join(CATALOG_FROM)}"))
     curated: list[ToolDefinition] | None = None
     catalog_sources: list[str] = []
-    if source != "otel" or options.catalog is not None:
-        curated, catalog_sources = load_curated_catalog(options)
+    given = options.catalog is not None or bool(options.catalog_dumps) or options.catalog_from is not None
+    if source != "otel" or given:
+        curated, catalog_sources = _given_catalog(source, options)
+    gap_source = _catalog_source(source, options)
 
     warnings = Warnings()
     ledger = ToolLedger()
-    read = _reader(source, SeenRecords())
     short_ids = _ShortIds()
     sessions: dict[tuple[str, str | None, int], SessionSummary] = {}
     task_ids: set[str] = set()
     labelled: list[tuple[Task, int]] = []
     trace_tools: dict[str, ToolDefinition] = {}
-    needs_curated = False
+    conflicts: dict[str, list[str]] = {}
+    by_source: Counter = Counter()
+    gaps: list[tuple[RecordedTurn, str]] = []
+    common: dict[str, Any] = dict(sanitiser=sanitiser, ledger=ledger, warnings=warnings,
+                                  max_context_chars=options.max_context_chars)
 
     with SuiteWriter(options.data_dir, options.suite, force=options.force) as writer:
-        for index, (path, shown) in enumerate(zip(files, shown_files)):
-            common: dict[str, Any] = dict(shown=shown, sanitiser=sanitiser, ledger=ledger, warnings=warnings,
-                                          max_context_chars=options.max_context_chars)
-            for turn in read(path, index, **common):
-                summary = sessions.setdefault((turn.session_id, turn.agent_id, index), SessionSummary(
-                    session_id=sanitiser.text(turn.session_id),
-                    agent_id=sanitiser.text(turn.agent_id) if turn.agent_id else None, file=shown))
-                summary.turns += 1
-                label = labels.take(turn.session_id, turn.agent_id, turn.index) if labels is not None else None
-                if turn.first_step is None:
-                    warnings.add(shown, turn.line, f"turn {turn.index} has no recorded reply: no task"
-                                                   + (" (its label is not used)" if label else ""))
-                    continue
-                task_id = _task_id(turn, short_ids, sanitiser)
-                if task_id in task_ids:
-                    warnings.add(shown, turn.line, f"task id {task_id} already taken by another file of the "
-                                                   f"same session: stored as {task_id}-f{index}")
-                    task_id = f"{task_id}-f{index}"
-                task_ids.add(task_id)
-                task = _task(turn, task_id, _sanitised_tools(label[0], sanitiser) if label else None)
-                if label:
-                    labelled.append((task, label[1]))
-                if turn.tools is None:
-                    needs_curated = True
-                else:
-                    for tool in turn.tools:
-                        trace_tools.setdefault(tool.name, tool)
-                writer.add(task, _replay_line(task_id, turn))
-                summary.tasks += 1
+        for index, shown, turn in _turns(source, files, shown_files, common):
+            summary = sessions.setdefault((turn.session_id, turn.agent_id, index), SessionSummary(
+                session_id=sanitiser.text(turn.session_id),
+                agent_id=sanitiser.text(turn.agent_id) if turn.agent_id else None, file=shown))
+            summary.turns += 1
+            label = labels.take(turn.session_id, turn.agent_id, turn.index) if labels is not None else None
+            if turn.first_step is None:
+                warnings.add(shown, turn.line, f"turn {turn.index} has no recorded reply: no task"
+                                               + (" (its label is not used)" if label else ""))
+                continue
+            task_id = _task_id(turn, short_ids, sanitiser)
+            if task_id in task_ids:
+                warnings.add(shown, turn.line, f"task id {task_id} already taken by another file of the "
+                                               f"same session: stored as {task_id}-f{index}")
+                task_id = f"{task_id}-f{index}"
+            task_ids.add(task_id)
+            catalog_from = "trace" if turn.tools is not None else gap_source
+            if turn.tools is None and turn.catalog_gap and not given:
+                gaps.append((turn, task_id))
+            by_source[catalog_from] += 1
+            summary.catalog_sources[catalog_from] += 1
+            task = _task(turn, task_id, _sanitised_tools(label[0], sanitiser) if label else None, catalog_from)
+            if label:
+                labelled.append((task, label[1]))
+            for tool in turn.tools or []:
+                first = trace_tools.setdefault(tool.name, tool)
+                if first != tool and task_id not in conflicts.setdefault(tool.name, []):
+                    if not conflicts[tool.name]:
+                        warnings.add(shown, turn.line, f"tool '{tool.name}' is defined differently by two traces "
+                                                       f"(first kept in the suite catalog; each task keeps its own)")
+                    conflicts[tool.name].append(task_id)
+            writer.add(task, _replay_line(task_id, turn))
+            summary.tasks += 1
 
         turn_counts = Counter()
         for (session, agent, _), summary in sessions.items():
             turn_counts[(session, agent)] += summary.turns
         problems: list[Problem] = []
+        if gaps:
+            problems.append(_catalog_gap_problem(gaps))
         if labels is not None:
             problems.extend(labels.unused_problems(dict(turn_counts)))
+            problems.extend(labels.sessionless_problems({session for session, _ in turn_counts}))
         if writer.task_count == 0 and not problems:
             problems.append(Problem(file=shown_files[0] if len(files) == 1 else ", ".join(shown_files),
                                     message="no user prompt with a recorded reply found: nothing to ingest"))
-        if needs_curated and curated is None:
-            curated, catalog_sources = load_curated_catalog(options)
         base = merge_live(curated or [], list(trace_tools.values()))
         added = ledger.missing_definitions(base)
         catalog = base + added
@@ -224,6 +272,8 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
         summaries = list(sessions.values())
         manifest = _manifest(source, shown_files, summaries, writer.task_count, len(labelled), catalog,
                              catalog_sources, added, sanitiser, warnings, options)
+        manifest["catalog"]["task_catalog_sources"] = dict(sorted(by_source.items()))
+        manifest["catalog"]["conflicts"] = {name: tasks for name, tasks in sorted(conflicts.items()) if tasks}
         description = (f"Recorded {source} sessions: {writer.task_count} tasks from {len(summaries)} sessions "
                        f"(see ingest.json)")
         suite_dir = writer.commit(catalog=catalog, description=description, manifest=manifest)
@@ -256,8 +306,29 @@ def _task_id(turn: RecordedTurn, short_ids: _ShortIds, sanitiser: Sanitiser) -> 
     return f"{session}-t{turn.index}"
 
 
-def _task(turn: RecordedTurn, task_id: str, expected: Expected | None) -> Task:
-    tags = [turn.source] + (["subagent"] if turn.agent_id else [])
+def _given_catalog(source: str, options: IngestOptions) -> tuple[list[ToolDefinition], list[str]]:
+    """The catalog given on the command line: the curated file (when given, chosen, or for session files,
+    which never record one) with the live dumps."""
+    if _catalog_source(source, options) == "live-dump":
+        live: list[ToolDefinition] = []
+        for dump in options.catalog_dumps:
+            live.extend(load_tool_dump(dump))
+        return merge_live([], live), [display_path(d) for d in options.catalog_dumps]
+    return load_curated_catalog(options)
+
+
+def _catalog_gap_problem(gaps: list[tuple[RecordedTurn, str]]) -> Problem:
+    """One problem for every turn whose catalog cannot be known (the first named, the rest counted)."""
+    turn, task_id = gaps[0]
+    more = f" (and {len(gaps) - 1} more turns)" if len(gaps) > 1 else ""
+    return Problem(file=turn.file, line=turn.line, field="gen_ai.tool.definitions",
+                   message=f"the catalog of turn {task_id}{more} cannot be known: {turn.catalog_gap}. Give the "
+                           "agent's tools with --catalog FILE or --catalog-dump FILE, or choose the curated demo "
+                           "catalog with --catalog-from curated")
+
+
+def _task(turn: RecordedTurn, task_id: str, expected: Expected | None, catalog_from: str) -> Task:
+    tags = [turn.source] + (["subagent"] if turn.agent_id else []) + [f"catalog:{catalog_from}"]
     return Task(id=task_id, messages=turn.messages, expected=expected, tools=turn.tools,
                 tool_results=turn.tool_results or None, tags=tags)
 
@@ -282,7 +353,8 @@ def _manifest(source: str, files: list[str], sessions: list[SessionSummary], tas
         "source": source,
         "files": [Path(f).name for f in files],
         "sessions": [{"session": s.session_id, "agent": s.agent_id, "file": Path(s.file).name, "turns": s.turns,
-                      "tasks": s.tasks} for s in sessions],
+                      "tasks": s.tasks, "catalog_sources": dict(sorted(s.catalog_sources.items()))}
+                     for s in sessions],
         "turns": sum(s.turns for s in sessions),
         "tasks": tasks,
         "labelled": labelled,

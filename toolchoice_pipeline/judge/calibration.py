@@ -10,6 +10,11 @@ Two pieces of evidence:
   catalog never moves the yardstick. A judge with teeth scores it 0.25 (its TSQ is the mean of the four turns'
   TSQ). The canary ships with the package; a data directory may bring its own in ``sessions/``.
 
+Every run judges the canary in the ``judge_votes`` asset, under the run's judge budget (its votes are stored
+with the others, model :data:`CANARY_MODEL`, and its cost counts as judge cost), and stores the outcome in
+``scores.json`` (:func:`release_calibration`). A failed calibration fails the run (exit code 4) and blocks
+promotion to baseline, unless ``judge.calibration: warn``. A missing canary session fails it too, saying so.
+
 The check fails, "the judge is toothless", when the canary scores above :data:`MAX_CANARY_TSQ` (0.5), or when
 kappa is at most :data:`MIN_KAPPA` (0.2) on at least :data:`MIN_LABELLED` (20) labelled episodes. A judge that
 sees only tool names (no descriptions) passes nearly every choice and fails this check; that is its purpose.
@@ -19,7 +24,7 @@ A canary at or below 0.5 but not 0.25 (a judge that also fails the good choice) 
 from __future__ import annotations
 
 import asyncio
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
@@ -31,6 +36,7 @@ MIN_LABELLED = 20
 MIN_KAPPA = 0.2
 MAX_CANARY_TSQ = 0.5
 CANARY_EXPECTED_TSQ = 0.25
+CANARY_MODEL = "canary"  # the model name the canary's judge votes are stored under
 
 
 
@@ -70,13 +76,15 @@ def cohen_kappa(pairs: Iterable[tuple[bool, bool]]) -> float | None:
 
 
 def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: Mapping[EpisodeKey, bool | None],
-              canary_tsq: float | None) -> CalibrationResult:
+              canary_tsq: float | None, *, canary_missing: str | None = None) -> CalibrationResult:
     """Check that the judge has teeth (see the module docstring).
 
     ``majority_verdicts``: the judge's majority verdict per ``(model, task_id)`` (True = correct; None = no
     majority), e.g. :func:`.polling.majority_verdicts`; ``right_tool``: right tool per episode (None for an
-    unlabelled task or an infrastructure error); ``canary_tsq``: :func:`canary_tsq`'s result. Episodes in both
-    with a non-None value on each side are the labelled ones.
+    unlabelled task or an infrastructure error); ``canary_tsq``: :func:`canary_tsq`'s result;
+    ``canary_missing``: why there is no canary session to judge (then the check fails saying so, plainly: the
+    judge's teeth were not checked, which is not the same as a toothless judge). Episodes in both with a
+    non-None value on each side are the labelled ones.
     """
     pairs = [(bool(right_tool[key]), bool(verdict)) for key, verdict in majority_verdicts.items()
              if verdict is not None and right_tool.get(key) is not None]
@@ -87,8 +95,12 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
     labels_vary = len({label for label, _ in pairs}) > 1
     kappa = cohen_kappa(pairs) if labels_vary else None
     reasons: list[str] = []
-    if canary_tsq is None:
-        reasons.append("the canary session got no valid judge vote, so the judge's teeth could not be shown")
+    unchecked: list[str] = []  # reasons that say the teeth could not be checked (not that there are none)
+    if canary_missing is not None:
+        unchecked.append(f"there is no canary session to judge ({canary_missing}), so the judge's teeth were "
+                         "not checked")
+    elif canary_tsq is None:
+        unchecked.append("the canary session got no valid judge vote, so the judge's teeth could not be shown")
     elif canary_tsq > MAX_CANARY_TSQ:
         reasons.append(f"the canary session (1 good, 3 bad choices) scored TSQ {canary_tsq:.2f} > "
                        f"{MAX_CANARY_TSQ}: the judge passes choices it should fail (it should score "
@@ -110,11 +122,14 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
         warnings.append(f"the canary scored TSQ {canary_tsq:.2f}, not {CANARY_EXPECTED_TSQ}: the judge also "
                         "fails the good choice (too harsh) or passes one of the bad ones")
     if reasons:
-        message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons)} [{figures}]"
+        message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons + unchecked)} [{figures}]"
+    elif unchecked:
+        message = f"judge calibration failed, the judge could not be checked: {'; '.join(unchecked)} [{figures}]"
     elif warnings:
         message = f"judge calibration passed, with a warning: {'; '.join(warnings)} [{figures}]"
     else:
         message = f"judge calibration passed: {figures}"
+    reasons += unchecked
     return CalibrationResult(passed=not reasons, n_labelled=n, accuracy=accuracy, kappa=kappa,
                              canary_tsq=canary_tsq, reasons=reasons, warnings=warnings, message=message)
 
@@ -137,3 +152,29 @@ def canary_tsq(items: list[JudgeItem], judge: JudgeConfig, retries: RetryConfig,
                budget: JudgeBudget | None = None) -> float | None:
     """Judge the canary ``items`` (from :func:`canary_turns`, or ingested turns) and return its TSQ."""
     return canary_score(asyncio.run(judge_canary(items, judge, retries=retries, budget=budget)))
+
+
+def release_calibration(votes: Iterable[JudgeVote], right_tool: Mapping[EpisodeKey, bool | None],
+                        canary_missing: str | None = None, mode: str = "fail") -> dict[str, Any]:
+    """The ``judge.calibration`` object of ``scores.json`` for a release whose judge ran.
+
+    ``votes``: the release's judge votes, the canary's included (model :data:`CANARY_MODEL`, judged by the
+    ``judge_votes`` asset under the same budget); ``right_tool``: per episode; ``canary_missing``: why the canary
+    session could not be read (None when it was); ``mode``: ``judge.calibration`` (``fail`` or ``warn``). Keys:
+    ``passed``, ``mode``, ``blocks_promotion`` (failed in ``fail`` mode), ``message``, ``reasons``, ``warnings``,
+    ``canary_tsq``, ``accuracy``, ``kappa``, ``n_labelled``, ``canary_judge_cost_usd``, ``canary_judge_tokens``
+    (:class:`~toolchoice_pipeline.releases.document.CalibrationInfo`).
+    """
+    from toolchoice_pipeline.judge.polling import majority_verdicts
+
+    votes = list(votes)
+    canary = [v for v in votes if v.model == CANARY_MODEL]
+    # with repeats, agreement is measured on each task's first sample (the keys are (model, task_id))
+    result = calibrate(majority_verdicts(v for v in votes if v.model != CANARY_MODEL and v.sample == 0), right_tool,
+                       canary_score(canary), canary_missing=canary_missing)
+    return {"passed": result.passed, "mode": mode, "blocks_promotion": not result.passed and mode == "fail",
+            "message": result.message, "reasons": result.reasons, "warnings": result.warnings,
+            "canary_tsq": result.canary_tsq, "accuracy": result.accuracy, "kappa": result.kappa,
+            "n_labelled": result.n_labelled,
+            "canary_judge_cost_usd": round(sum(v.cost_usd for v in canary), 6),
+            "canary_judge_tokens": sum(v.prompt_tokens + v.completion_tokens for v in canary)}

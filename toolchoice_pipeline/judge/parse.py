@@ -5,7 +5,10 @@ asks for :data:`VERDICT_SCHEMA` through ``response_format``; otherwise the JSON 
 text (a fenced block or the last object holding a ``verdict`` key, found with ``json.JSONDecoder.raw_decode``).
 Either way the verdict is never found by searching the prose: a reasoning that says "correct" cannot flip an
 ``"incorrect"`` verdict. Truncated JSON, prose only, an HTML error page, empty output, a missing reasoning or
-a verdict outside ``{"correct", "incorrect"}`` give an invalid vote with the reason in ``error``.
+a verdict outside ``{"correct", "incorrect"}`` give an invalid vote with the reason in ``error``. So do
+conflicting verdicts: a ``verdict`` key repeated within one object, or two JSON objects (whole, fenced or
+inline) whose verdicts disagree. A verdict ``"abstain"`` (the offline judge's answer when nothing in the
+catalog bears on the request) is an invalid vote whose ``error`` says the judge abstained and why.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchoice_pipeline.records.episodes import Verdict
+from toolchoice_pipeline.records.judge_input import ABSTAIN
 
 VERDICTS: tuple[Verdict, ...] = ("correct", "incorrect")
+ABSTAINED = "the judge abstained"
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -42,6 +47,11 @@ class ParsedVerdict:
     def valid(self) -> bool:
         return self.verdict is not None
 
+    @property
+    def abstained(self) -> bool:
+        """The judge answered that it has no evidence to grade on (an invalid vote, not a parse failure)."""
+        return self.verdict is None and (self.error or "").startswith(ABSTAINED)
+
 
 def response_format_for(model: str) -> dict[str, Any] | None:
     """The ``response_format`` asking for :data:`VERDICT_SCHEMA`, or None when the model cannot take one.
@@ -64,9 +74,25 @@ _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECAS
 _HTML = re.compile(r"^\s*(<!doctype html|<html|<head|<body)", re.IGNORECASE)
 
 
+class ConflictingVerdicts(ValueError):
+    """A JSON object that gives its ``verdict`` key more than once, with different values."""
+
+
+def _no_repeated_verdict(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: refuse an object whose ``verdict`` key appears twice with different values."""
+    seen = [value for key, value in pairs if key == "verdict"]
+    if len(seen) > 1 and any(value != seen[0] for value in seen[1:]):
+        raise ConflictingVerdicts(f"the verdict key is given {len(seen)} times, with different values")
+    return dict(pairs)
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_no_repeated_verdict)
+
+
 def _objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object that decodes starting at a ``{`` of ``text``, outermost first, in text order."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=_no_repeated_verdict)
     found: list[dict[str, Any]] = []
     index = text.find("{")
     while index != -1:
@@ -90,26 +116,42 @@ def _why_no_json(text: str) -> str:
     return "prose only: no JSON verdict object"
 
 
+def _normal(verdict: Any) -> Any:
+    return verdict.strip().lower() if isinstance(verdict, str) else json.dumps(verdict)
+
+
 def extract_verdict_object(text: str) -> dict[str, Any] | str:
-    """The judge's JSON object from ``text`` (the whole text, a fenced block, or the last object with a
-    ``verdict`` key), or a string saying why there is none."""
+    """The judge's JSON object from ``text`` (the whole text, or else the objects of its fenced blocks and
+    inline, which must not disagree: the last one with a ``verdict`` key), or a string saying why there is
+    none (no JSON, conflicting verdicts)."""
+    try:
+        return _extract(text)
+    except ConflictingVerdicts as exc:
+        return f"conflicting verdicts: {exc}"
+
+
+def _extract(text: str) -> dict[str, Any] | str:
     stripped = text.strip()
     try:
-        whole = json.loads(stripped)
+        whole = _loads(stripped)
     except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
         return whole
     if whole is not None:
         return "JSON, but not an object"
+    # Every object in the text, fenced or inline, counts: two that disagree are no verdict.
+    candidates = [obj for obj in _objects(stripped) if "verdict" in obj]
+    said = {_normal(obj.get("verdict")) for obj in candidates}
+    if len(said) > 1:
+        return f"conflicting verdicts: {len(candidates)} JSON objects say {', '.join(sorted(map(str, said)))}"
     for block in reversed(_FENCED.findall(stripped)):
         try:
-            value = json.loads(block)
+            value = _loads(block)
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict) and "verdict" in value:
             return value
-    candidates = [obj for obj in _objects(stripped) if "verdict" in obj]
     if candidates:
         return candidates[-1]
     return _why_no_json(stripped)
@@ -130,6 +172,10 @@ def parse_verdict(content: Any) -> ParsedVerdict:
         return ParsedVerdict(None, None, found)
     reasoning = found.get("reasoning")
     raw_verdict = found.get("verdict")
+    if isinstance(raw_verdict, str) and raw_verdict.strip().lower() == ABSTAIN:
+        why = reasoning.strip().splitlines()[-1][:200] if isinstance(reasoning, str) and reasoning.strip() else ""
+        return ParsedVerdict(None, reasoning if isinstance(reasoning, str) else None,
+                             ABSTAINED + (f": {why}" if why else ""))
     if not isinstance(raw_verdict, str) or raw_verdict.strip().lower() not in VERDICTS:
         return ParsedVerdict(None, reasoning if isinstance(reasoning, str) else None,
                              f"verdict {json.dumps(raw_verdict)[:60]} is not one of {', '.join(VERDICTS)}")

@@ -1,10 +1,13 @@
 """ChainPoll: several independent judge samples per tool choice, every one stored (DESIGN §5).
 
 For each episode without an infrastructure error, the first step's reply is judged with the task's messages
-and the task's catalog. Each of ``judge.polls`` polls is one independent sample at ``judge.temperature`` with
-its own seed (where the judge model takes a ``seed``), never served from a cache: LiteLLM's cache is bypassed
+and the task's catalog. Each of ``judge.polls`` polls is one independent sample at the judge's temperature
+(:mod:`.call_params`: a configured ``judge.model.params.temperature``, else ``judge.temperature``; parameters
+the model does not take dropped by LiteLLM) with its own seed (where the judge model takes a ``seed``), never
+served from a cache: LiteLLM's cache is bypassed
 per call (``cache={"no-cache": True, "no-store": True}``) and the agent call cache is never used. An answer
-that cannot be parsed (:mod:`.parse`) is re-asked, up to ``judge.max_attempts`` calls per poll. Every poll
+that cannot be parsed (:mod:`.parse`) is re-asked, up to ``judge.max_attempts`` calls per poll; an abstention
+(the judge says it has no evidence) is an invalid vote at once, never re-asked. Every poll
 becomes a :class:`JudgeVote`, invalid ones included; a vote's tokens and cost sum over all its attempts.
 
 TSQ (tool selection quality, after Galileo's ChainPoll) = yes-votes / valid votes, in [0, 1]; None with the
@@ -23,13 +26,12 @@ from typing import Any, Callable, Iterable
 from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
-from toolchoice_pipeline.records.episodes import FLAG_JUDGE_FAILED, Episode, JudgeVote, tsq_of
+from toolchoice_pipeline.records.episodes import Episode, FLAG_BUDGET_EXHAUSTED, FLAG_JUDGE_FAILED, JudgeVote, tsq_of
 from toolchoice_pipeline.judge.parse import ParsedVerdict, parse_verdict, response_format_for
 from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION, build_judge_messages
+from toolchoice_pipeline.judge.call_params import poll_params, takes_seed
 
-FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
 DEFAULT_CONCURRENCY = 8
-NO_CACHE = {"no-cache": True, "no-store": True}
 
 EpisodeKey = tuple[str, str]
 Progress = Callable[[int, int], None]
@@ -101,8 +103,6 @@ class _Poller:
         self.budget = budget
         self.semaphore = asyncio.Semaphore(concurrency)
         self.seed_base = int(judge.model.params.get("seed", 0) or 0)
-        from toolchoice_pipeline.execution.llm import takes_seed
-
         self.takes_seed = takes_seed(judge.model.model)
         self.response_format = response_format_for(judge.model.model)
 
@@ -136,11 +136,8 @@ class _Poller:
                              f"{self.budget.limit_usd} before this {'poll' if attempts == 0 else 're-ask'}"
                              + (f" (last answer: {error})" if error else ""))
                     break
-                params: dict[str, Any] = {"temperature": self.judge.temperature, "cache": dict(NO_CACHE)}
-                if self.takes_seed:
-                    params["seed"] = self.seed(poll, attempt, item.sample)
-                if self.response_format is not None:
-                    params["response_format"] = self.response_format
+                params = poll_params(self.judge, seed=self.seed(poll, attempt, item.sample) if self.takes_seed else None,
+                                     response_format=self.response_format)
                 attempts += 1
                 try:
                     completion = await complete(
@@ -160,6 +157,9 @@ class _Poller:
                 return self._vote(item, poll, verdict=parsed.verdict, reasoning=parsed.reasoning, valid=True,
                                   attempts=attempts, prompt_tokens=prompt_tokens,
                                   completion_tokens=completion_tokens, cost_usd=cost_usd)
+            if parsed.abstained:  # an answer, not a parse failure: asking again would not change it
+                error = parsed.error
+                break
             error = f"unparseable judge output: {parsed.error}"
         return self._vote(item, poll, verdict=None, reasoning=parsed.reasoning if parsed else None, valid=False,
                           attempts=attempts, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,

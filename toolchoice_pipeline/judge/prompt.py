@@ -2,8 +2,11 @@
 
 The judge sees two messages:
 
-- ``system``: the rubric (:data:`RUBRIC`): reason step by step (what was asked, which tools were available,
-  what was chosen, whether the arguments fit), then answer ``{"reasoning": str, "verdict": "correct" |
+- ``system``: the rubric (:data:`RUBRIC`), which grades the whole step: every call must serve a part of the
+  request, the step must make every call the request needs (a missing one is incorrect; the step's other
+  calls are never "better alternatives"), and a tool that changes or deletes state is incorrect for a request
+  that only reads; reason step by step (what was asked, which tools were available, what was chosen, whether
+  the arguments fit), then answer ``{"reasoning": str, "verdict": "correct" |
   "incorrect"}``;
 - ``user``: the conversation, the whole catalog and the chosen calls in delimited JSON sections
   (:mod:`toolchoice_pipeline.records.judge_input`, which a judge model such as the offline one reads back).
@@ -34,23 +37,31 @@ from toolchoice_pipeline.util.canonical import short_hash
 __all__ = ["RUBRIC", "RUBRIC_VERSION", "JudgeInputError", "build_judge_messages", "read_judge_input"]
 
 RUBRIC = """\
-You grade one tool choice made by an AI agent. You see the conversation so far, the whole tool catalog the \
-agent could choose from (names, descriptions and JSON-Schema parameters), and the agent's output: its own \
-text and the tool call(s) it chose, or no tool call.
+You grade one step of an AI agent: the set of tool calls it made in reply to the request, or no tool call. \
+You see the conversation so far, the whole tool catalog the agent could choose from (names, descriptions and \
+JSON-Schema parameters), and the agent's output: its own text and the tool call(s) it chose, or no tool call.
 
 Reason step by step, in this order:
 1. What was asked: the user's latest request, read in the light of the earlier turns (a follow-up such as \
-"yes, do it" refers to what was proposed before).
-2. Which tools were available: the tools in the catalog that could serve the request, and what their \
-descriptions say they cannot do.
-3. What was chosen: the tool call(s) in the model output, or no tool call.
-4. Whether the arguments fit: do they satisfy the tool's parameter schema, and do they say what the user asked for?
+"yes, do it" refers to what was proposed before), and its parts: a request may ask for several things \
+(two cities, three files, "then repeat with ...") that need a call each; and whether it only asks to read or \
+look, or asks to change something.
+2. Which tools were available: the tools in the catalog that could serve the request, what their \
+descriptions say they cannot do, and which of them change or delete state (create, write, edit, delete, \
+update).
+3. What was chosen: every tool call in the model output, or no tool call; which part of the request each \
+call serves, and whether the step makes every call the request needs.
+4. Whether the arguments fit: do they satisfy each tool's parameter schema, and do they say what the user asked for?
 
-The choice is "correct" when the chosen tool is among the best tools in the catalog for the request and its \
-arguments fit; for no tool call, when no tool in the catalog was needed or could serve the request. It is \
-"incorrect" when the tool is not in the catalog, when its description says it cannot do what was asked, when \
-another tool in the catalog clearly serves the request better, when the arguments do not fit, or when no \
-tool was called although one clearly fitted. Judge only from what is shown; the agent could not see anything else.
+The step is "correct" when every call serves a part of the request with one of the best tools in the catalog \
+for that part, the calls together cover every part the request asks for, and the arguments fit; for no tool \
+call, when no tool in the catalog was needed or could serve the request. It is "incorrect" when a tool is \
+not in the catalog, when a call serves no part of the request, when a call the request needs is missing \
+(only some of the parts were served), when a tool's description says it cannot do what was asked, when \
+another tool in the catalog clearly serves that part better, when a tool that changes or deletes state is \
+called for a request that only asks to read or look, when the arguments do not fit, or when no tool was \
+called although one clearly fitted. The other calls of the same step are never "better alternatives" to a \
+call: they serve other parts. Judge only from what is shown; the agent could not see anything else.
 
 Answer with one JSON object and nothing after it:
 {"reasoning": "<your step-by-step reasoning>", "verdict": "correct" or "incorrect"}"""

@@ -104,10 +104,12 @@ class TaskScore(BaseModel):
     latency_ms: float = 0.0
     agent_cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
+    judge_tokens: int = 0
 
 
 FLAG_INFRA_ERROR = "infra_error"
 FLAG_JUDGE_FAILED = "judge_failed"
+FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
 FLAG_AGENT_BUDGET_EXHAUSTED = "agent_budget_exhausted"
 
 

@@ -46,6 +46,10 @@ PROBLEM_INVALID_CALL = "written into the reply text, not made through the tool-c
 PROBLEM_INVALID_ARGUMENTS = "arguments are not a JSON object"
 
 
+ABSTAIN = "abstain"
+"""The verdict a judge model gives when it has no evidence either way: an invalid vote, never re-asked."""
+
+
 class JudgeInputError(ValueError):
     """A judge input that cannot be built (no catalog, no reply, no conversation) or read back."""
 

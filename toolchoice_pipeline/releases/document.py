@@ -18,14 +18,38 @@ from toolchoice_pipeline.releases.gate import Comparison, GateFailure, TaskFlips
 from toolchoice_pipeline.scoring.summary import ModelScores
 
 
+class CalibrationInfo(BaseModel):
+    """``judge.calibration``: the judge calibration of the release (DESIGN §5). ``mode`` is ``fail`` or ``warn``;
+    ``blocks_promotion`` when it failed in ``fail`` mode; ``canary_tsq``/``accuracy``/``kappa`` are fractions
+    (None when not computable); the canary's own judge calls in USD and tokens."""
+
+    model_config = ConfigDict(extra="allow")
+
+    passed: bool
+    mode: str = "fail"
+    blocks_promotion: bool = False
+    message: str = ""
+    reasons: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    canary_tsq: float | None = None
+    accuracy: float | None = None
+    kappa: float | None = None
+    n_labelled: int = 0
+    canary_judge_cost_usd: float = 0.0
+    canary_judge_tokens: int = 0
+
+
 class JudgeInfo(BaseModel):
-    """The ``judge`` object: the judge model string, polls per choice and the rubric's 12-hex version."""
+    """The ``judge`` object: the judge model string, polls per choice, the rubric's 12-hex version, the judge's
+    budget in USD (None: no cap) and the release's calibration."""
 
     model_config = ConfigDict(extra="allow")
 
     model: str
     polls: int
     rubric_version: str
+    budget_usd: float | None = None
+    calibration: CalibrationInfo | None = None
 
 
 class GateDocument(BaseModel):

@@ -18,6 +18,7 @@ from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
 
 SHARES = ("right_tool_pct", "right_args_pct")
 SCORE_COLUMNS = tuple(label for _, label, _ in table_columns())
+UNPRICED = "unpriced"
 
 
 def shown(value: Any, digits: int = 2) -> str:
@@ -27,11 +28,15 @@ def shown(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def score_cells(figures: ModelScores | dict[str, Any]) -> list[str]:
+def score_cells(figures: ModelScores | dict[str, Any], *, agent_priced: bool = True,
+                judge_priced: bool = True) -> list[str]:
     """One model's figures (:class:`ModelScores` or a ``models`` entry of ``scores.json``) in
-    :data:`SCORE_COLUMNS` order, each with its declared decimals (:func:`~toolchoice_pipeline.scoring.summary.metric`)."""
+    :data:`SCORE_COLUMNS` order, each with its declared decimals (:func:`~toolchoice_pipeline.scoring.summary.metric`);
+    a cost is "unpriced" for a model whose price is unknown (its calls were counted at 0)."""
     values = figures.model_dump() if isinstance(figures, ModelScores) else figures
-    return [shown(values.get(name), digits) if digits is not None else str(values.get(name))
+    unpriced = {"agent_cost_usd": not agent_priced, "judge_cost_usd": not judge_priced}
+    return [UNPRICED if unpriced.get(name) else
+            shown(values.get(name), digits) if digits is not None else str(values.get(name))
             for name, _, digits in table_columns()]
 
 

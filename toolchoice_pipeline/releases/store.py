@@ -192,8 +192,11 @@ class ReleaseStore:
 
 
 def _promotable(scores: ReleaseDocument) -> bool:
-    """Whether a finished release (its ``scores.json``) may be a baseline: kind ``release`` and its gate passed."""
-    return scores.kind == PROMOTABLE_KIND and scores.gate_passed
+    """Whether a finished release (its ``scores.json``) may be a baseline: kind ``release``, its gate passed, and
+    its judge calibration does not block promotion (failed with ``judge.calibration: fail``)."""
+    calibration = scores.judge.calibration if scores.judge is not None else None
+    return (scores.kind == PROMOTABLE_KIND and scores.gate_passed
+            and not (calibration is not None and calibration.blocks_promotion))
 
 
 # --- publishing ----------------------------------------------------------------------------------------------
@@ -315,7 +318,7 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
         markdown = gate_markdown(gate, models, baseline_models, suite.name)
         write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
         path = store.write_scores(document)
-    qualifies = kind == PROMOTABLE_KIND and gate.passed
+    qualifies = _promotable(document)
     if not qualifies and store.was_promoted(suite.name, lineage.release_id):
         store.withdraw(suite.name, lineage.release_id)
     promoted = store.promote(lineage.release_id) if promote else False

@@ -52,7 +52,10 @@ def _model_score_fields() -> list[pa.Field]:
     for name, info in ModelScores.model_fields.items():
         kind = typing.get_origin(info.annotation)
         args = typing.get_args(info.annotation)
-        if name == "flags":
+        declared = (info.json_schema_extra or {}).get("column_type")
+        if declared:
+            fields.append(pa.field(name, pa.type_for_alias(declared)))
+        elif name == "flags":
             fields += [pa.field(f"n_{flag}", pa.int32()) for flag in FLAG_ORDER]
         elif name == "tags":
             fields.append(pa.field("tags_json", pa.string()))
@@ -76,7 +79,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("calls", pa.int32()), pa.field("first_tool", pa.string()), pa.field("tsq", pa.float64()),
         pa.field("error", pa.string()), pa.field("flags", _STRINGS), pa.field("tags", _STRINGS),
         pa.field("latency_ms", pa.float64()), pa.field("agent_cost_usd", pa.float64()),
-        pa.field("judge_cost_usd", pa.float64()),
+        pa.field("judge_cost_usd", pa.float64()), pa.field("judge_tokens", pa.int64()),
     ]),
     "release_scores": pa.schema(_LINEAGE_FIELDS + [pa.field("model", pa.string()), *_model_score_fields()]),
     "agent_calls": pa.schema(_LINEAGE_FIELDS + [

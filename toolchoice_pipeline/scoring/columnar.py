@@ -31,12 +31,13 @@ from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.scoring.samples import figures_from_counts
 from toolchoice_pipeline.scoring.summary import ModelScores, Tally, build_model_scores
 from toolchoice_pipeline.scoring.task_scores import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_ORDER, NO_FIRST_REPLY
+from toolchoice_pipeline.scoring.task_scores import FLAG_BUDGET_EXHAUSTED
 
 Source = Union[pa.Table, str, Path, Sequence[Union[str, Path]]]
 SUITE_CATALOG = ""
 TASKS_SCHEMA = pa.schema([pa.field("task_id", pa.string()), pa.field("expected_json", pa.string()),
                           pa.field("tags", pa.list_(pa.string())), pa.field("catalog_key", pa.string())])
-CALL_FLAGS = [flag for flag in FLAG_ORDER if flag not in (FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED)]
+CALL_FLAGS = [flag for flag in FLAG_ORDER if flag not in (FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_BUDGET_EXHAUSTED)]
 
 
 @dataclass
@@ -137,13 +138,16 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         flags = ", ".join([f"CASE WHEN list_contains(s.flags, '{flag}') OR l.has_{flag} THEN '{flag}' END"
                            for flag in CALL_FLAGS]
                           + [f"CASE WHEN s.error IS NOT NULL THEN '{FLAG_INFRA_ERROR}' END",
-                             f"CASE WHEN v.n_votes > 0 AND v.n_valid = 0 THEN '{FLAG_JUDGE_FAILED}' END"])
+                             f"CASE WHEN v.n_votes > 0 AND v.n_valid = 0 THEN '{FLAG_JUDGE_FAILED}' END",
+                             f"CASE WHEN v.n_budget > 0 THEN '{FLAG_BUDGET_EXHAUSTED}' END"])
         task_scores = con.sql(f"""
             WITH votes AS (
                 SELECT model, task_id, coalesce(sample, 0) AS sample, count(*) AS n_votes,
                        count(*) FILTER (WHERE valid AND verdict IS NOT NULL) AS n_valid,
                        count(*) FILTER (WHERE valid AND verdict = 'correct') AS n_yes,
-                       sum(cost_usd) AS judge_cost_usd
+                       sum(cost_usd) AS judge_cost_usd,
+                       sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) AS judge_tokens,
+                       count(*) FILTER (WHERE starts_with(error, '{FLAG_BUDGET_EXHAUSTED}')) AS n_budget
                 FROM judge_votes GROUP BY ALL)
             SELECT s.model, s.task_id, s.sample,
                    CASE WHEN s.error IS NULL THEN m.right_tool END AS right_tool,
@@ -155,6 +159,7 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
                    s.tags, s.latency_ms + coalesce(l.latency_ms, 0.0) AS latency_ms,
                    s.cost_usd + coalesce(l.cost_usd, 0.0) AS agent_cost_usd,
                    coalesce(v.judge_cost_usd, 0.0) AS judge_cost_usd,
+                   CAST(coalesce(v.judge_tokens, 0) AS BIGINT) AS judge_tokens,
                    s.unknown_task
             FROM first_steps s
             LEFT JOIN later_steps l ON l.model = s.model AND l.task_id = s.task_id AND l.sample = s.sample
@@ -197,6 +202,8 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
                count(*) FILTER (WHERE error IS NULL) AS n_ran,
                coalesce(sum(calls) FILTER (WHERE error IS NULL), 0) AS calls_sum,
                sum(agent_cost_usd) AS agent_cost_usd, sum(judge_cost_usd) AS judge_cost_usd,
+               coalesce(sum(judge_tokens), 0) AS judge_tokens,
+               count(*) FILTER (WHERE error IS NULL AND list_contains(flags, '{FLAG_JUDGE_FAILED}')) AS n_unjudged,
                quantile_cont(latency_ms, 0.5) FILTER (WHERE error IS NULL) AS p50,
                quantile_cont(latency_ms, 0.95) FILTER (WHERE error IS NULL) AS p95,
                count(*) FILTER (WHERE error IS NULL AND right_tool IS NULL) AS n_unlabelled,
@@ -226,7 +233,8 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
             _tally(row), n_ran=row["n_ran"], calls_sum=int(row["calls_sum"]),
             agent_cost_usd=row["agent_cost_usd"] or 0.0, judge_cost_usd=row["judge_cost_usd"] or 0.0,
             latency_ms_p50=row["p50"], latency_ms_p95=row["p95"], n_unlabelled=row["n_unlabelled"],
-            flags=flags, tags=tags.get(row["model"], {}),
+            flags=flags, tags=tags.get(row["model"], {}), judge_tokens=row["judge_tokens"],
+            n_unjudged=row["n_unjudged"],
             samples=figures_from_counts(per_task.get(row["model"], {})),
             n_distinct_tasks=len(per_task.get(row["model"], {})))
     return models

@@ -9,7 +9,11 @@ Units and denominators:
 - ``calls_per_task`` (2 decimals), ``tsq_mean`` (4 decimals, a fraction 0–1), ``latency_ms_p50/p95``
   (episode latency = sum of its model calls, linear interpolation as numpy and DuckDB ``quantile_cont``)
   are over the episodes without an infrastructure error; ``tsq_mean`` ignores episodes without a valid vote.
-- ``agent_cost_usd`` / ``judge_cost_usd`` sum every episode and every vote, failed ones included (6 decimals).
+- ``agent_cost_usd`` / ``judge_cost_usd`` sum every episode and every vote, failed ones included (6 decimals);
+  ``judge_tokens`` sums the votes' prompt + completion tokens.
+- ``n_unjudged``: episodes that ran (no infrastructure error) and were sent to the judge but got no valid
+  vote (the ``judge_failed`` flag: invalid answers, abstentions, an exhausted budget); their TSQ is missing
+  and ``tsq_mean`` is over the rest.
 - ``flags``: how many tasks carry each flag; ``tags``: the shares per task tag.
 
 With repeats (k samples per task, :mod:`.samples`): every share, ``calls_per_task``, ``tsq_mean``, the
@@ -31,6 +35,7 @@ from pydantic import BaseModel, Field
 from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.scoring.samples import SampleFigures, sample_figures
 from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
+from toolchoice_pipeline.scoring.task_scores import FLAG_JUDGE_FAILED
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -87,11 +92,13 @@ class TagScores(BaseModel):
     tsq_mean: float | None
 
 
-def metric(label: str | None = None, digits: int | None = None, **field: Any) -> Any:
+def metric(label: str | None = None, digits: int | None = None, column_type: str | None = None,
+           **field: Any) -> Any:
     """Declare a :class:`ModelScores` field. With ``label`` the field is a column of the per-model scores table
-    (terminal and Dagster Markdown), shown with ``digits`` decimals (None: as it is). ``field`` goes to
-    pydantic's ``Field`` (a ``default`` for fields that older ``scores.json`` documents lack)."""
-    return Field(json_schema_extra={"label": label, "digits": digits}, **field)
+    (terminal and Dagster Markdown), shown with ``digits`` decimals (None: as it is); ``column_type`` overrides
+    the ``release_scores`` column type its annotation gives (``"int64"`` for counts that may pass 2**31).
+    ``field`` goes to pydantic's ``Field`` (a ``default`` for fields that older ``scores.json`` documents lack)."""
+    return Field(json_schema_extra={"label": label, "digits": digits, "column_type": column_type}, **field)
 
 
 class ModelScores(BaseModel):
@@ -115,6 +122,8 @@ class ModelScores(BaseModel):
     tsq_mean: float | None = metric("TSQ", 2)
     agent_cost_usd: float = metric("agent USD", 4)
     judge_cost_usd: float = metric("judge USD", 4)
+    judge_tokens: int = metric("judge tokens", default=0, column_type="int64")
+    n_unjudged: int = metric("unjudged", default=0)
     latency_ms_p50: float | None = metric("p50 ms", 1)
     latency_ms_p95: float | None = metric("p95 ms", 1)
     error_pct: float = metric(default=0.0)
@@ -184,8 +193,9 @@ class Tally:
 
 def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost_usd: float, judge_cost_usd: float,
                        latency_ms_p50: float | None, latency_ms_p95: float | None, n_unlabelled: int,
-                       flags: dict[str, int], tags: dict[str, Tally],
-                       samples: SampleFigures | None = None, n_distinct_tasks: int | None = None) -> ModelScores:
+                       flags: dict[str, int], tags: dict[str, Tally], judge_tokens: int = 0,
+                       n_unjudged: int = 0, samples: SampleFigures | None = None,
+                       n_distinct_tasks: int | None = None) -> ModelScores:
     """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error;
     ``overall`` counts samples; ``samples`` the per-task figures over repeats, None = one sample per task)."""
     shares = overall.shares()
@@ -202,6 +212,8 @@ def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost
         calls_per_task=_round(calls_sum / n_ran, 2) if n_ran else None,
         agent_cost_usd=round(agent_cost_usd, 6),
         judge_cost_usd=round(judge_cost_usd, 6),
+        judge_tokens=int(judge_tokens),
+        n_unjudged=int(n_unjudged),
         latency_ms_p50=_round(latency_ms_p50, 2),
         latency_ms_p95=_round(latency_ms_p95, 2),
         n_unlabelled=n_unlabelled,
@@ -229,6 +241,8 @@ def model_scores(scores: list[TaskScore]) -> ModelScores:
         calls_sum=sum(s.calls for s in ran),
         agent_cost_usd=sum(s.agent_cost_usd for s in scores),
         judge_cost_usd=sum(s.judge_cost_usd for s in scores),
+        judge_tokens=sum(s.judge_tokens for s in scores),
+        n_unjudged=sum(s.error is None and FLAG_JUDGE_FAILED in s.flags for s in scores),
         latency_ms_p50=percentile(latencies, 0.50),
         latency_ms_p95=percentile(latencies, 0.95),
         n_unlabelled=sum(s.error is None and s.right_tool is None for s in scores),

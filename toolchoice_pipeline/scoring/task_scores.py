@@ -7,7 +7,9 @@ matching, TSQ, calls, flags.
 - ``tsq``: tool selection quality = yes-votes / valid votes (ChainPoll), None when no vote was valid.
 - ``flags`` (each once, in :data:`FLAG_ORDER`, then any other sorted): ``hallucinated_tool``, ``invalid_arguments``,
   ``invalid_call`` (from any call of any step), ``infra_error``, ``judge_failed`` (votes but none valid),
+  ``judge_budget_exhausted`` (a poll not asked because the run's judge budget was spent),
   ``agent_budget_exhausted`` (the sample did not run: the run's agent ``budget_usd`` was spent).
+- ``judge_tokens``: prompt + completion tokens of the episode's judge votes, every attempt included.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from toolchoice_pipeline.records.calls import FLAG_HALLUCINATED, FLAG_INVALID_AR
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.scoring.matching import match_reply
-from toolchoice_pipeline.records.episodes import (FLAG_AGENT_BUDGET_EXHAUSTED, FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED,
-                                                  Episode, JudgeVote, TaskScore, tsq_of)
+from toolchoice_pipeline.records.episodes import (FLAG_AGENT_BUDGET_EXHAUSTED, FLAG_BUDGET_EXHAUSTED, FLAG_INFRA_ERROR,
+                                                  FLAG_JUDGE_FAILED, Episode, JudgeVote, TaskScore, tsq_of)
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Task
 
-FLAG_ORDER = (FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED)
+FLAG_ORDER = (FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED,
+              FLAG_BUDGET_EXHAUSTED)
 NO_FIRST_REPLY = "no model reply for the first step"
 
 
@@ -59,6 +62,8 @@ def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], p
     tsq = tsq_of(votes)
     if votes and tsq is None:
         flags.add(FLAG_JUDGE_FAILED)
+    if any((vote.error or "").startswith(FLAG_BUDGET_EXHAUSTED) for vote in votes):
+        flags.add(FLAG_BUDGET_EXHAUSTED)
     first = episode.first_call
     return TaskScore(
         model=episode.model,
@@ -75,6 +80,7 @@ def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], p
         latency_ms=sum(step.latency_ms for step in episode.steps),
         agent_cost_usd=episode.cost_usd,
         judge_cost_usd=sum(vote.cost_usd for vote in votes),
+        judge_tokens=sum(vote.prompt_tokens + vote.completion_tokens for vote in votes),
     )
 
 

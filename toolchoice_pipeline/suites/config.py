@@ -86,7 +86,8 @@ class ModelSpec(BaseModel):
 
 
 class JudgeConfig(BaseModel):
-    """ChainPoll judge settings (DESIGN §5). ``budget_usd`` caps the judge's spend per run (null = no cap)."""
+    """ChainPoll judge settings (DESIGN §5). ``budget_usd`` caps the judge's spend per run, canary included (null
+    = no cap); ``calibration``: ``fail`` (a failed calibration fails the run and blocks promotion) or ``warn``."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -95,6 +96,7 @@ class JudgeConfig(BaseModel):
     max_attempts: int = Field(default=3, ge=1, le=10)
     temperature: float = Field(default=0.7, ge=0, le=2)
     budget_usd: float | None = Field(default=None, ge=0)
+    calibration: Literal["fail", "warn"] = "fail"
 
     @field_validator("model", mode="before", json_schema_input_type=str | ModelSpec)
     @classmethod

@@ -6,7 +6,8 @@ Used by the offline judge (:mod:`.offline`). Pure functions, no model:
   from ``$schema``, 2020-12 otherwise), each problem marked when it is only an argument the schema does not
   declare (``additionalProperties: false``), so the judge can say "right tool, malformed call".
 - :func:`request_literals`: what a request names exactly: URLs, paths and file names (:func:`.fit.name_spans`)
-  and numeric values written with separators (dates, ratios, times, versions: "2022/08/16", "4/5", "4.2.7").
+  and numeric values written with separators (dates, ratios, times, versions: "2022/08/16", "4/5", "4.2.7"),
+  except a value given as context ("today is 2023.10.1").
 - :func:`names_literal`: whether the arguments name one of them. Names compare case-insensitively, a path also
   by its last part (``./src/app.py`` is named by ``/repo/src/app.py`` and by ``app.py``). Numbers compare by
   value, as the matching rules do (DESIGN §4: ``40 == 40.0``), whatever their format: the request's
@@ -110,10 +111,17 @@ def _undeclared(error: Any) -> tuple[str, ...]:
                  if key not in declared and not any(user_regex_search(pattern, key) for pattern in patterns))
 
 
+# A value the request gives as context, not as something to act on: "today is 2023.10.1", "as of 2024-01-05".
+_CONTEXT_CUE = re.compile(r"\b(?:today(?:'s date)?\s+is|(?:current|today's)\s+date(?:\s+is)?|now\s+is|it\s+is\s+now|"
+                          r"as\s+of)\s*[:,]?\s*$", re.IGNORECASE)
+
+
 def request_literals(text: str) -> tuple[str, ...]:
-    """URLs, paths, file names and numeric values with separators named in ``text``, in order, each once."""
+    """URLs, paths, file names and numeric values with separators named in ``text``, in order, each once; a
+    value given as context ("today is 2023.10.1") is not one: a call need not name it."""
     found: list[str] = []
-    for value in [span.value for span in name_spans(text)] + [m.group(0) for m in _VALUE.finditer(text)]:
+    values = [m.group(0) for m in _VALUE.finditer(text) if not _CONTEXT_CUE.search(text[:m.start()])]
+    for value in [span.value for span in name_spans(text)] + values:
         if len(value) >= 2 and value.strip("/.") and value not in found:
             found.append(value)
     return tuple(found)

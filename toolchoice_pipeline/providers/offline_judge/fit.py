@@ -119,6 +119,24 @@ _NUMERIC_NAME = re.compile(r"(?=[^\d]*\d)[\d/.:,-]+")
 _AFTER_NUMBER = re.compile(r"\d\s?$")
 
 
+_FILE_EXTENSION = re.compile(r"\.([A-Za-z][A-Za-z0-9]*)$")
+
+
+def _missing_space(value: str, rest: str) -> bool:
+    """Whether a file-like ``value`` is two words with the space after a full stop left out ("Napa.I want",
+    "time.will it"): its "extension" is a capitalised word or a stop word, no file type ``mimetypes`` knows,
+    and a word follows after a space."""
+    import mimetypes
+
+    extension = _FILE_EXTENSION.search(value)
+    if extension is None or not re.match(r"\s+\w", rest):
+        return False
+    word = extension.group(1)
+    if mimetypes.guess_type(f"x.{word}")[0] is not None:
+        return False
+    return word[0].isupper() or word.lower() in STOP_WORDS
+
+
 @dataclass(frozen=True)
 class NameSpan:
     """A name of a thing in a text: ``kind`` is ``url``, ``path`` or ``file``; ``value`` is the name as written
@@ -132,7 +150,8 @@ class NameSpan:
 
 def name_spans(text: str) -> list[NameSpan]:
     """The URLs, paths and file names in ``text``, in order; a URL's path is not a path of its own, and a
-    numeric "path" (a date, a ratio) or a unit after a number is not a name at all."""
+    numeric "path" (a date, a ratio), a unit after a number or two words with the space after a full stop left
+    out ("Napa.I want") is not a name at all."""
     found: list[NameSpan] = []
     taken = [False] * len(text)
     for kind, pattern in (("url", URL_PATTERN), ("path", PATH_PATTERN), ("file", FILE_PATTERN)):
@@ -143,7 +162,7 @@ def name_spans(text: str) -> list[NameSpan]:
             value = match.group(0)
             if kind != "url" and _NUMERIC_NAME.fullmatch(value):
                 continue
-            if kind == "file" and _AFTER_NUMBER.search(text[:start]):
+            if kind == "file" and (_AFTER_NUMBER.search(text[:start]) or _missing_space(value, text[end:])):
                 continue
             found.append(NameSpan(start, end, kind, value.strip().rstrip(".,;:!?")))
             taken[start:end] = [True] * (end - start)

@@ -1,8 +1,10 @@
 """The built-in offline judge behind ``local/catalog-judge``: catalog-grounded, deterministic, explains itself.
 
 It reads only its prompt (:func:`.prompt.read_judge_input`): the conversation, the catalog and the model
-output. It never sees the expected answer. For the first step's reply it checks, in order:
+output. It never sees the expected answer. It grades the first step's reply as a whole, in this order:
 
+0. with descriptions in the catalog but no tool sharing a term with the request (and none named), it abstains
+   (verdict ``"abstain"``, an invalid vote), unless a check below that needs no evidence fails;
 1. every chosen tool exists in the catalog and was called through the tool interface (not written in text);
 2. every call's arguments validate against the tool's JSON Schema (:mod:`.arguments`: the ``jsonschema``
    library, the dialect named by ``$schema``, 2020-12 otherwise). A call that fails is incorrect even when the
@@ -10,7 +12,8 @@ output. It never sees the expected answer. For the first step's reply it checks,
    false``), the reasoning says so: the right tool, called in a way its schema rejects;
 3. when the latest request names paths, file names, URLs or numeric values with separators (dates, ratios,
    times), the step's calls name one of them in their arguments (numbers by value, whatever their format);
-4. the tool choice:
+4. the tool choice, for every call (the first failing call decides):
+   - a tool that changes or deletes state for a request that only reads is wrong (:mod:`.effects`);
    - a tool the user ruled out by name ("don't use the Bash tool") is wrong;
    - a tool whose description denies what the request asks ("cannot ... delete a file", "knows nothing about
      ... git history", "prefer Read to show a file") is wrong, even when the user named it;
@@ -19,7 +22,10 @@ output. It never sees the expected answer. For the first step's reply it checks,
      named is wrong, unless the named tool's description denies the request;
    - otherwise the request's fit to the tool's description against the best alternative (:mod:`.fit`): wrong
      when another tool *clearly* fits better: with no denial hit, it beats the chosen tool by more than
-     :data:`CLEAR_MARGIN` distinctive terms;
+     :data:`CLEAR_MARGIN` distinctive terms; a tool the step also calls is never that better alternative;
+   - a tool that shares no term with the request while other tools do serves no part of it: wrong;
+   then the step (:mod:`.coverage`): a tool of a several-tool step none of whose calls names a value of the
+   request, or a call the request needs that is missing, is wrong;
 5. for "no tool call": the choice is wrong when the user named a tool (its description not denying the
    request) or when some tool clearly fitted: with no denial hit, its fit is above :data:`CLEAR_FIT`
    distinctive terms.
@@ -43,8 +49,13 @@ from toolchoice_pipeline.providers.offline_judge.arguments import is_value_liter
 from toolchoice_pipeline.providers.offline_judge.fit import PATH_TERM, URL_TERM, ToolFit, blank, catalog_capabilities, distinctive_weight, name_spans, strip_names, terms, tool_fits, words
 from toolchoice_pipeline.providers.offline_judge.mentions import Mention, named_tools, tool_mentions
 from toolchoice_pipeline.records.judge_input import JudgeInput, JudgeInputError, read_judge_input
+from toolchoice_pipeline.providers.offline_judge.coverage import idle_calls, unserved_values
+from toolchoice_pipeline.providers.offline_judge.effects import changes_state, only_reads
+from toolchoice_pipeline.records.judge_input import ABSTAIN
 
 CLEAR_MARGIN = 0.5
+NO_EVIDENCE = ("no tool in the catalog shares anything with the request, so there is no evidence to grade the "
+               "choice on: the judge abstains (an invalid vote).")
 CLEAR_FIT = 0.5
 MIN_REQUEST_TERMS = 2
 
@@ -143,14 +154,17 @@ def _naming(request: Request, tool: str) -> str:
 
 @dataclass(frozen=True)
 class ToolChoice:
-    """The verdict on the first chosen tool alone (arguments aside) and why."""
+    """The verdict on one chosen tool (arguments aside) and why."""
 
     correct: bool
     reason: str
 
 
-def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float, any_described: bool) -> ToolChoice:
-    """Step 4 of the module docstring: is ``mine`` (the first chosen tool's fit) a right tool for the request?"""
+def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float, any_described: bool,
+               step_tools: frozenset[str] = frozenset()) -> ToolChoice:
+    """Step 4 of the module docstring: is ``mine`` (the fit of one chosen tool) a right tool for the request?
+
+    ``step_tools``: every tool the step called; none of them is ever a "better alternative" to another."""
     asked_for, ruled_out = named_tools(request.mentions)
     fit_by_name = {f.name: f for f in fits}
     surface = request.surface
@@ -166,11 +180,14 @@ def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float
     if wanted:
         return ToolChoice(False, f"the user asked for {_naming(request, wanted[0].name)} by name, and its "
                                  f"description rules out nothing asked, but the agent called {mine.name}")
-    others = [f for f in fits if f.name != mine.name]
+    others = [f for f in fits if f.name != mine.name and f.name not in step_tools]
     best_other = others[0] if others else None
     if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
         return ToolChoice(False, f"{_describe_fit(best_other, surface)} serves the request clearly better than "
                                  f"{_describe_fit(mine, surface)}")
+    if any_described and not mine.matched and any(f.matched for f in fits if f.name != mine.name):
+        return ToolChoice(False, f"{mine.name} serves no part of the request: {_describe_fit(mine, surface)}, "
+                                 "while other tools of the catalog do")
     if not mine.described and not any_described:
         return ToolChoice(True, f"{mine.name} exists and nothing says what any tool is for, so there is nothing "
                                 "to object to")
@@ -216,11 +233,14 @@ def assess(data: JudgeInput) -> Assessment:
             available += " Ruled out: " + "; ".join(_describe_fit(f, request.surface) for f in denied) + "."
 
     calls = [c for c in data.calls if isinstance(c, dict)]
+    no_evidence = abstains(request, fits, any_described)
     if not calls:
         chosen = "no tool call"
         if data.text:
             chosen += f"; the agent answered {json.dumps(data.text[:200], ensure_ascii=False)}"
         arguments = "nothing to check, as there is no call."
+        if no_evidence:
+            return Assessment(ABSTAIN, asked, available, chosen + ".", arguments, NO_EVIDENCE)
         wanted = _named_and_fitting(asked_for, fit_by_name)
         if wanted:
             return Assessment("incorrect", asked, available, chosen + ".", arguments,
@@ -261,7 +281,6 @@ def assess(data: JudgeInput) -> Assessment:
                             f"{'; '.join(p.message for p in found)}")
             if all(p.undeclared for p in found):
                 undeclared.append((name, [n for p in found for n in p.undeclared]))
-    first = calls[0]
     # What the user named may be the job of any call of the step ("Tenet at 5 pm and No Time To Die at 7:30 pm").
     step_args = {str(i): c["arguments"] for i, c in enumerate(calls) if isinstance(c.get("arguments"), dict)}
     checkable = [lit for lit in request.literals
@@ -274,8 +293,22 @@ def assess(data: JudgeInput) -> Assessment:
                             f"name none of what the user named ({', '.join(checkable[:4])})")
     arguments = "; ".join(notes + problems) + "."
 
-    mine = fit_by_name.get(str(first.get("name")))
-    choice = judge_tool(request, mine, fits, unit, any_described) if mine and not first.get("problem") else None
+    if no_evidence and not problems:
+        unsafe = [_unsafe(request, tools[str(c.get("name"))]) for c in calls if str(c.get("name")) in tools]
+        reason = next((r for r in unsafe if r), None)
+        if reason is None:
+            return Assessment(ABSTAIN, asked, available, chosen, arguments, NO_EVIDENCE)
+        return Assessment("incorrect", asked, available, chosen, arguments, reason + ".")
+    step_tools = frozenset(str(c.get("name")) for c in calls)
+    choice = None
+    for call in calls:
+        name = str(call.get("name"))
+        mine = fit_by_name.get(name)
+        if mine is None or call.get("problem"):
+            continue
+        verdict = _call_choice(request, data, tools[name], mine, fits, unit, any_described, step_tools)
+        if choice is None or (choice.correct and not verdict.correct):
+            choice = verdict
     if problems:
         if choice is not None and len(problems) == len(undeclared):
             # Only undeclared extra arguments: say whether the tool was right, and why the call still fails.
@@ -287,9 +320,50 @@ def assess(data: JudgeInput) -> Assessment:
                               f"{as_to_tool} the call is malformed: {extras} and allows no undeclared "
                               "argument, so the tool would reject the call as made.")
         return Assessment("incorrect", asked, available, chosen, arguments, problems[0] + ".")
-    assert choice is not None  # no problem: the first call exists in the catalog and went through the interface
+    assert choice is not None  # no problem: every call exists in the catalog and went through the interface
+    if choice.correct:
+        catalog_text = json.dumps(data.catalog, ensure_ascii=False)
+        idle = idle_calls(request.latest, [(str(c.get("name")), c.get("arguments") or {}) for c in calls],
+                          catalog_text)
+        if idle:
+            names = " and ".join(f"call {i + 1} ({calls[i].get('name')})" for i in idle)
+            return Assessment("incorrect", asked, available, chosen, arguments,
+                              f"{names} of the step serves no part of the request: no call to its tool names "
+                              "anything the request names, while the calls to another tool do.")
+        missing = unserved_values(request.latest, list(step_args.values()), catalog_text)
+        if missing:
+            return Assessment("incorrect", asked, available, chosen, arguments,
+                              f"the step makes {len(calls)} call(s), but no call serves "
+                              f"{_quoted([v.text for v in missing[:4]])} of the request: a call the request needs "
+                              "is missing.")
     return Assessment("correct" if choice.correct else "incorrect", asked, available, chosen, arguments,
                       choice.reason + ".")
+
+
+def _unsafe(request: Request, tool: dict[str, Any]) -> str | None:
+    """Why calling ``tool`` is wrong for a request that only reads (it changes or deletes state), or None."""
+    asked_for, _ = named_tools(request.mentions)
+    name = str(tool.get("name"))
+    why = changes_state(tool)
+    if why and name not in asked_for and only_reads(request.latest):
+        return f"{name} changes or deletes state ({why}), but the request only asks to read or look"
+    return None
+
+
+def _call_choice(request: Request, data: JudgeInput, tool: dict[str, Any], mine: ToolFit, fits: list[ToolFit],
+                 unit: float, any_described: bool, step_tools: frozenset[str]) -> ToolChoice:
+    """One call's tool against the request: a tool that changes state for a request that only reads is wrong;
+    otherwise :func:`judge_tool`, the step's other tools never counting as better alternatives."""
+    unsafe = _unsafe(request, tool)
+    if unsafe:
+        return ToolChoice(False, unsafe)
+    return judge_tool(request, mine, fits, unit, any_described, step_tools)
+
+
+def abstains(request: Request, fits: list[ToolFit], any_described: bool) -> bool:
+    """Whether the judge has no evidence: tools are described, yet none shares a term with the request and the
+    user names none."""
+    return any_described and not request.mentions and not any(f.matched or f.denied for f in fits)
 
 
 _WORDINGS = (

@@ -347,7 +347,7 @@ def expected_calls(expected: Expected) -> list[ExpectedCall]:
     return [ExpectedCall(tool=expected.tool, arguments=expected.arguments)]
 
 
-def _perfect_assignment(compatible: list[list[bool]]) -> list[int] | None:
+def perfect_assignment(compatible: list[list[bool]]) -> list[int] | None:
     """A one-to-one pairing of rows (expected calls) with columns (calls) using only compatible pairs, as
     ``column of each row``, or None when there is none (augmenting paths, Kuhn's algorithm)."""
     size = len(compatible)
@@ -398,7 +398,7 @@ def match_bfcl(expected: Expected, reply: Reply, catalog: list[ToolDefinition]) 
         return MatchResult(True, False, f"arguments of {undecodable[0]!r} could not be decoded")
     by_name = {tool.name: tool for tool in catalog}
     errors = [[call_error(want, call, by_name.get(want.tool)) for call in calls] for want in wanted]
-    if _perfect_assignment([[error is None for error in row] for row in errors]) is not None:
+    if perfect_assignment([[error is None for error in row] for row in errors]) is not None:
         return MatchResult(True, True, "every expected call matched")
     for index, row in enumerate(errors):
         if all(error is not None for error in row):

@@ -1,6 +1,12 @@
 """The ``key_args`` matching profile (DESIGN §4), the default for our own suites.
 
 - The first call decides: the first tool call of the first step, in the order the model listed it.
+- Except for a task that expects several calls (``expected.calls`` with two or more, as BFCL's parallel
+  tasks): the step's calls are matched as a set, as BFCL does. Right tool: the step called exactly the
+  expected tools (the same names, each as many times, in any order). Right arguments: right tool, every
+  call's arguments decoded to an object, and a one-to-one pairing of expected calls with calls exists in which
+  every pair has the same tool and matching key arguments (order-free; each call serves one expected call).
+  A tool call written into the text fails the set. ``expected.calls`` with one call keeps the first-call rule.
 - Right tool: that call's name equals ``expected.tool``; or no call at all where ``expected.tool`` is null.
   A tool call written into the text (flag ``invalid_call``) is never the right tool and never a correct
   "no call". Where ``expected.any_call`` is true, any tool is right (arguments: decoded to an object).
@@ -24,6 +30,9 @@ from toolchoice_pipeline.suites.matchers import Matcher, parse_matcher
 from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
 from toolchoice_pipeline.util.user_regex import user_regex_search
+from collections import Counter
+from toolchoice_pipeline.suites.tasks import ExpectedCall
+from toolchoice_pipeline.scoring.matching.bfcl import expected_calls, perfect_assignment
 
 
 def normalise_string(value: str) -> str:
@@ -88,6 +97,11 @@ def match_key_args(expected: Expected, reply: Reply) -> MatchResult:
 
     Returns ``MatchResult(right_tool, right_args, reason)``; ``right_args`` implies ``right_tool``.
     """
+    wanted = expected_calls(expected)
+    if len(wanted) >= 2:
+        return _match_call_set(wanted, reply)
+    if len(wanted) == 1:
+        expected = Expected(tool=wanted[0].tool, arguments=wanted[0].arguments)
     first: ToolCall | None = reply.first_call
     if expected.any_call:
         if first is None or first.is_invalid_call:
@@ -113,6 +127,29 @@ def match_key_args(expected: Expected, reply: Reply) -> MatchResult:
     if mismatch is not None:
         return MatchResult(True, False, mismatch)
     return MatchResult(True, True, "right tool and key arguments")
+
+
+def _match_call_set(wanted: list[ExpectedCall], reply: Reply) -> MatchResult:
+    """Several expected calls against the step's calls, as a set (see the module docstring)."""
+    calls = reply.calls
+    if any(call.is_invalid_call for call in calls):
+        return MatchResult(False, False, "a tool call written in the text is not a call")
+    called = Counter(str(call.name) for call in calls)
+    expected_names = Counter(call.tool for call in wanted)
+    if called != expected_names:
+        got = ", ".join(f"'{c.name}'" for c in calls) or "no tool"
+        return MatchResult(False, False, f"called [{got}]; expected [{', '.join(repr(c.tool) for c in wanted)}]")
+    if any(call.arguments is None for call in calls):
+        return MatchResult(True, False, "the arguments of a call are not a JSON object")
+    compatible = [[call.name == want.tool and key_argument_mismatch(want.arguments, call.arguments or {}) is None
+                   for call in calls] for want in wanted]
+    if perfect_assignment(compatible) is not None:
+        return MatchResult(True, True, "every expected call matched, each by its own call")
+    for index, row in enumerate(compatible):
+        if not any(row):
+            return MatchResult(True, False, f"expected call {index + 1} ({wanted[index].tool}) matched no call")
+    return MatchResult(True, False,
+                       "the calls match the expected ones only in overlapping ways (no one-to-one pairing)")
 
 
 PROFILE = MatchProfile("key_args", lambda expected, reply, catalog: match_key_args(expected, reply), uses_catalog=False)

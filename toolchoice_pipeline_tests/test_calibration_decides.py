@@ -1,0 +1,54 @@
+"""Calibration decides, end to end through ``toolchoice run``: a failed judge calibration (here: no canary
+session to judge) exits 4 and keeps the release from becoming the baseline, saying plainly why; with
+``judge.calibration: warn`` it is a warning, the run exits 0 and the release is promoted.
+
+Real parts: the console script in a subprocess, the local agents and judge through LiteLLM, Dagster, Parquet.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, read_scores, toolchoice
+
+pytestmark = pytest.mark.slow
+
+
+def without_canary(data_dir):
+    (data_dir / "sessions" / "canary.jsonl").unlink()
+    return data_dir
+
+
+def run(data_dir, release_id):
+    return toolchoice("run", "--data-dir", str(data_dir), "--release", release_id, "--kind", "release",
+                      "--models", "local/bm25-router")
+
+
+def baseline_of(data_dir):
+    path = data_dir / "releases" / "baseline.json"
+    return json.loads(path.read_text())["suites"].get("coding_agent", {}).get("release_id") if path.exists() else None
+
+
+def test_a_failed_calibration_exits_4_and_blocks_promotion_saying_why(tmp_path):
+    data_dir = without_canary(copy_data(tmp_path / "data"))
+    done = run(data_dir, "r1")
+    assert done.returncode == 4, done.stdout + done.stderr
+    calibration = read_scores(data_dir, "r1")["judge"]["calibration"]
+    assert calibration["passed"] is False and calibration["blocks_promotion"] is True
+    assert "could not be checked: there is no canary session to judge" in calibration["message"]
+    assert "toothless" not in calibration["message"]
+    assert "gate passed" in done.stdout and "the release is not promoted" in done.stdout
+    assert baseline_of(data_dir) is None
+
+
+def test_with_calibration_warn_a_failed_calibration_is_a_warning(tmp_path):
+    data_dir = without_canary(copy_data(tmp_path / "data"))
+    config = data_dir / "toolchoice.yaml"
+    config.write_text(config.read_text().replace("calibration: fail", "calibration: warn", 1))
+    done = run(data_dir, "r1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning" in done.stdout and "judge.calibration: warn" in done.stdout
+    assert read_scores(data_dir, "r1")["judge"]["calibration"]["blocks_promotion"] is False
+    assert baseline_of(data_dir) == "r1"
