@@ -93,3 +93,25 @@ def test_an_episode_of_an_unknown_task_is_bad_input():
     with pytest.raises(InputError, match="'nope'"):
         score_columnar(agent_calls_table([stray], LINEAGE), judge_votes_table([], LINEAGE), tasks_table(suite),
                        profile="key_args", catalogs=suite_catalogs(suite))
+
+
+def test_columnar_scores_equal_the_pure_path_with_repeats():
+    suite, episodes, votes = random_release(1)
+    for sample, seed in ((1, 11), (2, 12)):  # two more samples of every task, with other replies and votes
+        _, more, more_votes = random_release(seed)
+        episodes += [e.model_copy(update={"sample": sample}) for e in more]
+        votes += [v.model_copy(update={"sample": sample}) for v in more_votes]
+    pure_scores = score_episodes(suite, episodes, votes)
+    columnar = score_columnar(agent_calls_table(episodes, LINEAGE, suite), judge_votes_table(votes, LINEAGE),
+                              tasks_table(suite), profile="key_args", catalogs=suite_catalogs(suite))
+    fields = ["model", "task_id", "sample", "right_tool", "right_args", "calls", "tsq", "error", "flags"]
+    key = lambda r: (r["model"], r["task_id"], r["sample"])  # noqa: E731
+    pure_rows = sorted(({f: getattr(s, f) for f in fields} for s in pure_scores), key=key)
+    columnar_rows = sorted(({f: row[f] for f in fields} for row in columnar.task_scores.to_pylist()), key=key)
+    assert len(columnar_rows) == len(pure_rows) == 3 * len(suite.tasks) * 3
+    for got, want in zip(columnar_rows, pure_rows):
+        assert got.pop("tsq") == pytest.approx(want.pop("tsq"))
+        assert got == want
+    pure = summarise(pure_scores)
+    assert {m: s.model_dump() for m, s in columnar.models.items()} == {m: s.model_dump() for m, s in pure.items()}
+    assert all(s.repeats == 3 and s.flaky_tasks for s in pure.values())

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.suites.config import load_run_config
+from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
 from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.execution.offline import ensure_offline_default
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
@@ -44,11 +44,13 @@ def split_models(values: tuple[str, ...]) -> list[str]:
               help="release = may become the baseline; nightly, catalog-change and adhoc never do.")
 @click.option("--models", "models", multiple=True, metavar="MODEL[,MODEL...]",
               help="LiteLLM model strings to evaluate (repeat or comma-separate); default: suite's, else config's.")
+@click.option("--repeats", type=click.IntRange(1, MAX_REPEATS), default=None,
+              help="Samples per task for every model (default: repeats in toolchoice.yaml, else 1).")
 @click.option("--no-judge", is_flag=True, help="Skip the judge (no TSQ, no judge cost).")
 @click.option("--force", is_flag=True, help="Re-run a release id that already finished (even a baseline).")
 @data_dir_option
-def run_command(suite_name: str, release_id: str | None, kind: str, models: tuple[str, ...], no_judge: bool,
-                force: bool, data_dir: Path) -> int:
+def run_command(suite_name: str, release_id: str | None, kind: str, models: tuple[str, ...],
+                repeats: int | None, no_judge: bool, force: bool, data_dir: Path) -> int:
     """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
     from toolchoice_pipeline.releases.store import ReleaseStore
     from toolchoice_pipeline.cli.run_display import RunDisplay, print_outcome
@@ -62,7 +64,7 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     if models and not split_models(models):
         raise InputError(Problem(file="<command line>", field="--models",
                                  message="names no model: give LiteLLM model strings, e.g. --models local/bm25-router"))
-    run_config = config.for_suite(split_models(models), suite.spec.models)
+    run_config = config.for_suite(split_models(models), suite.spec.models).with_repeats(repeats)
     chosen = run_config.model_names()
     ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
     store = ReleaseStore(data_dir)
@@ -73,12 +75,14 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
                    "one (the previous baseline comes back). Use --kind release to keep it eligible.", err=True)
     _preflight(run_config, data_dir, judge=not no_judge)
 
-    request = ReleaseRequest(release_id=release_id, kind=kind, suite=suite.name, models=chosen, judge=not no_judge,
-                             force=force, requested_by="cli")
+    request = ReleaseRequest(release_id=release_id, kind=kind, suite=suite.name, models=chosen, repeats=repeats,
+                             judge=not no_judge, force=force, requested_by="cli")
+    samples = {run_config.repeats_for(spec) for spec in run_config.models}
     click.echo(f"release {release_id} ({kind}) · suite {suite.name} · {len(suite.tasks)} tasks · "
                f"catalog {suite.catalog_version} · models {', '.join(chosen)}"
+               + ("" if samples == {1} else f" · repeats {'/'.join(map(str, sorted(samples)))}")
                + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}"))
-    display = RunDisplay(models=chosen, n_tasks=len(suite.tasks), judge=not no_judge)
+    display = RunDisplay(models=chosen, n_tasks=len(suite.tasks) * max(samples), judge=not no_judge)
     with display:
         result = materialise_release(data_dir, request, display)
     interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]

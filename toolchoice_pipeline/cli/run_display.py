@@ -144,6 +144,16 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
                           "judge.calibration: warn, so the run does not fail on it)")
         else:
             console.print(f"{calibration.message} ({canary_cost})", markup=False)
+    if gate is not None:
+        for warning in gate.warnings:
+            console.print(f"[yellow]within noise[/yellow] {warning}")
+        for line in gate.advice:
+            console.print(f"advice: {line}")
+    for model, figures in scores.models.items():
+        if figures.flaky_tasks:
+            shown = figures.flaky_tasks[:12]
+            console.print(f"  {model}: {len(figures.flaky_tasks)} flaky tasks (0 < right-tool rate < 1): "
+                          f"{', '.join(shown)}{' ...' if len(figures.flaky_tasks) > 12 else ''}")
     for message in result.check_messages:
         console.print(message, style="yellow", markup=False)
     release_dir = data_dir / "releases" / scores.release_id

@@ -218,7 +218,7 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
     judge = release.config.judge
     judge_document = None
     if release.request.judge:
-        right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores}
+        right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores if s.sample == 0}
         judge_document = {"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION,
                           "budget_usd": judge.budget_usd,
                           "calibration": release_calibration(judge_votes, right_tool, canary_problem(toolchoice.path),

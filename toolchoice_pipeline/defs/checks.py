@@ -7,7 +7,7 @@ import dagster as dg
 
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.records.episodes import Episode, TaskScore
-from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS
+from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
 from toolchoice_pipeline.releases.request import read_request
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
@@ -46,6 +46,10 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "baseline_release_id": scores.baseline_release_id or "none yet",
             "max_drop_points": gate.max_drop_points if gate is not None else MAX_DROP_POINTS,
             "n_failures": len(failures),
+            "noise": gate.noise if gate is not None else "report",
+            "n_within_noise_warnings": len(gate.warnings) if gate is not None else 0,
+            "comparisons": dg.MetadataValue.md(comparisons_markdown(gate.comparisons if gate is not None else [])),
+            "flaky_tasks": dg.MetadataValue.json({m: s.flaky_tasks for m, s in scores.models.items()}),
             "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
             "gate_report_file": dg.MetadataValue.path(str(ReleaseStore(toolchoice.path).scores_path(
                 context.partition_key).with_name("gate.md").resolve())),
@@ -90,20 +94,21 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
     )
 
 
-def _expected_episodes(toolchoice: ToolchoiceResource, release_id: str) -> tuple[int, int]:
+def _expected_episodes(toolchoice: ToolchoiceResource, release_id: str) -> tuple[int, int, int]:
+    """(models, tasks, expected episodes: tasks × each model's repeats, summed)."""
     request = read_request(toolchoice.path, release_id)
     suite = load_suite(toolchoice.path, request.suite, check=False)
-    models = toolchoice.run_config(request, suite).models
-    return len(models), len(suite.tasks)
+    config = toolchoice.run_config(request, suite)
+    return (len(config.models), len(suite.tasks),
+            sum(len(suite.tasks) * config.repeats_for(spec) for spec in config.models))
 
 
 @dg.asset_check(asset=agent_runs, partitions_def=release_partitions,
-                description="Row count: exactly one episode per (model, task), none lost or duplicated.")
+                description="Row count: exactly one episode per (model, task, sample), none lost or duplicated.")
 def agent_runs_complete(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
                         agent_runs: list[Episode]) -> dg.AssetCheckResult:
-    n_models, n_tasks = _expected_episodes(toolchoice, context.partition_key)
-    keys = {(e.model, e.task_id) for e in agent_runs}
-    expected = n_models * n_tasks
+    n_models, n_tasks, expected = _expected_episodes(toolchoice, context.partition_key)
+    keys = {(e.model, e.task_id, e.sample) for e in agent_runs}
     return dg.AssetCheckResult(
         passed=len(agent_runs) == expected and len(keys) == expected, severity=ERROR,
         description=f"{len(agent_runs)} episodes ({len(keys)} distinct) for {n_models} models × {n_tasks} tasks",
@@ -115,9 +120,8 @@ def agent_runs_complete(context: dg.AssetCheckExecutionContext, toolchoice: Tool
                 description="Row count: one task score per episode; shares' inputs complete.")
 def task_scores_complete(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
                          task_scores: list[TaskScore]) -> dg.AssetCheckResult:
-    n_models, n_tasks = _expected_episodes(toolchoice, context.partition_key)
-    expected = n_models * n_tasks
-    distinct = len({(s.model, s.task_id) for s in task_scores})
+    n_models, n_tasks, expected = _expected_episodes(toolchoice, context.partition_key)
+    distinct = len({(s.model, s.task_id, s.sample) for s in task_scores})
     return dg.AssetCheckResult(
         passed=len(task_scores) == expected == distinct, severity=ERROR,
         description=f"{len(task_scores)} task scores for {n_models} models × {n_tasks} tasks",

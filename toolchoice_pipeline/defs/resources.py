@@ -33,8 +33,9 @@ class ToolchoiceResource(dg.ConfigurableResource):
         return load_suite(self.path, request.suite)
 
     def run_config(self, request: ReleaseRequest, suite: Suite) -> RunConfig:
-        """The run configuration with this release's models: the request's, else the suite's, else the config's."""
-        return load_run_config(self.path).for_suite(request.models, suite.spec.models)
+        """The run configuration with this release's models (the request's, else the suite's, else the config's)
+        and the request's ``repeats`` when it gives one."""
+        return load_run_config(self.path).for_suite(request.models, suite.spec.models).with_repeats(request.repeats)
 
 
 class ProgressReporter:

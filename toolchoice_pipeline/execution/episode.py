@@ -79,9 +79,9 @@ class ToolView:
         return {**message, "tool_calls": calls}
 
 
-# (task_id, step, messages, tools) -> the completed call; raises LiteLLM's exception when the call fails for
-# good, or ModelUnavailable when the model may not be called any more.
-CallModel = Callable[[str, int, list[dict[str, Any]], list[dict[str, Any]]], Awaitable[JournaledCall]]
+# (task_id, sample, step, messages, tools) -> the completed call; raises LiteLLM's exception when the call
+# fails for good, or ModelUnavailable when the model may not be called any more.
+CallModel = Callable[[str, int, int, list[dict[str, Any]], list[dict[str, Any]]], Awaitable[JournaledCall]]
 
 
 class ModelUnavailable(Exception):
@@ -111,22 +111,24 @@ class EpisodeSetup:
     max_steps: int
 
 
-async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup) -> Episode:
-    """Run ``setup.model`` on ``task`` with the catalog ``view``; never raises for a provider failure: the
-    failed call becomes a step with ``error`` and the episode's ``error`` (an infrastructure error) is set."""
+async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: int = 0) -> Episode:
+    """Run ``setup.model`` on ``task`` with the catalog ``view`` as sample ``sample`` (its own journal keys);
+    never raises for a provider failure: the failed call becomes a step with ``error`` and the episode's
+    ``error`` (an infrastructure error) is set."""
     messages = [view.message_to_provider(m) if m.get("role") == "assistant" else m for m in task.message_dicts()]
     expected_tool = task.expected.tool if task.expected is not None else None
     any_call = task.expected is not None and bool(task.expected.any_call)
-    episode = Episode(model=setup.model, task_id=task.id)
+    episode = Episode(model=setup.model, task_id=task.id, sample=sample)
     for step in range(setup.max_steps):
         key = request_key(model=setup.model, fingerprint=setup.fingerprint, params=setup.key_params,
-                          task_id=task.id, step=step, messages=messages, tools_digest=view.tools_digest)
+                          task_id=task.id, step=step, messages=messages, tools_digest=view.tools_digest,
+                          sample=sample)
         done = setup.journal.lookup(key)
         cache_hit = done is not None
         if done is None:
             started = time.perf_counter()
             try:
-                done = await setup.call_model(task.id, step, messages, view.tools)
+                done = await setup.call_model(task.id, sample, step, messages, view.tools)
             except ModelUnavailable as exc:
                 episode.error = str(exc)
                 return episode

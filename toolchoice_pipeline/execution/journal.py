@@ -69,12 +69,17 @@ def digest(value: Any) -> str:
 
 
 def request_key(*, model: str, fingerprint: str | None, params: dict[str, Any], task_id: str, step: int,
-                messages: list[dict[str, Any]], tools_digest: str) -> str:
+                messages: list[dict[str, Any]], tools_digest: str, sample: int = 0) -> str:
     """The journal key of one call (64 hex). ``params`` must already be :func:`key_params`; ``fingerprint``
     identifies what answers behind the model string when it is ours (a replay file's content, a local agent's
-    code), so editing those is a new key; ``tools_digest`` is :func:`digest` of the tools as sent."""
-    return digest({"model": model, "fingerprint": fingerprint, "params": params, "task_id": task_id,
-                   "step": step, "messages": messages, "tools": tools_digest})
+    code), so editing those is a new key; ``tools_digest`` is :func:`digest` of the tools as sent.
+    ``sample`` (0..k-1 with repeats) makes each sample its own key; sample 0 keeps the key it had before
+    repeats existed, so journals written by a run with k = 1 still serve it."""
+    key = {"model": model, "fingerprint": fingerprint, "params": params, "task_id": task_id,
+           "step": step, "messages": messages, "tools": tools_digest}
+    if sample:
+        key["sample"] = sample
+    return digest(key)
 
 
 @dataclass(frozen=True)

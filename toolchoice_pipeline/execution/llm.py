@@ -139,6 +139,16 @@ def assistant_message(message: Any) -> dict[str, Any]:
     return out
 
 
+def takes_seed(model: str) -> bool:
+    """Whether LiteLLM sends a ``seed`` to ``model``'s provider (False for unmapped and in-process models)."""
+    import litellm
+
+    try:
+        return "seed" in (litellm.get_supported_openai_params(model=model) or [])
+    except Exception:  # an unmapped provider: send no seed rather than fail the call
+        return False
+
+
 def call_cost(spec: ModelSpec, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
     """USD for one call: the configured price if any (``config.Price``, USD per million tokens), 0.0 for
     in-process models, else LiteLLM's pricing (the figure LiteLLM computed for the response, or

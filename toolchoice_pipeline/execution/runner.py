@@ -12,9 +12,17 @@
   unavailable (``unavailable``) and may refuse to score the run.
 - **Journal**: see :mod:`.journal`; a re-run with unchanged inputs under ``read_write`` makes no provider call,
   and a killed run resumes without re-issuing a completed call.
+- **Repeats**: each task runs k times per model (:meth:`RunConfig.repeats_for`) as samples 0..k-1, each with
+  its own journal keys; where the provider takes a ``seed`` and k > 1, sample s is sent ``seed`` + s (``seed``
+  from the model's params, else 0); the ``sim/`` provider gets the sample index in the call metadata.
+- **Budget**: ``budget_usd`` caps the agents' spend of the run (USD, calls served from the journal cost
+  nothing now); once reached no further call starts and the samples left stop with an error starting
+  ``agent_budget_exhausted``. Calls in flight finish, so the spend can pass the cap by at most
+  ``concurrency.max_in_flight`` calls.
 
-The result is one :class:`~toolchoice_pipeline.records.episodes.Episode` per (model, task), models in the given order
-and tasks in suite order, including failed ones (``error`` set, steps recorded so far kept).
+The result is one :class:`~toolchoice_pipeline.records.episodes.Episode` per (model, task, sample), models in
+the given order, tasks in suite order and samples in order within a task, including failed ones (``error``
+set, steps recorded so far kept).
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from typing import Callable
 
 from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
 from toolchoice_pipeline.execution.offline import ensure_offline_default, is_local_model
-from toolchoice_pipeline.records.episodes import Episode
+from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
@@ -78,6 +86,20 @@ class _ModelGate:
         self.consecutive_failures = 0
 
 
+class AgentBudget:
+    """The run's agent spend in USD against ``limit_usd`` (None = no cap)."""
+
+    def __init__(self, limit_usd: float | None):
+        self.limit_usd = limit_usd
+        self.spent_usd = 0.0
+
+    def check(self) -> None:
+        """Raise :class:`ModelUnavailable` (``agent_budget_exhausted: ...``) once the spend reached the cap."""
+        if self.limit_usd is not None and self.spent_usd >= self.limit_usd:
+            raise ModelUnavailable(f"{FLAG_AGENT_BUDGET_EXHAUSTED}: the run's agent spend reached budget_usd="
+                                   f"{self.limit_usd} before this sample")
+
+
 class _Views:
     """Tool views per (catalog, naming), built once: the suite catalog is shared by every task without ``tools``."""
 
@@ -97,7 +119,8 @@ class _Views:
 async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
                     cache_policy: CachePolicy | None = None, progress: Progress | None = None,
                     resume_key: str | None = None, unavailable: dict[str, str] | None = None) -> list[Episode]:
-    """Run each model on each task of ``suite``; one :class:`Episode` per (model, task), in model then task order.
+    """Run each model on each task of ``suite``, k times (its ``repeats``); one :class:`Episode` per (model,
+    task, sample), in model, task, sample order.
 
     ``models`` defaults to the suite's own ``models`` (``suite.yaml``) if it lists any, else the configuration's.
     ``cache_policy`` overrides ``config.cache.policy``; ``resume_key`` (e.g. the release id) lets a
@@ -123,7 +146,9 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     journal = CallJournal(None if policy == "off" else data_dir / config.cache.path, policy, resume_key=resume_key,
                           models=[spec.model for spec in specs])
     in_flight = asyncio.Semaphore(config.concurrency.max_in_flight)
-    results: list[list[Episode | None]] = [[None] * len(tasks) for _ in specs]
+    budget = AgentBudget(config.budget_usd)
+    repeats = [config.repeats_for(spec) for spec in specs]
+    results: list[list[Episode | None]] = [[None] * (len(tasks) * k) for k in repeats]
     log.info("running %d models on %d tasks of suite %s (cache %s)", len(specs), len(tasks), suite.name, policy)
     gates: dict[str, _ModelGate] = {}
 
@@ -132,23 +157,31 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
         call_spec = spec.model_copy(update={"model": resolve_model(spec.model, data_dir)})
         gate = gates[spec.model] = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
         known = known_to_litellm(spec.model) if remote else None
+        from toolchoice_pipeline.execution.llm import takes_seed
+
+        seeded = repeats[specs.index(spec)] > 1 and remote and takes_seed(call_spec.model)
+        seed_base = int(spec.params.get("seed", 0) or 0)
 
         def describe(exc: BaseException) -> str:
             return describe_failure(spec.model, exc, known_model=known)
 
-        async def call_model(task_id, step, messages, tools) -> JournaledCall:
+        async def call_model(task_id, sample, step, messages, tools) -> JournaledCall:
             from toolchoice_pipeline.execution.llm import complete
 
+            budget.check()
             await gate.admit(call_spec, config)
+            seed = {"seed": seed_base + sample} if seeded else {}
             try:
                 completion = await complete(
                     call_spec, messages, retries=config.retries, tools=tools or None, limiter=in_flight,
-                    metadata={"task_id": task_id, "step": step, "data_dir": str(data_dir)},
+                    metadata={"task_id": task_id, "sample": sample, "step": step, "data_dir": str(data_dir)},
+                    **seed,
                 )
             except Exception as exc:
                 gate.failed(exc, describe(exc))
                 raise
             gate.succeeded()
+            budget.spent_usd += completion.cost_usd
             return JournaledCall(message=completion.message, prompt_tokens=completion.prompt_tokens,
                                  completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
                                  latency_ms=completion.latency_ms, attempts=completion.attempts)
@@ -160,25 +193,26 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     async def run_model(index: int, spec: ModelSpec) -> None:
         setup = setup_for(spec)
         safe_names = not is_local_model(spec.model)
-        order = iter(range(len(tasks)))
+        k = repeats[index]
+        order = iter(range(len(tasks) * k))
         done = 0
 
         async def worker() -> None:
             nonlocal done
-            for task_index in order:
-                task = tasks[task_index]
+            for slot in order:
+                task, sample = tasks[slot // k], slot % k
                 if blocked[spec.model] is not None:
-                    episode = Episode(model=spec.model, task_id=task.id, error=blocked[spec.model])
+                    episode = Episode(model=spec.model, task_id=task.id, sample=sample, error=blocked[spec.model])
                 else:
-                    episode = await run_episode(task, views.for_task(task, safe_names=safe_names), setup)
-                results[index][task_index] = episode
+                    episode = await run_episode(task, views.for_task(task, safe_names=safe_names), setup, sample)
+                results[index][slot] = episode
                 done += 1
                 if progress is not None:
-                    progress(spec.model, done, len(tasks))
+                    progress(spec.model, done, len(tasks) * k)
 
         limit = spec.max_concurrency or config.concurrency.per_model
         async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(limit, len(tasks)))):
+            for _ in range(max(1, min(limit, len(tasks) * k))):
                 group.create_task(worker())
 
     try:

@@ -169,7 +169,8 @@ def release_calibration(votes: Iterable[JudgeVote], right_tool: Mapping[EpisodeK
 
     votes = list(votes)
     canary = [v for v in votes if v.model == CANARY_MODEL]
-    result = calibrate(majority_verdicts(v for v in votes if v.model != CANARY_MODEL), right_tool,
+    # with repeats, agreement is measured on each task's first sample (the keys are (model, task_id))
+    result = calibrate(majority_verdicts(v for v in votes if v.model != CANARY_MODEL and v.sample == 0), right_tool,
                        canary_score(canary), canary_missing=canary_missing)
     return {"passed": result.passed, "mode": mode, "blocks_promotion": not result.passed and mode == "fail",
             "message": result.message, "reasons": result.reasons, "warnings": result.warnings,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolchoice_pipeline.execution.llm import takes_seed  # noqa: F401 - re-exported: the one rule for agents and judge
 from toolchoice_pipeline.suites.config import JudgeConfig
 
 NO_CACHE = {"no-cache": True, "no-store": True}
@@ -30,16 +31,6 @@ def judge_temperature(judge: JudgeConfig) -> float | None:
         value = judge.model.params["temperature"]
         return None if value is None else float(value)
     return judge.temperature
-
-
-def takes_seed(model: str) -> bool:
-    """Whether LiteLLM lists ``seed`` among the model's parameters (False for a model it cannot map)."""
-    import litellm
-
-    try:
-        return "seed" in (litellm.get_supported_openai_params(model=model) or [])
-    except Exception:  # noqa: BLE001 - an unmapped provider: send no seed rather than fail the call
-        return False
 
 
 def poll_params(judge: JudgeConfig, *, seed: int | None, response_format: dict[str, Any] | None) -> dict[str, Any]:

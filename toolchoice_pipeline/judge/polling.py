@@ -39,13 +39,14 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class JudgeItem:
-    """One tool choice to judge: ``(model, task_id)`` names it; ``reply`` is the first step's reply."""
+    """One tool choice to judge: ``(model, task_id, sample)`` names it; ``reply`` is the first step's reply."""
 
     model: str
     task_id: str
     conversation: list[dict[str, Any]]
     catalog: list[ToolDefinition]
     reply: Reply
+    sample: int = 0
 
     @property
     def key(self) -> EpisodeKey:
@@ -83,7 +84,7 @@ def episode_items(suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
             raise ValueError(f"episode of {episode.model} names task '{episode.task_id}', "
                              f"which suite '{suite.name}' does not have")
         items.append(JudgeItem(model=episode.model, task_id=task.id, conversation=task.message_dicts(),
-                               catalog=suite.task_catalog(task), reply=episode.first_reply))
+                               catalog=suite.task_catalog(task), reply=episode.first_reply, sample=episode.sample))
     return items
 
 
@@ -105,9 +106,9 @@ class _Poller:
         self.takes_seed = takes_seed(judge.model.model)
         self.response_format = response_format_for(judge.model.model)
 
-    def seed(self, poll: int, attempt: int) -> int:
-        """Distinct for every (poll, attempt) of an episode, so a re-asked or further poll is a new sample."""
-        return self.seed_base + poll * self.judge.max_attempts + attempt
+    def seed(self, poll: int, attempt: int, sample: int = 0) -> int:
+        """Distinct for every (sample, poll, attempt) of a task, so a re-asked or further poll is a new sample."""
+        return self.seed_base + (sample * self.judge.polls + poll) * self.judge.max_attempts + attempt
 
     def _vote(self, item: JudgeItem, poll: int, **fields: Any) -> JudgeVote:
         # A judge may quote the request (arguments, tool results) in its reasoning or error: both are stored and
@@ -117,7 +118,8 @@ class _Poller:
         for name in ("reasoning", "error"):
             if fields.get(name):
                 fields[name] = sanitise(fields[name])
-        return JudgeVote(model=item.model, task_id=item.task_id, poll=poll, judge_model=self.judge.model.model,
+        return JudgeVote(model=item.model, task_id=item.task_id, sample=item.sample, poll=poll,
+                         judge_model=self.judge.model.model,
                          rubric_version=RUBRIC_VERSION, **fields)
 
     async def poll(self, item: JudgeItem, messages: list[dict[str, Any]], poll: int) -> JudgeVote:
@@ -134,13 +136,14 @@ class _Poller:
                              f"{self.budget.limit_usd} before this {'poll' if attempts == 0 else 're-ask'}"
                              + (f" (last answer: {error})" if error else ""))
                     break
-                params = poll_params(self.judge, seed=self.seed(poll, attempt) if self.takes_seed else None,
+                params = poll_params(self.judge, seed=self.seed(poll, attempt, item.sample) if self.takes_seed else None,
                                      response_format=self.response_format)
                 attempts += 1
                 try:
                     completion = await complete(
                         self.judge.model, messages, retries=self.retries,
-                        metadata={"purpose": "judge", "model": item.model, "task_id": item.task_id, "poll": poll},
+                        metadata={"purpose": "judge", "model": item.model, "task_id": item.task_id,
+                                  "sample": item.sample, "poll": poll},
                         **params)
                 except Exception as exc:  # noqa: BLE001 - the provider failed for good: an invalid vote, kept
                     error = f"judge call failed: {_error_line(exc)}"

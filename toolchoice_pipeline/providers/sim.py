@@ -6,6 +6,9 @@ Settings come from the model's ``params`` in the run configuration (all optional
 - ``sim_error_rate`` (default 0.0): the fraction of attempts that fail with a transient error, an even mix of
   429 (with a ``Retry-After`` header), 500 and a timeout;
 - ``sim_retry_after_s`` (default 1.0): the ``Retry-After`` the 429s carry, in seconds;
+- ``sim_flip_rate`` (default 0.0): the fraction of samples whose first call goes to another tool of the
+  task (a stochastic model: with repeats, the samples of one task disagree at this rate), drawn per task and
+  sample (the ``task_id`` and ``sample`` of the call metadata) from ``sim_seed``;
 - ``sim_seed`` (default 0).
 
 Everything is deterministic given the seed: whether an attempt fails depends only on the request (model,
@@ -45,6 +48,7 @@ class SimSettings:
     latency_ms: float = 50.0
     error_rate: float = 0.0
     retry_after_s: float = 1.0
+    flip_rate: float = 0.0
     seed: int = 0
 
     @classmethod
@@ -53,6 +57,7 @@ class SimSettings:
             settings = cls(latency_ms=float(params.get("sim_latency_ms", 50.0)),
                            error_rate=float(params.get("sim_error_rate", 0.0)),
                            retry_after_s=float(params.get("sim_retry_after_s", 1.0)),
+                           flip_rate=float(params.get("sim_flip_rate", 0.0)),
                            seed=int(params.get("sim_seed", 0)))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"sim settings must be numbers ({exc})") from None
@@ -60,6 +65,8 @@ class SimSettings:
             raise ValueError("sim_latency_ms and sim_retry_after_s must be >= 0")
         if not 0.0 <= settings.error_rate <= 1.0:
             raise ValueError("sim_error_rate must be between 0 and 1")
+        if not 0.0 <= settings.flip_rate <= 1.0:
+            raise ValueError("sim_flip_rate must be between 0 and 1")
         return settings
 
 
@@ -153,8 +160,15 @@ def _argument(schema: dict[str, Any], text: str) -> Any:
     return words[-1] if words else ""
 
 
-def plausible_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """An assistant message (OpenAI chat format) calling the tool that best fits the last user message."""
+def flips(settings: SimSettings, task: str, sample: int) -> bool:
+    """Whether sample ``sample`` of ``task`` is one whose first call goes to another tool (``sim_flip_rate``)."""
+    return settings.flip_rate > 0 and _unit(settings.seed, task, sample, "flip") < settings.flip_rate
+
+
+def plausible_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                    flip: str | None = None) -> dict[str, Any]:
+    """An assistant message (OpenAI chat format) calling the tool that best fits the last user message; with
+    ``flip`` (a draw key), another tool of the request, picked from ``flip``, instead."""
     if messages and messages[-1].get("role") == "tool":
         return {"role": "assistant", "content": "Done."}
     functions = [t.get("function", t) for t in tools]
@@ -168,6 +182,9 @@ def plausible_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]])
     else:
         asked = _words(text)
         chosen = max(functions, key=lambda f: len(asked & _words(f"{f.get('name', '')} {f.get('description', '')}")))
+    others = [f for f in functions if f is not chosen]
+    if flip is not None and others:
+        chosen = others[int(_unit(flip, "other") * len(others))]
     parameters = chosen.get("parameters") or {}
     properties = parameters.get("properties") or {}
     arguments = {name: _argument(properties.get(name) or {}, text) for name in parameters.get("required") or []}
@@ -189,22 +206,29 @@ class SimProvider(CustomLLM):
         STATS.attempts += 1
         return settings, tools, fault_for(settings, digest, attempt)
 
-    def _answer(self, model, messages, tools, fault, settings, model_response, timeout):
+    def _answer(self, model, messages, tools, fault, settings, model_response, timeout, litellm_params):
         if fault is not None:
             STATS.faults[fault] += 1
             raise_fault(fault, f"sim/{model}", settings, timeout)
         STATS.completed += 1
-        message = plausible_reply(messages, tools)
+        metadata = (litellm_params or {}).get("metadata") or {}
+        task = str(metadata.get("task_id") or request_digest(model, messages, tools, settings.seed))
+        sample = int(metadata.get("sample") or 0)
+        first_step = not any(m.get("role") == "tool" for m in messages)
+        flip = f"{settings.seed}\x1f{task}\x1f{sample}" if first_step and flips(settings, task, sample) else None
+        message = plausible_reply(messages, tools, flip)
         return fill_response(model_response, message, model=f"sim/{model}", prompt=[messages, tools])
 
     async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                          encoding, api_key, logging_obj, optional_params, *args, timeout=None, **kwargs):
+                          encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
+                          *args, timeout=None, **kwargs):
         settings, tools, fault = self._prepare(model, messages, optional_params)
         await asyncio.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params)
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                   encoding, api_key, logging_obj, optional_params, *args, timeout=None, **kwargs):
+                   encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
+                   *args, timeout=None, **kwargs):
         settings, tools, fault = self._prepare(model, messages, optional_params)
         time.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params)

@@ -28,10 +28,12 @@ class StepRecord(BaseModel):
 
 
 class Episode(BaseModel):
-    """One model working on one task. ``error`` set = an infrastructure error: the task gets no score."""
+    """One model working on one task, once: sample ``sample`` (0..k-1) of the run's ``repeats`` k.
+    ``error`` set = an infrastructure error: the sample gets no score."""
 
     model: str
     task_id: str
+    sample: int = Field(default=0, ge=0)
     steps: list[StepRecord] = Field(default_factory=list)
     error: str | None = None
 
@@ -67,6 +69,7 @@ class JudgeVote(BaseModel):
 
     model: str
     task_id: str
+    sample: int = Field(default=0, ge=0)
     poll: int = Field(ge=0)
     verdict: Verdict | None = None
     reasoning: str | None = None
@@ -81,7 +84,7 @@ class JudgeVote(BaseModel):
 
 
 class TaskScore(BaseModel):
-    """The score of one episode (one ``task_scores`` row).
+    """The score of one episode, i.e. one sample of a task (one ``task_scores`` row).
 
     ``right_tool`` / ``right_args`` are None for an infrastructure error or an unlabelled task;
     ``tsq`` is None when the judge did not run or no vote was valid.
@@ -89,6 +92,7 @@ class TaskScore(BaseModel):
 
     model: str
     task_id: str
+    sample: int = Field(default=0, ge=0)
     right_tool: bool | None
     right_args: bool | None
     calls: int
@@ -106,6 +110,7 @@ class TaskScore(BaseModel):
 FLAG_INFRA_ERROR = "infra_error"
 FLAG_JUDGE_FAILED = "judge_failed"
 FLAG_BUDGET_EXHAUSTED = "judge_budget_exhausted"
+FLAG_AGENT_BUDGET_EXHAUSTED = "agent_budget_exhausted"
 
 
 def tsq_of(votes: Iterable[JudgeVote]) -> float | None:

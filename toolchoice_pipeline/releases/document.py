@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolchoice_pipeline.releases.gate import GateFailure, TaskFlips
+from toolchoice_pipeline.releases.gate import Comparison, GateFailure, TaskFlips
 from toolchoice_pipeline.scoring.summary import ModelScores
 
 
@@ -54,7 +54,9 @@ class JudgeInfo(BaseModel):
 
 class GateDocument(BaseModel):
     """The ``gate`` object: the verdict, its limits (points, percent), the failures (DESIGN §3) and the
-    extensions: models not evaluated, new and missing, notes, and per model and metric the flipped tasks."""
+    extensions: models not evaluated, new and missing, notes, per model and metric the flipped tasks, the
+    noise mode, the ``comparisons`` (DESIGN §3 "Repeats and the noise-aware gate"), the warnings of drops
+    passed as within noise, and the false-fail advice per model."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -68,6 +70,10 @@ class GateDocument(BaseModel):
     missing_models: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     flips: dict[str, dict[str, TaskFlips]] = Field(default_factory=dict)
+    noise: str = "report"
+    comparisons: list[Comparison] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    advice: list[str] = Field(default_factory=list)
 
 
 class ReleaseDocument(BaseModel):

@@ -13,6 +13,15 @@ Rules, per model:
 The gate also lists per model and metric the tasks that flipped right→wrong and wrong→right against the
 baseline (tasks scored in both releases), so a failure can be read in a minute. Output: the ``gate`` object of
 ``scores.json`` (:meth:`GateResult.to_json`), a Markdown summary and JUnit XML.
+
+Noise (docs/scoring.md): given the paired tasks (:mod:`.pairing`), every compared model and metric gets a
+:class:`Comparison` with the 95% paired-bootstrap interval of its drop (:mod:`.noise`) and whether the drop is
+beyond noise (the interval excludes 0). Releases with different task sets or repeats are compared on what they
+share only (the shares of that shared part replace the stored ones, and a note says so). ``noise="report"``
+(default): the verdict stays the 2-point rule. ``noise="require"``: a drop of more than 2 points that is
+within noise passes with a warning naming the interval. ``advice`` per model: the 2-point rule's false-fail
+rate on an unchanged model at the flip rate seen in this release's samples (else the baseline's), and the k
+that brings it under 5%.
 """
 
 from __future__ import annotations
@@ -23,6 +32,10 @@ from typing import Any, Literal, Mapping
 import pyarrow as pa
 from pydantic import BaseModel, Field
 
+from toolchoice_pipeline.releases.noise import FALSE_FAIL_TARGET, false_fail_rate, paired_drop_interval, \
+    repeats_for_false_fails
+from toolchoice_pipeline.releases.pairing import Paired
+
 MAX_DROP_POINTS = 2.0
 MAX_ERROR_PCT = 5.0
 GATED_METRICS = ("right_tool_pct", "right_args_pct")
@@ -30,6 +43,7 @@ FLIP_METRICS = ("right_tool", "right_args")
 MARKDOWN_FLIPS_SHOWN = 25
 
 ModelStatus = Literal["passed", "failed", "not_evaluated", "new", "missing"]
+NoiseMode = Literal["report", "require"]
 
 
 class GateFailure(BaseModel):
@@ -42,6 +56,19 @@ class GateFailure(BaseModel):
     now: float | None = None
     drop: float | None = None
     reason: str
+
+
+class Comparison(BaseModel):
+    """One model and metric against the baseline (points): ``drop`` = baseline − now; ``ci95`` the 95% paired
+    interval of the drop and ``beyond_noise`` whether it excludes 0 (both None without paired task scores)."""
+
+    model: str
+    metric: str
+    baseline: float
+    now: float
+    drop: float
+    ci95: list[float] | None = None
+    beyond_noise: bool | None = None
 
 
 class TaskFlips(BaseModel):
@@ -62,6 +89,9 @@ class ModelGate(BaseModel):
     failures: list[GateFailure] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     flips: dict[str, TaskFlips] = Field(default_factory=dict)
+    comparisons: list[Comparison] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    advice: str | None = None
 
 
 class GateResult(BaseModel):
@@ -74,10 +104,23 @@ class GateResult(BaseModel):
     max_error_pct: float = MAX_ERROR_PCT
     models: dict[str, ModelGate] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    noise: NoiseMode = "report"
 
     @property
     def failures(self) -> list[GateFailure]:
         return [failure for gate in self.models.values() for failure in gate.failures]
+
+    @property
+    def comparisons(self) -> list[Comparison]:
+        return [comparison for gate in self.models.values() for comparison in gate.comparisons]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [f"{gate.model}: {warning}" for gate in self.models.values() for warning in gate.warnings]
+
+    @property
+    def advice(self) -> list[str]:
+        return [f"{gate.model}: {gate.advice}" for gate in self.models.values() if gate.advice]
 
     def models_with(self, status: ModelStatus) -> list[str]:
         return [name for name, gate in self.models.items() if gate.status == status]
@@ -96,6 +139,10 @@ class GateResult(BaseModel):
             "notes": self.notes + [f"{gate.model}: {note}" for gate in self.models.values() for note in gate.notes],
             "flips": {name: {metric: flips.model_dump() for metric, flips in gate.flips.items()}
                       for name, gate in self.models.items() if gate.flips},
+            "noise": self.noise,
+            "comparisons": [c.model_dump() for c in self.comparisons],
+            "warnings": self.warnings,
+            "advice": self.advice,
         }
 
 
@@ -103,12 +150,64 @@ def _figures(scores: Any) -> dict[str, Any]:
     return scores.model_dump() if hasattr(scores, "model_dump") else dict(scores)
 
 
+def _advice(now: Mapping[str, Any], before: Mapping[str, Any] | None, max_drop_points: float) -> str:
+    """The false-fail advice line of one model (module docstring)."""
+    n_tasks, k = int(now.get("n_tasks") or 0), int(now.get("repeats") or 1)
+    flip, source = now.get("flip_rate"), "observed in this release's samples"
+    if flip is None and before is not None and before.get("flip_rate") is not None:
+        flip, source = before.get("flip_rate"), "observed in the baseline's samples"
+    if flip is None:
+        return ("flip rate not observable with one sample per task: run with repeats of 2 or more to learn how "
+                f"often the {max_drop_points}-point rule fails an unchanged model")
+    rate = false_fail_rate(n_tasks, k, flip, max_drop_points)
+    needed = repeats_for_false_fails(n_tasks, flip, max_drop_points)
+    line = (f"at the flip rate {flip:.4f} {source}, the {max_drop_points}-point rule fails an unchanged model "
+            f"{100 * rate:.1f}% of the time per metric ({n_tasks} tasks, repeats {k}); ")
+    if rate < FALSE_FAIL_TARGET:
+        return line + f"under {100 * FALSE_FAIL_TARGET:.0f}% already"
+    if needed is None:
+        return line + f"no repeats up to 100 bring it under {100 * FALSE_FAIL_TARGET:.0f}%: add tasks"
+    return line + f"repeats {needed} bring it under {100 * FALSE_FAIL_TARGET:.0f}%"
+
+
+def _compare(gate: "ModelGate", metric: str, old: float, new: float, paired: Paired | None,
+             max_drop_points: float, noise: NoiseMode) -> None:
+    """Add the comparison of one metric to ``gate``, with its failure or warning."""
+    model = gate.model
+    interval = beyond = None
+    if paired is not None and paired.tasks:
+        flip_metric = metric.removesuffix("_pct")
+        if paired.shared_note is not None:
+            old, new = paired.share_pct("baseline", flip_metric), paired.share_pct("now", flip_metric)
+        low, high = paired_drop_interval(paired.rates("baseline", flip_metric), paired.rates("now", flip_metric))
+        interval, beyond = [low, high], not (low <= 0.0 <= high)
+    drop = round(old - new, 2)
+    gate.comparisons.append(Comparison(model=model, metric=metric, baseline=old, now=new, drop=drop,
+                                       ci95=interval, beyond_noise=beyond))
+    if drop <= max_drop_points:
+        return
+    shown = "" if interval is None else \
+        f", {'beyond' if beyond else 'within'} noise (95% interval of the drop [{interval[0]}, {interval[1]}])"
+    if noise == "require" and beyond is False:
+        gate.warnings.append(f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points}){shown}: "
+                             "passes because gate.noise is require")
+        return
+    gate.failures.append(GateFailure(
+        model=model, metric=metric, baseline=old, now=new, drop=drop,
+        reason=f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points}){shown}"))
+
+
 def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: str | None = None,
                baseline_models: Mapping[str, Any] | None = None, flips: Flips | None = None, *,
-               max_drop_points: float = MAX_DROP_POINTS, max_error_pct: float = MAX_ERROR_PCT) -> GateResult:
+               max_drop_points: float = MAX_DROP_POINTS, max_error_pct: float = MAX_ERROR_PCT,
+               paired: Mapping[str, Paired] | None = None, noise: NoiseMode = "report",
+               advise: bool = True) -> GateResult:
     """Gate a release's per-model scores against the baseline's (both ``scores.json`` ``models`` mappings or
-    :class:`~toolchoice_pipeline.scoring.ModelScores`); ``flips`` from :func:`task_flips`. Pure."""
+    :class:`~toolchoice_pipeline.scoring.ModelScores`); ``flips`` from :func:`task_flips`; ``paired`` from
+    :func:`.pairing.paired_tasks` (None: no intervals, the 2-point rule alone); ``noise`` as in the module
+    docstring; ``advise=False`` leaves the advice out (benchmarks). Pure."""
     flips = flips or {}
+    paired = paired or {}
     result_models: dict[str, ModelGate] = {}
     notes: list[str] = []
     if baseline_models is None:
@@ -117,32 +216,37 @@ def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: 
     for model in sorted(models):
         now = _figures(models[model])
         gate = ModelGate(model=model, status="passed", flips=flips.get(model, {}))
-        n_tasks, errors = int(now.get("n_tasks") or 0), int(now.get("errors") or 0)
-        if n_tasks and errors * 100.0 > max_error_pct * n_tasks:
-            error_pct = round(100.0 * errors / n_tasks, 2)
+        n_samples, errors = int(now.get("n_samples") or now.get("n_tasks") or 0), int(now.get("errors") or 0)
+        if n_samples and errors * 100.0 > max_error_pct * n_samples:
+            error_pct = round(100.0 * errors / n_samples, 2)
+            what = "tasks" if n_samples == int(now.get("n_tasks") or 0) else "samples"
             gate.status = "not_evaluated"
             gate.failures.append(GateFailure(
                 model=model, metric="error_pct", now=error_pct,
-                reason=f"not evaluated: {errors} of {n_tasks} tasks ({error_pct}%) had infrastructure errors "
+                reason=f"not evaluated: {errors} of {n_samples} {what} ({error_pct}%) had infrastructure errors "
                        f"(limit {max_error_pct}%)"))
         elif model not in baseline_models:
             gate.status = "new"
             gate.notes.append("new in this release: no baseline to compare with, passes")
         else:
             before = _figures(baseline_models[model])
+            shared = paired.get(model)
+            if shared is not None and shared.shared_note:
+                gate.notes.append(shared.shared_note)
             for metric in GATED_METRICS:
                 old, new = before.get(metric), now.get(metric)
                 if old is None or new is None:
                     gate.notes.append(f"{metric} not compared (no scored tasks in "
                                       f"{'the baseline' if old is None else 'this release'})")
                     continue
-                drop = round(old - new, 2)
-                if drop > max_drop_points:
-                    gate.failures.append(GateFailure(
-                        model=model, metric=metric, baseline=old, now=new, drop=drop,
-                        reason=f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points})"))
+                _compare(gate, metric, old, new, shared, max_drop_points, noise)
+            if noise == "require" and shared is None:
+                gate.notes.append("no paired task scores: the 2-point rule decides alone")
             if gate.failures:
                 gate.status = "failed"
+        if advise and gate.status != "not_evaluated":
+            gate.advice = _advice(now, _figures(baseline_models[model]) if model in baseline_models else None,
+                                  max_drop_points)
         result_models[model] = gate
     for model in sorted(set(baseline_models) - set(models)):
         result_models[model] = ModelGate(model=model, status="missing",
@@ -150,7 +254,7 @@ def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: 
     passed = not any(gate.failures for gate in result_models.values())
     return GateResult(release_id=release_id, baseline_release_id=baseline_release_id, passed=passed,
                       max_drop_points=max_drop_points, max_error_pct=max_error_pct, models=result_models,
-                      notes=notes)
+                      notes=notes, noise=noise)
 
 
 def task_flips(now: pa.Table, baseline: pa.Table, threads: int | None = None) -> Flips:
@@ -200,6 +304,18 @@ def _shown(task_ids: list[str]) -> str:
     return head + (f" and {more} more" if more > 0 else "")
 
 
+def comparisons_markdown(comparisons: list[Comparison]) -> str:
+    """The comparisons (points) as a Markdown table: drop, 95% paired interval, beyond or within noise."""
+    lines = ["| model | metric | baseline → now | drop | 95% interval of the drop | noise |",
+             "|---|---|---|---|---|---|"]
+    for c in comparisons:
+        interval = "–" if c.ci95 is None else f"[{c.ci95[0]:.2f}, {c.ci95[1]:.2f}]"
+        word = "–" if c.beyond_noise is None else ("beyond noise" if c.beyond_noise else "within noise")
+        lines.append(f"| `{c.model}` | {c.metric} | {c.baseline:.2f} → {c.now:.2f} | {c.drop:.2f} | "
+                     f"{interval} | {word} |")
+    return "\n".join(lines)
+
+
 def gate_markdown(result: GateResult, models: Mapping[str, Any], baseline_models: Mapping[str, Any] | None = None,
                   suite: str | None = None) -> str:
     """A Markdown summary: verdict, a table of shares (baseline → now), the failures and the flipped tasks."""
@@ -220,9 +336,20 @@ def gate_markdown(result: GateResult, models: Mapping[str, Any], baseline_models
         lines.append(f"| `{name}` | {gate.status.replace('_', ' ')} | "
                      f"{_share(before, 'right_tool_pct')} → {_share(now, 'right_tool_pct')} | "
                      f"{_share(before, 'right_args_pct')} → {_share(now, 'right_args_pct')} | {errors} |")
+    if result.comparisons:
+        lines += ["", f"### Drops against noise (gate.noise: {result.noise})", "",
+                  comparisons_markdown(result.comparisons)]
     if result.failures:
         lines += ["", "### Failures", ""]
         lines += [f"- `{failure.model}`: {failure.reason}" for failure in result.failures]
+    if result.warnings:
+        lines += ["", "### Warnings", ""] + [f"- {warning}" for warning in result.warnings]
+    flaky = [(name, _figures(models[name]).get("flaky_tasks") or []) for name in result.models if name in models]
+    if any(tasks for _, tasks in flaky):
+        lines += ["", "### Flaky tasks (0 < right-tool rate < 1 over the samples)", ""]
+        lines += [f"- `{name}` ({len(tasks)}): {_shown(tasks)}" for name, tasks in flaky if tasks]
+    if result.advice:
+        lines += ["", "### Advice", ""] + [f"- {line}" for line in result.advice]
     notes = result.notes + [f"`{gate.model}`: {note}" for gate in result.models.values() for note in gate.notes]
     if notes:
         lines += ["", "### Notes", ""] + [f"- {note}" for note in notes]
@@ -265,7 +392,7 @@ def gate_junit_xml(result: GateResult, suite: str | None = None) -> str:
             failure.text = "\n".join(details)
         elif gate.status == "missing":
             ET.SubElement(case, "skipped", message="; ".join(gate.notes))
-        if gate.notes and gate.status != "missing":
-            ET.SubElement(case, "system-out").text = "\n".join(gate.notes)
+        if (gate.notes or gate.warnings) and gate.status != "missing":
+            ET.SubElement(case, "system-out").text = "\n".join(gate.warnings + gate.notes)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolchoice_pipeline.suites.config import CachePolicy
+from toolchoice_pipeline.suites.config import MAX_REPEATS, CachePolicy
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.atomic import write_file_atomically
@@ -37,6 +37,7 @@ class ReleaseRequest(BaseModel):
     kind: ReleaseKind = "adhoc"
     suite: str = DEFAULT_SUITE
     models: list[str] | None = None
+    repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
     judge: bool = True
     cache_policy: CachePolicy | None = None
     force: bool = False

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+import pyarrow as pa
 from filelock import FileLock
 from pydantic import ValidationError
 
@@ -25,6 +26,8 @@ from toolchoice_pipeline.util.errors import InputError, Problem, display_path, p
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
+from toolchoice_pipeline.releases.pairing import PAIRED_COLUMNS, paired_tasks
+from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
@@ -227,24 +230,43 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
             baseline_id = stored.baseline_release_id or store.baseline_for(suite, release_id)
     elif baseline_id is None:
         baseline_id = store.baseline_for(suite, release_id)
+    noise = load_run_config(data_dir).gate.noise
     if baseline_id is None:
-        return check_gate(release_id, models), None
+        return check_gate(release_id, models, noise=noise), None
     baseline = store.read_scores(baseline_id)
     if baseline.suite != suite:
         raise InputError(Problem(file=display_path(store.scores_path(baseline_id)), field="suite",
                                  message=f"baseline '{baseline_id}' is of suite '{baseline.suite}', "
                                          f"release '{release_id}' of suite '{suite}'"))
     flips = {}
+    paired = None
     notes = []
     if warehouse.commit(baseline_id) is not None and warehouse.commit(release_id) is not None:
-        columns = ["model", "task_id", "right_tool", "right_args"]
-        flips = task_flips(warehouse.read_table("task_scores", release_id, columns),
-                           warehouse.read_table("task_scores", baseline_id, columns))
+        now_table, baseline_table = (_paired_columns(warehouse, release_id), _paired_columns(warehouse, baseline_id))
+        flips = task_flips(_first_samples(now_table), _first_samples(baseline_table))
+        paired = paired_tasks(now_table, baseline_table)
     else:
-        notes.append("task scores of the release or the baseline are not in the warehouse: no flipped tasks listed")
-    result = check_gate(release_id, models, baseline_id, baseline.models, flips)
+        notes.append("task scores of the release or the baseline are not in the warehouse: no flipped tasks "
+                     "listed, no intervals")
+    result = check_gate(release_id, models, baseline_id, baseline.models, flips, paired=paired, noise=noise)
     result.notes.extend(notes)
     return result, baseline.models
+
+
+def _paired_columns(warehouse: Warehouse, release_id: str) -> pa.Table:
+    """A release's ``task_scores`` columns the gate pairs on (no ``sample`` before repeats existed: all 0)."""
+    try:
+        return warehouse.read_table("task_scores", release_id, PAIRED_COLUMNS)
+    except (KeyError, pa.ArrowInvalid):
+        table = warehouse.read_table("task_scores", release_id, [c for c in PAIRED_COLUMNS if c != "sample"])
+        return table.append_column("sample", pa.array([0] * table.num_rows, pa.int32()))
+
+
+def _first_samples(table: pa.Table) -> pa.Table:
+    """Sample 0 of every task: the flipped tasks are listed between first samples."""
+    import pyarrow.compute as pc
+
+    return table.filter(pc.equal(pc.fill_null(table.column("sample"), 0), 0))
 
 
 def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, episodes: Iterable[Episode],

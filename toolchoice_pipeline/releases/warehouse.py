@@ -97,6 +97,15 @@ def _read_commit(path: Path) -> ReleaseCommit:
                                                                   "restore it from a backup")) from None
 
 
+# Per task over its samples (repeats): samples, scored samples and the right rates (fractions).
+TASK_RATES_VIEW = """
+    CREATE VIEW task_rates AS
+    SELECT release_id, suite, catalog_version, run_id, model, task_id, count(*) AS n_samples,
+           count(right_tool) AS n_scored, avg(right_tool::INT) AS right_tool_rate,
+           avg(right_args::INT) AS right_args_rate
+    FROM task_scores GROUP BY ALL"""
+
+
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -267,6 +276,7 @@ class Warehouse:
                     listing = ", ".join(_sql_string(str(p.resolve())) for p in paths)
                     con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}], "
                                 "hive_partitioning = false, union_by_name = true)")
+                con.execute(TASK_RATES_VIEW)
                 con.execute("CREATE TABLE _committed (release_id VARCHAR, suite VARCHAR, catalog_version VARCHAR, "
                             "run_id VARCHAR, kind VARCHAR, attempt VARCHAR, committed_at VARCHAR)")
                 if commits:

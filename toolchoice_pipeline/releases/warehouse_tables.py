@@ -4,16 +4,16 @@ Every table starts with the lineage columns ``release_id``, ``suite``, ``catalog
 (:class:`~toolchoice_pipeline.releases.lineage.Lineage`). Units are in the names: ``_ms`` milliseconds, ``_usd`` US
 dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
 
-- ``task_scores``: one row per episode (model × task).
+- ``task_scores``: one row per episode (model × task × sample; ``sample`` 0..k-1 with repeats).
 - ``release_scores``: one row per model (the ``models`` entries of ``scores.json``; the per-tag breakdown
   as JSON text in ``tags_json``, flag counts as ``n_<flag>`` columns).
 - ``agent_calls``: one row per model call (episode step). ``tool_name`` / ``arguments_json`` /
   ``arguments_valid`` describe the step's *first* call; ``n_calls`` and ``calls_json`` hold all of them
   with their flags (:func:`calls_json`), so a step's cost and tokens are stored once; ``calls_json`` is null
-  when the model call returned no reply. An episode that failed before any model
+  when the model call returned no reply; ``sample`` is the episode's sample. An episode that failed before any model
   call gets one step-0 row with no reply; ``episode_error`` repeats the episode's infrastructure error on
   each of its rows.
-- ``judge_votes``: one row per judge poll, with its reasoning.
+- ``judge_votes``: one row per judge poll of one sample, with its reasoning.
 - ``tool_catalog``: one row per tool definition the release ran with; ``task_id`` is null for the suite
   catalog and names the task for a task's inline catalog (BFCL-style suites).
 """
@@ -59,6 +59,8 @@ def _model_score_fields() -> list[pa.Field]:
             fields += [pa.field(f"n_{flag}", pa.int32()) for flag in FLAG_ORDER]
         elif name == "tags":
             fields.append(pa.field("tags_json", pa.string()))
+        elif typing.get_origin(info.annotation) is list:  # a list of names (flaky_tasks)
+            fields.append(pa.field(name, _STRINGS))
         elif info.annotation is int:
             fields.append(pa.field(name, pa.int32()))
         elif info.annotation is float or (kind in (types.UnionType, typing.Union) and float in args):
@@ -72,7 +74,7 @@ def _model_score_fields() -> list[pa.Field]:
 
 SCHEMAS: dict[str, pa.Schema] = {
     "task_scores": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("model", pa.string()), pa.field("task_id", pa.string()),
+        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("sample", pa.int32()),
         pa.field("right_tool", pa.bool_()), pa.field("right_args", pa.bool_()),
         pa.field("calls", pa.int32()), pa.field("first_tool", pa.string()), pa.field("tsq", pa.float64()),
         pa.field("error", pa.string()), pa.field("flags", _STRINGS), pa.field("tags", _STRINGS),
@@ -81,7 +83,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     ]),
     "release_scores": pa.schema(_LINEAGE_FIELDS + [pa.field("model", pa.string()), *_model_score_fields()]),
     "agent_calls": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("step", pa.int32()),
+        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("sample", pa.int32()),
+        pa.field("step", pa.int32()),
         pa.field("tool_name", pa.string()), pa.field("arguments_json", pa.string()),
         pa.field("arguments_valid", pa.bool_()), pa.field("n_calls", pa.int32()), pa.field("calls_json", pa.string()),
         pa.field("flags", _STRINGS), pa.field("content", pa.string()),
@@ -91,7 +94,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("episode_error", pa.string()),
     ]),
     "judge_votes": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("poll", pa.int32()),
+        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("sample", pa.int32()),
+        pa.field("poll", pa.int32()),
         pa.field("verdict", pa.string()), pa.field("reasoning", pa.string()), pa.field("valid", pa.bool_()),
         pa.field("attempts", pa.int32()), pa.field("judge_model", pa.string()),
         pa.field("rubric_version", pa.string()), pa.field("prompt_tokens", pa.int64()),
@@ -167,7 +171,8 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
     for episode in episodes:
         steps = episode.steps or []
         if not steps:
-            rows.append({"model": episode.model, "task_id": episode.task_id, "step": 0, "n_calls": 0,
+            rows.append({"model": episode.model, "task_id": episode.task_id, "sample": episode.sample, "step": 0,
+                         "n_calls": 0,
                          "flags": [], "latency_ms": 0.0, "prompt_tokens": 0, "completion_tokens": 0,
                          "cost_usd": 0.0, "error": episode.error, "cache_hit": False,
                          "episode_error": episode.error})
@@ -178,7 +183,7 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
                 reply = flag_hallucinated(reply, catalogs[episode.task_id])
             first = reply.first_call if reply is not None else None
             rows.append({
-                "model": episode.model, "task_id": episode.task_id, "step": step.step,
+                "model": episode.model, "task_id": episode.task_id, "sample": episode.sample, "step": step.step,
                 "tool_name": first.name if first else None,
                 "arguments_json": first.arguments_json() if first else None,
                 "arguments_valid": first.arguments_valid if first else None,

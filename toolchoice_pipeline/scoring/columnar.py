@@ -6,7 +6,7 @@ Gives the same task scores and per-model numbers as :func:`~.task_scores.score_e
 the Python matcher runs once per distinct (expectation, catalog, first-step calls) combination, which is
 exact because a match depends on nothing else.
 
-Episodes are grouped by ``(model, task_id)``; the first step is step 0, which every episode has exactly once
+Episodes are grouped by ``(model, task_id, sample)`` (a missing ``sample`` is 0); the first step is step 0, which every episode has exactly once
 (:func:`~toolchoice_pipeline.releases.warehouse_tables.agent_calls_table` writes a step-0 row even for an episode
 that failed before any model call). An episode is an infrastructure
 error when it has ``episode_error`` or its step 0 returned no reply (``calls_json`` null), as in the pure path.
@@ -28,6 +28,7 @@ from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.scoring.matching import match_reply, profile_named
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Expected
+from toolchoice_pipeline.scoring.samples import figures_from_counts
 from toolchoice_pipeline.scoring.summary import ModelScores, Tally, build_model_scores
 from toolchoice_pipeline.scoring.task_scores import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_ORDER, NO_FIRST_REPLY
 from toolchoice_pipeline.scoring.task_scores import FLAG_BUDGET_EXHAUSTED
@@ -105,7 +106,7 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         # Step 0 is one row per episode; only the few multi-step episodes need aggregating.
         con.execute(f"""
             CREATE TEMP VIEW first_steps AS
-            SELECT f.model, f.task_id, f.n_calls, f.latency_ms, f.cost_usd, f.flags,
+            SELECT f.model, f.task_id, coalesce(f.sample, 0) AS sample, f.n_calls, f.latency_ms, f.cost_usd, f.flags,
                    f.calls_json AS first_calls_json, f.tool_name AS first_tool,
                    t.expected_json, t.tags, {key_catalog} AS catalog_key,
                    CASE WHEN f.episode_error IS NOT NULL THEN f.episode_error
@@ -116,9 +117,9 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         later_flags = ", ".join(f"bool_or(list_contains(flags, '{flag}')) AS has_{flag}" for flag in CALL_FLAGS)
         con.execute(f"""
             CREATE TEMP VIEW later_steps AS
-            SELECT model, task_id, sum(n_calls) AS calls, sum(latency_ms) AS latency_ms,
-                   sum(cost_usd) AS cost_usd, {later_flags}
-            FROM agent_calls WHERE step > 0 GROUP BY model, task_id""")
+            SELECT model, task_id, coalesce(sample, 0) AS sample, sum(n_calls) AS calls,
+                   sum(latency_ms) AS latency_ms, sum(cost_usd) AS cost_usd, {later_flags}
+            FROM agent_calls WHERE step > 0 GROUP BY ALL""")
         keys = con.sql("SELECT DISTINCT expected_json, catalog_key, first_calls_json FROM first_steps "
                        "WHERE error IS NULL AND expected_json IS NOT NULL").to_arrow_table()
         expected_cache: dict[str, Expected] = {}
@@ -141,14 +142,14 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
                              f"CASE WHEN v.n_budget > 0 THEN '{FLAG_BUDGET_EXHAUSTED}' END"])
         task_scores = con.sql(f"""
             WITH votes AS (
-                SELECT model, task_id, count(*) AS n_votes,
+                SELECT model, task_id, coalesce(sample, 0) AS sample, count(*) AS n_votes,
                        count(*) FILTER (WHERE valid AND verdict IS NOT NULL) AS n_valid,
                        count(*) FILTER (WHERE valid AND verdict = 'correct') AS n_yes,
                        sum(cost_usd) AS judge_cost_usd,
                        sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) AS judge_tokens,
                        count(*) FILTER (WHERE starts_with(error, '{FLAG_BUDGET_EXHAUSTED}')) AS n_budget
-                FROM judge_votes GROUP BY model, task_id)
-            SELECT s.model, s.task_id,
+                FROM judge_votes GROUP BY ALL)
+            SELECT s.model, s.task_id, s.sample,
                    CASE WHEN s.error IS NULL THEN m.right_tool END AS right_tool,
                    CASE WHEN s.error IS NULL THEN m.right_args END AS right_args,
                    CAST(s.n_calls + coalesce(l.calls, 0) AS INTEGER) AS calls, s.first_tool,
@@ -161,10 +162,11 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
                    CAST(coalesce(v.judge_tokens, 0) AS BIGINT) AS judge_tokens,
                    s.unknown_task
             FROM first_steps s
-            LEFT JOIN later_steps l ON l.model = s.model AND l.task_id = s.task_id
+            LEFT JOIN later_steps l ON l.model = s.model AND l.task_id = s.task_id AND l.sample = s.sample
             LEFT JOIN matches m ON m.expected_json = s.expected_json AND m.catalog_key = s.catalog_key
                                AND m.first_calls_json = s.first_calls_json
-            LEFT JOIN votes v ON v.model = s.model AND v.task_id = s.task_id""").to_arrow_table()
+            LEFT JOIN votes v ON v.model = s.model AND v.task_id = s.task_id AND v.sample = s.sample
+            """).to_arrow_table()
         unknown = task_scores.column("unknown_task")
         if pc.any(unknown).as_py():
             row = task_scores.slice(pc.index(unknown, True).as_py(), 1).to_pylist()[0]
@@ -217,6 +219,12 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
     for values in tag_rows:
         row = dict(zip(tag_columns, values))
         tags.setdefault(row["model"], {})[row["tag"]] = _tally(row)
+    per_task: dict[str, dict[str, tuple[int, int, int]]] = {}
+    for model, task_id, samples, scored, right in con.execute("""
+            SELECT model, task_id, count(*), count(*) FILTER (WHERE error IS NULL AND right_tool IS NOT NULL),
+                   count(*) FILTER (WHERE error IS NULL AND right_tool)
+            FROM task_scores GROUP BY model, task_id""").fetchall():
+        per_task.setdefault(model, {})[task_id] = (samples, scored, right)
     models = {}
     for values in rows:
         row = dict(zip(columns, values))
@@ -226,5 +234,7 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
             agent_cost_usd=row["agent_cost_usd"] or 0.0, judge_cost_usd=row["judge_cost_usd"] or 0.0,
             latency_ms_p50=row["p50"], latency_ms_p95=row["p95"], n_unlabelled=row["n_unlabelled"],
             flags=flags, tags=tags.get(row["model"], {}), judge_tokens=row["judge_tokens"],
-            n_unjudged=row["n_unjudged"])
+            n_unjudged=row["n_unjudged"],
+            samples=figures_from_counts(per_task.get(row["model"], {})),
+            n_distinct_tasks=len(per_task.get(row["model"], {})))
     return models

@@ -15,6 +15,12 @@ Units and denominators:
   vote (the ``judge_failed`` flag: invalid answers, abstentions, an exhausted budget); their TSQ is missing
   and ``tsq_mean`` is over the rest.
 - ``flags``: how many tasks carry each flag; ``tags``: the shares per task tag.
+
+With repeats (k samples per task, :mod:`.samples`): every share, ``calls_per_task``, ``tsq_mean``, the
+latencies, ``errors``/``error_pct`` and the per-tag figures are over *samples* (a mean over all samples);
+``n_tasks`` counts distinct tasks and ``n_samples`` the samples; ``repeats`` is k (the most samples any task
+has); ``pass_k_pct``/``pass_at_k_pct`` (points), ``flaky_tasks`` and ``flip_rate`` (a fraction) come from the
+per-task right-tool rates; ``agent_cost_per_sample_usd`` = ``agent_cost_usd`` / ``n_samples``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any, Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from toolchoice_pipeline.records.episodes import TaskScore
+from toolchoice_pipeline.scoring.samples import SampleFigures, sample_figures
 from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
 from toolchoice_pipeline.scoring.task_scores import FLAG_JUDGE_FAILED
 
@@ -122,6 +129,13 @@ class ModelScores(BaseModel):
     error_pct: float = metric(default=0.0)
     flags: dict[str, int] = metric(default_factory=dict)
     tags: dict[str, TagScores] = metric(default_factory=dict)
+    repeats: int = metric(default=1)
+    n_samples: int = metric(default=0)
+    pass_k_pct: float | None = metric("pass^k %", 2, default=None)
+    pass_at_k_pct: float | None = metric("pass@k %", 2, default=None)
+    flaky_tasks: list[str] = metric(default_factory=list)
+    flip_rate: float | None = metric(default=None)
+    agent_cost_per_sample_usd: float | None = metric(default=None)
 
 
 def table_columns() -> list[tuple[str, str, int | None]]:
@@ -180,11 +194,21 @@ class Tally:
 def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost_usd: float, judge_cost_usd: float,
                        latency_ms_p50: float | None, latency_ms_p95: float | None, n_unlabelled: int,
                        flags: dict[str, int], tags: dict[str, Tally], judge_tokens: int = 0,
-                       n_unjudged: int = 0) -> ModelScores:
-    """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error)."""
+                       n_unjudged: int = 0, samples: SampleFigures | None = None,
+                       n_distinct_tasks: int | None = None) -> ModelScores:
+    """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error;
+    ``overall`` counts samples; ``samples`` the per-task figures over repeats, None = one sample per task)."""
     shares = overall.shares()
+    extra: dict[str, Any] = {"n_samples": overall.n_tasks}
+    if samples is not None:
+        extra.update(repeats=samples.repeats, pass_k_pct=samples.pass_k_pct, pass_at_k_pct=samples.pass_at_k_pct,
+                     flaky_tasks=samples.flaky_tasks, flip_rate=samples.flip_rate)
+    if n_distinct_tasks is not None:
+        shares["n_tasks"] = n_distinct_tasks
     return ModelScores(
         **shares,
+        **extra,
+        agent_cost_per_sample_usd=round(agent_cost_usd / overall.n_tasks, 6) if overall.n_tasks else None,
         calls_per_task=_round(calls_sum / n_ran, 2) if n_ran else None,
         agent_cost_usd=round(agent_cost_usd, 6),
         judge_cost_usd=round(judge_cost_usd, 6),
@@ -224,6 +248,8 @@ def model_scores(scores: list[TaskScore]) -> ModelScores:
         n_unlabelled=sum(s.error is None and s.right_tool is None for s in scores),
         flags=flags,
         tags={tag: Tally.of(items) for tag, items in by_tag.items()},
+        samples=sample_figures(scores),
+        n_distinct_tasks=len({s.task_id for s in scores}),
     )
 
 

@@ -1,12 +1,14 @@
-"""One :class:`~toolchoice_pipeline.records.episodes.TaskScore` per episode (DESIGN §2): matching, TSQ, calls, flags.
+"""One :class:`~toolchoice_pipeline.records.episodes.TaskScore` per episode, i.e. per task and sample (DESIGN §2):
+matching, TSQ, calls, flags.
 
 - ``right_tool`` / ``right_args``: the suite's matching profile on the first step's reply, with the catalog
   the task ran with; None for an infrastructure error and for an unlabelled task (``task.expected`` None).
 - ``calls``: tool calls over all steps (invalid calls written in text included).
 - ``tsq``: tool selection quality = yes-votes / valid votes (ChainPoll), None when no vote was valid.
-- ``flags`` (each once, in :data:`FLAG_ORDER`): ``hallucinated_tool``, ``invalid_arguments``,
+- ``flags`` (each once, in :data:`FLAG_ORDER`, then any other sorted): ``hallucinated_tool``, ``invalid_arguments``,
   ``invalid_call`` (from any call of any step), ``infra_error``, ``judge_failed`` (votes but none valid),
-  ``judge_budget_exhausted`` (a poll not asked because the run's judge budget was spent).
+  ``judge_budget_exhausted`` (a poll not asked because the run's judge budget was spent),
+  ``agent_budget_exhausted`` (the sample did not run: the run's agent ``budget_usd`` was spent).
 - ``judge_tokens``: prompt + completion tokens of the episode's judge votes, every attempt included.
 """
 
@@ -19,7 +21,8 @@ from toolchoice_pipeline.records.calls import FLAG_HALLUCINATED, FLAG_INVALID_AR
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.scoring.matching import match_reply
-from toolchoice_pipeline.records.episodes import FLAG_BUDGET_EXHAUSTED, FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, Episode, JudgeVote, TaskScore, tsq_of
+from toolchoice_pipeline.records.episodes import (FLAG_AGENT_BUDGET_EXHAUSTED, FLAG_BUDGET_EXHAUSTED, FLAG_INFRA_ERROR,
+                                                  FLAG_JUDGE_FAILED, Episode, JudgeVote, TaskScore, tsq_of)
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Task
 
@@ -51,6 +54,8 @@ def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], p
     right_tool = right_args = None
     if error is not None:
         flags.add(FLAG_INFRA_ERROR)
+        if error.startswith(FLAG_AGENT_BUDGET_EXHAUSTED):
+            flags.add(FLAG_AGENT_BUDGET_EXHAUSTED)
     elif task.expected is not None:
         result = match_reply(task.expected, episode.first_reply, catalog, profile)
         right_tool, right_args = result.right_tool, result.right_args
@@ -63,6 +68,7 @@ def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], p
     return TaskScore(
         model=episode.model,
         task_id=episode.task_id,
+        sample=episode.sample,
         right_tool=right_tool,
         right_args=right_args,
         calls=episode.calls,
@@ -81,12 +87,12 @@ def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], p
 def score_episodes(suite: Suite, episodes: Iterable[Episode], votes: Iterable[JudgeVote] = ()) -> list[TaskScore]:
     """Score every episode of a release against ``suite`` (its tasks, catalogs and matching profile).
 
-    Votes are matched to episodes by ``(model, task_id)``. Raises :class:`InputError` naming the tasks file
+    Votes are matched to episodes by ``(model, task_id, sample)``. Raises :class:`InputError` naming the tasks file
     when an episode's task is not in the suite.
     """
-    by_episode: dict[tuple[str, str], list[JudgeVote]] = defaultdict(list)
+    by_episode: dict[tuple[str, str, int], list[JudgeVote]] = defaultdict(list)
     for vote in votes:
-        by_episode[(vote.model, vote.task_id)].append(vote)
+        by_episode[(vote.model, vote.task_id, vote.sample)].append(vote)
     tasks = {task.id: task for task in suite.tasks}
     scores = []
     for episode in episodes:
@@ -96,5 +102,5 @@ def score_episodes(suite: Suite, episodes: Iterable[Episode], votes: Iterable[Ju
                                      message=f"episode of model '{episode.model}' names task "
                                              f"'{episode.task_id}', which is not in suite '{suite.name}'"))
         scores.append(score_episode(episode, task, suite.task_catalog(task), suite.match_profile,
-                                    by_episode.get((episode.model, episode.task_id), ())))
+                                    by_episode.get((episode.model, episode.task_id, episode.sample), ())))
     return scores

@@ -19,6 +19,8 @@ from toolchoice_pipeline.util.confined_paths import confinement_problem
 
 CachePolicy = Literal["read_write", "write_only", "off"]
 SECRET_ERROR = "secret_in_config"
+MAX_REPEATS = 100
+NoiseMode = Literal["report", "require"]
 SECRET_PARAMS = {"api_key", "aws_secret_access_key", "aws_access_key_id", "azure_ad_token", "vertex_credentials"}
 
 
@@ -70,6 +72,7 @@ class ModelSpec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     price: Price | None = None
     max_concurrency: int | None = Field(default=None, ge=1)
+    repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
 
     @field_validator("params")
     @classmethod
@@ -146,8 +149,23 @@ class CacheConfig(BaseModel):
         return path
 
 
+class GateConfig(BaseModel):
+    """How the gate treats noise (DESIGN §3, docs/scoring.md). ``noise: report`` (default): the 95% interval
+    of each paired drop and "beyond noise"/"within noise" are shown, the verdict is the 2-point rule;
+    ``require``: a drop of more than 2 points that is within noise passes with a warning."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    noise: NoiseMode = "report"
+
+
 class RunConfig(BaseModel):
-    """The whole run configuration (``data/toolchoice.yaml``). Every section has defaults."""
+    """The whole run configuration (``data/toolchoice.yaml``). Every section has defaults.
+
+    ``repeats`` (k, default 1): each task runs k times per model as independent samples (a model's own
+    ``repeats`` wins). ``budget_usd`` caps the agents' spend per run in USD (null = no cap): once reached, no
+    further agent call starts and the samples not yet run stop with the ``agent_budget_exhausted`` error.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -161,6 +179,9 @@ class RunConfig(BaseModel):
     retries: RetryConfig = Field(default_factory=RetryConfig)
     max_steps: int = Field(default=4, ge=1, le=50)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
+    budget_usd: float | None = Field(default=None, ge=0)
+    gate: GateConfig = Field(default_factory=GateConfig)
 
     @field_validator("models", mode="before", json_schema_input_type=list[str | ModelSpec])
     @classmethod
@@ -184,6 +205,17 @@ class RunConfig(BaseModel):
         """A copy evaluating ``names`` (keeping the settings of any already configured)."""
         known = {m.model: m for m in self.models}
         return self.model_copy(update={"models": [known.get(n, ModelSpec(model=n)) for n in names]})
+
+    def repeats_for(self, spec: ModelSpec) -> int:
+        """The samples per task of ``spec``: its own ``repeats``, else the configuration's."""
+        return spec.repeats or self.repeats
+
+    def with_repeats(self, repeats: int | None) -> "RunConfig":
+        """A copy where every model runs ``repeats`` samples per task (``toolchoice run --repeats``); None: as is."""
+        if repeats is None:
+            return self
+        models = [m.model_copy(update={"repeats": None}) for m in self.models]
+        return self.model_copy(update={"repeats": repeats, "models": models})
 
     def for_suite(self, requested: list[str] | None, suite_models: list[str] | None) -> "RunConfig":
         """This configuration evaluating the models a release of a suite runs: ``requested`` (``--models``, the
