@@ -145,3 +145,11 @@ def test_a_listed_value_no_call_serves_is_missing_only_when_the_request_asks_for
     # A sign does not matter: "a loss of $1000" is served by -1000.
     assert unserved_values("ROI of $2000 with a gain of $500, and also of $5000 with a loss of $1000.",
                            [{"i": 2000, "g": 500}, {"i": 5000, "g": -1000}]) == []
+
+
+def test_a_step_that_calls_the_named_tool_may_call_another_tool_too():
+    request = "scrolling back in xterm.js still does not work? websearch xterm.js tmux scrollback"
+    both = calls(("WebSearch", {"query": "xterm.js tmux scrollback"}), ("Glob", {"pattern": "**/*.js"}))
+    assert grade(request, both).verdict == "correct"
+    only_other = grade(request, calls(("Glob", {"pattern": "xterm.js"})))
+    assert only_other.verdict == "incorrect" and "asked for WebSearch" in only_other.conclusion

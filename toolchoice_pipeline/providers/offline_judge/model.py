@@ -177,9 +177,10 @@ def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float
         return ToolChoice(True, f"the user asked for {_naming(request, mine.name)} by name, and its description "
                                 "rules out nothing asked: an explicit instruction outweighs the fit of words")
     wanted = _named_and_fitting(asked_for, fit_by_name)
-    if wanted:
+    if wanted and wanted[0].name not in step_tools:
         return ToolChoice(False, f"the user asked for {_naming(request, wanted[0].name)} by name, and its "
                                  f"description rules out nothing asked, but the agent called {mine.name}")
+    # The named tool is called by another call of the step: this call is judged by its own fit.
     others = [f for f in fits if f.name != mine.name and f.name not in step_tools]
     best_other = others[0] if others else None
     if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
