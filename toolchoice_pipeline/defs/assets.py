@@ -181,7 +181,7 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
                    task_scores: list[TaskScore]) -> dg.MaterializeResult:
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.releases.store import publish_release
-    from toolchoice_pipeline.releases.report import load_trend, render_chart
+    from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
@@ -194,9 +194,9 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(release.release_id, exc) from None
-    chart = render_chart(load_trend(toolchoice.path, release.suite.name),
+    chart = render_chart(load_trend(toolchoice.path, release.suite.name, last=TREND_WINDOW),
                          published.scores_path.parent / "trend.png",
-                         title=f"{release.suite.name}: tool choice over releases")
+                         title=f"{release.suite.name}: tool choice over the last releases")
     gate = published.gate
     metadata = {
         "catalog_version": release.suite.catalog_version,

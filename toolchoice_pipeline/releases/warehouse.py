@@ -13,21 +13,26 @@ How a release is written (:meth:`Warehouse.write_release`), all under the lock:
 
 1. every table is written to ``_tmp/<attempt>/`` and fsynced;
 2. the files are renamed into their ``release_id=<id>`` directories under a name unique to this attempt;
-3. a new ``toolchoice.duckdb`` is built in a temp file, listing exactly the committed files and this attempt's
-   (a committed file that is missing or damaged fails the write here, before anything is committed);
-4. **commit point**: ``_commits/<id>.json`` is replaced atomically (temp file, fsync, rename), then the new
-   DuckDB file is renamed over the old one, so a reader opening it (read-only) sees every table of a release or
-   none of them;
+3. **commit point**: ``_commits/<id>.json`` is replaced atomically (temp file, fsync, rename);
+4. a copy of ``toolchoice.duckdb`` is brought up to date with the commit records (only the records that changed
+   since it was built are read) and renamed over the old one, so a reader opening it (read-only) sees every
+   table of a release or none of them;
 5. the files of a replaced attempt (a re-run under ``--force``) are deleted.
 
+The views are defined once, over a glob of each table's data files joined to the committed files listed in the
+DuckDB file (``_files``), so committing a release costs the same with 10 or 1,000 releases stored: nothing of an
+earlier release is read. They are defined anew only when the declared columns change or the file is unreadable.
+
 A writer killed at any point leaves the committed releases and the DuckDB file as they were; files it left
-behind belong to no commit record, are never in a view, and are removed by the next writer. Readers should
-go through the views or :meth:`Warehouse.read_table`, which list committed files only, rather than globbing
-the directories.
+behind belong to no commit record and are never in a view; the next writer of that release removes them, and a
+DuckDB file that lags behind a commit record is brought up to date by the next writer or :meth:`Warehouse.connect`.
+Readers should go through the views or :meth:`Warehouse.read_table`, which read committed files only, rather than
+globbing the directories.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -35,7 +40,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -54,6 +59,10 @@ TMP_DIR = "_tmp"
 LOCK_FILE = ".lock"
 PART_PREFIX = "part-"
 LOCK_TIMEOUT_S = 600.0
+# The views are defined for these columns: a DuckDB file built for others is built anew (DuckDB refuses a view
+# whose columns changed under it).
+VIEWS_VERSION = hashlib.sha256(
+    "|".join(f"{name}:{SCHEMAS[name].empty_table().schema}" for name in TABLE_NAMES).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,30 @@ def _read_commit(path: Path) -> ReleaseCommit:
     except (ValueError, TypeError, AttributeError):  # bad JSON or UTF-8, missing or unknown keys, wrong types
         raise InputError(Problem(file=display_path(path), message="damaged commit record of the warehouse: "
                                                                   "restore it from a backup")) from None
+
+
+def _meta(con, key: str) -> str | None:
+    """A value of the DuckDB file's ``_meta`` table (None when missing, or in a file from before ``_meta``)."""
+    import duckdb
+
+    try:
+        row = con.execute("SELECT value FROM _meta WHERE key = ?", [key]).fetchone()
+    except duckdb.CatalogException:
+        return None
+    return row[0] if row else None
+
+
+def _views_version(con) -> str | None:
+    """The :data:`VIEWS_VERSION` a DuckDB file was built for."""
+    return _meta(con, "views_version")
+
+
+def _create_tables(con) -> None:
+    con.execute("CREATE TABLE _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO _meta VALUES ('views_version', ?)", [VIEWS_VERSION])
+    con.execute("CREATE TABLE _committed (release_id VARCHAR, suite VARCHAR, catalog_version VARCHAR, "
+                "run_id VARCHAR, kind VARCHAR, attempt VARCHAR, committed_at VARCHAR, stamp VARCHAR)")
+    con.execute("CREATE TABLE _files (release_id VARCHAR, table_name VARCHAR, path VARCHAR)")
 
 
 def _sql_string(text: str) -> str:
@@ -142,11 +175,19 @@ class Warehouse:
                                      message=f"release '{release_id}' is not in the warehouse"))
         return pq.read_table(self.root / commit.files[table], columns=columns)
 
-    def check(self) -> None:
+    def check(self, release_ids: Iterable[str] | None = None) -> None:
         """Raise :class:`InputError` listing every damaged commit record and every committed Parquet file that is
-        missing or unreadable (its footer is read); a run checks this before it starts, not after its spend."""
+        missing or unreadable (its footer is read), of ``release_ids`` (default: every release).
+
+        A run checks what it will read (its baseline) before it starts, not after its spend; only those releases,
+        so its cost does not grow with the releases stored.
+        """
         problems = []
-        for commit in self.commits():
+        if release_ids is None:
+            commits = self.commits()
+        else:
+            commits = [c for c in (self.commit(r) for r in release_ids) if c is not None]
+        for commit in commits:
             for relative in commit.files.values():
                 path = self.root / relative
                 try:
@@ -161,23 +202,39 @@ class Warehouse:
             raise InputError(problems)
 
     def connect(self):
-        """A read-only DuckDB connection to the views (rebuilt first if a writer died before refreshing them)."""
+        """A read-only DuckDB connection to the views (brought up to date first if a writer died before)."""
         import duckdb
 
-        if not self.duckdb_path.exists() or self._views_stale():
+        if self._views_stale():
             with self._lock():
-                self._refresh_views()
+                self._install_views(self._updated_views())
         return duckdb.connect(str(self.duckdb_path), read_only=True)
+
+    def _record_stamps(self) -> dict[str, str]:
+        """``{release_id: stamp}`` of every commit record, from a directory listing (no record is read): a
+        record that changed has another stamp (size and modification time in nanoseconds)."""
+        directory = self.root / COMMITS_DIR
+        if not directory.is_dir():
+            return {}
+        stamps = {}
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json") and not entry.name.startswith("."):
+                    stat = entry.stat()
+                    stamps[entry.name[:-len(".json")]] = f"{stat.st_size}-{stat.st_mtime_ns}"
+        return stamps
 
     def _views_stale(self) -> bool:
         import duckdb
 
         try:
             with duckdb.connect(str(self.duckdb_path), read_only=True) as con:
-                shown = {tuple(row) for row in con.execute("SELECT release_id, attempt FROM _committed").fetchall()}
+                if _views_version(con) != VIEWS_VERSION:
+                    return True
+                shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
         except duckdb.Error:
             return True
-        return shown != {(c.release_id, c.attempt) for c in self.commits()}
+        return shown != self._record_stamps()
 
     # --- writing ---------------------------------------------------------------------------------------------
 
@@ -186,9 +243,9 @@ class Warehouse:
         """Commit one release's tables atomically (see the module docstring); returns its commit record.
 
         ``tables`` maps every name of :data:`TABLE_NAMES` to an Arrow table carrying ``lineage``. Raises
-        :class:`InputError` when the release is already committed and ``replace`` is False or a committed file
-        of another release is missing or damaged (nothing is committed then), ``ValueError`` for a missing table
-        or rows that do not match the declared schema or ``lineage``.
+        :class:`InputError` when the release is already committed and ``replace`` is False (nothing is committed
+        then), ``ValueError`` for a missing table or rows that do not match the declared schema or ``lineage``.
+        Reads nothing of other releases.
         """
         if not RELEASE_ID.match(lineage.release_id):
             raise InputError(Problem(file="<release>", field="release_id",
@@ -199,8 +256,8 @@ class Warehouse:
         conformed = {name: conform(name, tables[name], lineage) for name in TABLE_NAMES}
         attempt = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
         with self._lock():
-            self._remove_leftovers()
             previous = self.commit(lineage.release_id)
+            self._remove_leftovers(lineage.release_id, previous)
             if previous is not None and not replace:
                 raise InputError(Problem(
                     file=display_path(self.root / COMMITS_DIR / f"{lineage.release_id}.json"), field="release_id",
@@ -223,12 +280,8 @@ class Warehouse:
             commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
                                    committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                                    files=files, rows={n: t.num_rows for n, t in conformed.items()})
-            # The views are built before the commit point: a committed file that is missing or damaged fails
-            # here, leaving no commit record that the views cannot show.
-            others = [c for c in self.commits() if c.release_id != lineage.release_id]
-            views = self._build_views([*others, commit])
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())
-            self._install_views(views)
+            self._install_views(self._updated_views())
             if previous is not None:
                 for relative in previous.files.values():
                     (self.root / relative).unlink(missing_ok=True)
@@ -239,56 +292,90 @@ class Warehouse:
                 pass
         return commit
 
-    def _refresh_views(self) -> None:
-        self._install_views(self._build_views(self.commits()))
-
     def _install_views(self, tmp: Path) -> None:
-        """Rename a DuckDB file built by :meth:`_build_views` over ``toolchoice.duckdb``."""
+        """Rename a DuckDB file built by :meth:`_updated_views` over ``toolchoice.duckdb``."""
         try:
             os.replace(tmp, self.duckdb_path)
             fsync_dir(self.root)
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _build_views(self, commits: list[ReleaseCommit]) -> Path:
-        """A new DuckDB file (a temp file next to ``toolchoice.duckdb``) with views over ``commits``' files.
+    def _updated_views(self) -> Path:
+        """A new DuckDB file (a temp file next to ``toolchoice.duckdb``) showing every commit record.
 
-        Raises :class:`InputError` when a committed Parquet file is missing or damaged.
+        A copy of the current file with the rows of changed commit records replaced (only those are read);
+        built anew, with its views, when there is none, it cannot be read or it was built for other columns.
         """
         import duckdb
 
         tmp = self.root / f".{DUCKDB_FILE}.{uuid.uuid4().hex[:8]}.tmp"
+        self.root.mkdir(parents=True, exist_ok=True)
         try:
+            fresh = not self._copy_current(tmp)
             with duckdb.connect(str(tmp)) as con:
-                for name in TABLE_NAMES:
-                    paths = [self.root / c.files[name] for c in commits if name in c.files]
-                    if not paths:
-                        paths = [self._schema_file(name)]
-                    listing = ", ".join(_sql_string(str(p.resolve())) for p in paths)
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}], "
-                                "hive_partitioning = false, union_by_name = true)")
-                con.execute("CREATE TABLE _committed (release_id VARCHAR, suite VARCHAR, catalog_version VARCHAR, "
-                            "run_id VARCHAR, kind VARCHAR, attempt VARCHAR, committed_at VARCHAR)")
-                if commits:
-                    con.executemany("INSERT INTO _committed VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                    [(c.release_id, c.suite, c.catalog_version, c.run_id, c.kind, c.attempt,
-                                      c.committed_at) for c in commits])
-                con.execute("CREATE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
-                            "committed_at FROM _committed")
+                if fresh:
+                    _create_tables(con)
+                shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
+                stamps = self._record_stamps()
+                changed = [r for r, stamp in stamps.items() if shown.get(r) != stamp]
+                gone = [r for r in shown if r not in stamps]
+                for release_id in [*changed, *gone]:
+                    con.execute("DELETE FROM _committed WHERE release_id = ?", [release_id])
+                    con.execute("DELETE FROM _files WHERE release_id = ?", [release_id])
+                for release_id in changed:
+                    commit = _read_commit(self.root / COMMITS_DIR / f"{release_id}.json")
+                    con.execute("INSERT INTO _committed VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                [commit.release_id, commit.suite, commit.catalog_version, commit.run_id,
+                                 commit.kind, commit.attempt, commit.committed_at, stamps[release_id]])
+                    con.executemany("INSERT INTO _files VALUES (?, ?, ?)",
+                                    [(release_id, name, relative) for name, relative in commit.files.items()])
+                if fresh or _meta(con, "views_over") != "data":
+                    self._create_views(con)
                 con.execute("CHECKPOINT")
             with open(tmp, "rb") as handle:
                 os.fsync(handle.fileno())
-        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
-            tmp.unlink(missing_ok=True)
-            reason = str(exc).splitlines()[0]
-            raise InputError(Problem(file=display_path(self.root), message=f"a committed Parquet file is missing "
-                                     f"or damaged ({reason}); restore it from a backup")) from None
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         finally:
             Path(f"{tmp}.wal").unlink(missing_ok=True)
         return tmp
+
+    def _copy_current(self, tmp: Path) -> bool:
+        """Copy ``toolchoice.duckdb`` to ``tmp`` when it opens and has this code's views; else False."""
+        import duckdb
+
+        if not self.duckdb_path.is_file():
+            return False
+        try:
+            with duckdb.connect(str(self.duckdb_path), read_only=True) as con:
+                if _views_version(con) != VIEWS_VERSION:
+                    return False
+        except duckdb.Error:
+            return False
+        shutil.copyfile(self.duckdb_path, tmp)
+        return True
+
+    def _create_views(self, con) -> None:
+        """One view per table over the glob of its data files (plus the empty schema file, which gives the view
+        every declared column), keeping the rows of committed files only; ``releases`` over ``_committed``."""
+        root = self.root.resolve().as_posix()
+        over_data = True
+        for name in TABLE_NAMES:
+            sources = [_sql_string(self._schema_file(name).resolve().as_posix())]
+            # DuckDB refuses a glob that matches nothing: before the first release a view shows the schema only.
+            if any((self.root / name).glob(f"release_id=*/{PART_PREFIX}*.parquet")):
+                sources.append(_sql_string(f"{root}/{name}/release_id=*/{PART_PREFIX}*.parquet"))
+            else:
+                over_data = False
+            con.execute(
+                f"CREATE OR REPLACE VIEW {name} AS SELECT * EXCLUDE (filename) FROM read_parquet([{', '.join(sources)}], "
+                "hive_partitioning = false, union_by_name = true, filename = true) "
+                f"WHERE filename IN (SELECT {_sql_string(root + '/')} || path FROM _files "
+                f"WHERE table_name = {_sql_string(name)})")
+        con.execute("INSERT OR REPLACE INTO _meta VALUES ('views_over', ?)", ["data" if over_data else "schema"])
+        con.execute("CREATE OR REPLACE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
+                    "committed_at FROM _committed")
 
     def _schema_file(self, name: str) -> Path:
         path = self.root / SCHEMA_DIR / f"{name}.parquet"
@@ -298,17 +385,16 @@ class Warehouse:
             os.replace(tmp, path)
         return path
 
-    def _remove_leftovers(self) -> None:
-        """Delete what killed writers left: staging directories, uncommitted data files, temp files."""
+    def _remove_leftovers(self, release_id: str, commit: ReleaseCommit | None) -> None:
+        """Delete what killed writers left: staging directories, temp files, and ``release_id``'s data files that
+        ``commit`` (its commit record) does not list. Other releases' directories are not listed."""
         shutil.rmtree(self.root / TMP_DIR, ignore_errors=True)
-        committed = {self.root / relative for c in self.commits() for relative in c.files.values()}
-        for path in self._data_files():
-            if path not in committed:
-                path.unlink(missing_ok=True)
+        committed = {self.root / relative for relative in (commit.files.values() if commit else ())}
+        for name in TABLE_NAMES:
+            for path in (self.root / name / f"release_id={release_id}").glob(f"{PART_PREFIX}*.parquet"):
+                if path not in committed:
+                    path.unlink(missing_ok=True)
         for pattern in (f".{DUCKDB_FILE}.*.tmp*", f"{COMMITS_DIR}/.*.tmp"):
             for path in self.root.glob(pattern):
                 path.unlink(missing_ok=True)
 
-    def _data_files(self) -> Iterator[Path]:
-        for name in TABLE_NAMES:
-            yield from (self.root / name).glob(f"release_id=*/{PART_PREFIX}*.parquet")
