@@ -48,6 +48,19 @@ from filelock import FileLock
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.object_store import (
+    WAREHOUSE_URL_VARIABLE,
+    cache_name,
+    download,
+    is_url,
+    listing_stamps,
+    object_root,
+    read_parquet,
+    read_parquet_footer,
+    upload,
+    write_object,
+    write_parquet_object,
+)
 from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, conform
@@ -135,19 +148,36 @@ def _sql_string(text: str) -> str:
 
 
 class Warehouse:
-    """The Parquet + DuckDB store under ``<data_dir>/warehouse``."""
+    """The Parquet + DuckDB store under ``<data_dir>/warehouse``, or under an object-store URL.
 
-    def __init__(self, data_dir: Path):
+    ``url`` (default: the ``TOOLCHOICE_WAREHOUSE_URL`` environment variable, else ``<data_dir>/warehouse``) is a
+    local path or an fsspec URL (``s3://bucket/prefix``, ``gs://``, ``az://``; credentials and endpoint from the
+    environment, as the provider's fsspec package reads them). On an object store (see :mod:`.object_store`)
+    data files are written straight under their unique names, the commit record of a new release by a
+    conditional write (refused if another writer committed that release first) instead of the file lock, and
+    the DuckDB file is kept in a local cache (``<data_dir>/.warehouse_cache/``) and uploaded beside the Parquet.
+    """
+
+    def __init__(self, data_dir: Path, url: str | None = None):
         self.data_dir = Path(data_dir)
-        self.root = self.data_dir / "warehouse"
+        url = url if url is not None else os.environ.get(WAREHOUSE_URL_VARIABLE) or None
+        self.remote = url is not None and is_url(url)
+        if self.remote:
+            self.root = object_root(url)
+            self.cache = self.data_dir / ".warehouse_cache" / cache_name(url)
+        else:
+            self.root = Path(url) if url else self.data_dir / "warehouse"
+            self.cache = self.root
 
     @property
     def duckdb_path(self) -> Path:
-        return self.root / DUCKDB_FILE
+        """The DuckDB file a reader opens (on an object store: the local cache's copy)."""
+        return self.cache / DUCKDB_FILE
 
     def _lock(self) -> FileLock:
-        self.root.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.root / LOCK_FILE), timeout=LOCK_TIMEOUT_S)
+        """One writer at a time of this data dir's files (on an object store: of the local DuckDB cache only)."""
+        self.cache.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.cache / LOCK_FILE), timeout=LOCK_TIMEOUT_S)
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -162,6 +192,8 @@ class Warehouse:
     def commit(self, release_id: str) -> ReleaseCommit | None:
         """The commit record of ``release_id``, or None when the release is not committed."""
         path = self.root / COMMITS_DIR / f"{release_id}.json"
+        if self.remote:
+            self.root.fs.invalidate_cache(path.path)  # another machine may have committed it since
         return _read_commit(path) if path.is_file() else None
 
     def read_table(self, table: str, release_id: str, columns: list[str] | None = None) -> pa.Table:
@@ -173,7 +205,7 @@ class Warehouse:
         if commit is None:
             raise InputError(Problem(file=display_path(self.root / COMMITS_DIR),
                                      message=f"release '{release_id}' is not in the warehouse"))
-        return pq.read_table(self.root / commit.files[table], columns=columns)
+        return read_parquet(self.root / commit.files[table], columns=columns)
 
     def check(self, release_ids: Iterable[str] | None = None) -> None:
         """Raise :class:`InputError` listing every damaged commit record and every committed Parquet file that is
@@ -191,7 +223,7 @@ class Warehouse:
             for relative in commit.files.values():
                 path = self.root / relative
                 try:
-                    pq.read_metadata(path)
+                    read_parquet_footer(path)
                 except FileNotFoundError:
                     problems.append(Problem(file=display_path(path), message=f"Parquet file of release "
                                             f"'{commit.release_id}' is missing: restore it from a backup"))
@@ -208,12 +240,17 @@ class Warehouse:
         if self._views_stale():
             with self._lock():
                 self._install_views(self._updated_views())
-        return duckdb.connect(str(self.duckdb_path), read_only=True)
+        con = duckdb.connect(str(self.duckdb_path), read_only=True)
+        if self.remote:
+            con.register_filesystem(self.root.fs)  # the views read s3://... through fsspec
+        return con
 
     def _record_stamps(self) -> dict[str, str]:
         """``{release_id: stamp}`` of every commit record, from a directory listing (no record is read): a
         record that changed has another stamp (size and modification time in nanoseconds)."""
         directory = self.root / COMMITS_DIR
+        if self.remote:
+            return listing_stamps(directory)
         if not directory.is_dir():
             return {}
         stamps = {}
@@ -255,13 +292,13 @@ class Warehouse:
             raise ValueError(f"write_release needs every table; missing {missing}")
         conformed = {name: conform(name, tables[name], lineage) for name in TABLE_NAMES}
         attempt = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
+        if self.remote:
+            return self._write_release_to_object_store(lineage, conformed, kind, replace, attempt)
         with self._lock():
             previous = self.commit(lineage.release_id)
             self._remove_leftovers(lineage.release_id, previous)
             if previous is not None and not replace:
-                raise InputError(Problem(
-                    file=display_path(self.root / COMMITS_DIR / f"{lineage.release_id}.json"), field="release_id",
-                    message=f"release '{lineage.release_id}' is already in the warehouse (use --force to replace it)"))
+                raise self._already_committed(lineage.release_id, "is already in the warehouse")
             staging = self.root / TMP_DIR / attempt
             staged = {}
             for name, table in conformed.items():
@@ -292,11 +329,50 @@ class Warehouse:
                 pass
         return commit
 
+    def _already_committed(self, release_id: str, what: str) -> InputError:
+        return InputError(Problem(file=display_path(self.root / COMMITS_DIR / f"{release_id}.json"),
+                                  field="release_id",
+                                  message=f"release '{release_id}' {what} (use --force to replace it)"))
+
+    def _write_release_to_object_store(self, lineage: Lineage, conformed: dict[str, pa.Table], kind: str,
+                                       replace: bool, attempt: str) -> ReleaseCommit:
+        """:meth:`write_release` on an object store: no lock between writers. Data files go straight to their
+        unique names; the commit record of a new release is written only if absent (a writer that loses the race
+        removes its files and raises :class:`InputError`); a replaced record is overwritten (one writer per
+        release id at a time: the partition's run). Then the DuckDB file is updated and uploaded."""
+        release_id = lineage.release_id
+        previous = self.commit(release_id)
+        if previous is not None and not replace:
+            raise self._already_committed(release_id, "is already in the warehouse")
+        files = {}
+        for name, table in conformed.items():
+            relative = f"{name}/release_id={release_id}/{PART_PREFIX}{attempt}.parquet"
+            write_parquet_object(table, self.root / relative)
+            files[name] = relative
+        commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
+                               committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                               files=files, rows={n: t.num_rows for n, t in conformed.items()})
+        try:
+            write_object(self.root / COMMITS_DIR / f"{release_id}.json", commit.to_json(),
+                         only_if_absent=previous is None)
+        except FileExistsError:
+            for relative in files.values():
+                (self.root / relative).unlink(missing_ok=True)
+            raise self._already_committed(release_id, "was committed meanwhile by another writer") from None
+        with self._lock():
+            views = self._updated_views()
+            upload(views, self.root / DUCKDB_FILE)
+            self._install_views(views)
+        if previous is not None:
+            for relative in previous.files.values():
+                (self.root / relative).unlink(missing_ok=True)
+        return commit
+
     def _install_views(self, tmp: Path) -> None:
         """Rename a DuckDB file built by :meth:`_updated_views` over ``toolchoice.duckdb``."""
         try:
             os.replace(tmp, self.duckdb_path)
-            fsync_dir(self.root)
+            fsync_dir(self.cache)
         finally:
             tmp.unlink(missing_ok=True)
 
@@ -308,11 +384,13 @@ class Warehouse:
         """
         import duckdb
 
-        tmp = self.root / f".{DUCKDB_FILE}.{uuid.uuid4().hex[:8]}.tmp"
-        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.cache / f".{DUCKDB_FILE}.{uuid.uuid4().hex[:8]}.tmp"
+        self.cache.mkdir(parents=True, exist_ok=True)
         try:
             fresh = not self._copy_current(tmp)
             with duckdb.connect(str(tmp)) as con:
+                if self.remote:
+                    con.register_filesystem(self.root.fs)
                 if fresh:
                     _create_tables(con)
                 shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
@@ -342,27 +420,31 @@ class Warehouse:
         return tmp
 
     def _copy_current(self, tmp: Path) -> bool:
-        """Copy ``toolchoice.duckdb`` to ``tmp`` when it opens and has this code's views; else False."""
+        """Copy ``toolchoice.duckdb`` (on an object store: the cache's, else the uploaded one) to ``tmp``; False
+        (and no ``tmp``) when there is none or it does not open with this code's views."""
         import duckdb
 
-        if not self.duckdb_path.is_file():
+        if self.duckdb_path.is_file():
+            shutil.copyfile(self.duckdb_path, tmp)
+        elif not (self.remote and download(self.root / DUCKDB_FILE, tmp)):  # a new cache: the uploaded copy
             return False
         try:
-            with duckdb.connect(str(self.duckdb_path), read_only=True) as con:
-                if _views_version(con) != VIEWS_VERSION:
-                    return False
+            with duckdb.connect(str(tmp), read_only=True) as con:
+                if _views_version(con) == VIEWS_VERSION:
+                    return True
         except duckdb.Error:
-            return False
-        shutil.copyfile(self.duckdb_path, tmp)
-        return True
+            pass
+        tmp.unlink(missing_ok=True)
+        return False
 
     def _create_views(self, con) -> None:
         """One view per table over the glob of its data files (plus the empty schema file, which gives the view
         every declared column), keeping the rows of committed files only; ``releases`` over ``_committed``."""
-        root = self.root.resolve().as_posix()
+        root = str(self.root) if self.remote else self.root.resolve().as_posix()
         over_data = True
         for name in TABLE_NAMES:
-            sources = [_sql_string(self._schema_file(name).resolve().as_posix())]
+            schema = self._schema_file(name)
+            sources = [_sql_string(str(schema) if self.remote else schema.resolve().as_posix())]
             # DuckDB refuses a glob that matches nothing: before the first release a view shows the schema only.
             if any((self.root / name).glob(f"release_id=*/{PART_PREFIX}*.parquet")):
                 sources.append(_sql_string(f"{root}/{name}/release_id=*/{PART_PREFIX}*.parquet"))
@@ -379,6 +461,10 @@ class Warehouse:
 
     def _schema_file(self, name: str) -> Path:
         path = self.root / SCHEMA_DIR / f"{name}.parquet"
+        if self.remote:
+            if not path.exists():
+                write_parquet_object(SCHEMAS[name].empty_table(), path)
+            return path
         if not path.exists():
             tmp = path.with_name(f".{name}.{uuid.uuid4().hex[:8]}.tmp")
             _write_parquet(SCHEMAS[name].empty_table(), tmp)
@@ -395,6 +481,6 @@ class Warehouse:
                 if path not in committed:
                     path.unlink(missing_ok=True)
         for pattern in (f".{DUCKDB_FILE}.*.tmp*", f"{COMMITS_DIR}/.*.tmp"):
-            for path in self.root.glob(pattern):
+            for path in self.cache.glob(pattern):
                 path.unlink(missing_ok=True)
 
