@@ -30,9 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from history_cost import fast_fill, median  # noqa: E402
-
 import pyarrow as pa  # noqa: E402
+from history_cost import fast_fill, median  # noqa: E402
 
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage  # noqa: E402
 from toolchoice_pipeline.releases.store import ReleaseStore  # noqa: E402
