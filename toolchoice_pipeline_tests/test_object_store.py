@@ -1,6 +1,6 @@
 """The warehouse on an object store: an S3-compatible server (moto's server mode) started on 127.0.0.1 holds whole
-releases, readable through the DuckDB file from another data dir (another machine's cache); a commit record of
-a new release is written only if absent."""
+releases, readable through the DuckDB file from another data dir (another machine's cache), among them one
+written by ``toolchoice run``; a commit record of a new release is written only if absent."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from toolchoice_pipeline.releases.object_store import WAREHOUSE_URL_VARIABLE, ob
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import TABLE_NAMES
 from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, read_scores, toolchoice
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 from toolchoice_pipeline_tests.test_warehouse import counts, release_tables
 
@@ -112,3 +113,21 @@ def test_publishing_with_the_warehouse_url_in_the_environment_gates_against_a_ba
     with Warehouse(tmp_path).connect() as con:
         assert con.execute("SELECT count(*) FROM task_scores WHERE release_id = 'r2' AND NOT right_tool"
                            ).fetchone() == (1,)
+
+
+@pytest.mark.slow
+def test_toolchoice_run_writes_a_whole_release_to_the_object_store_readable_through_the_duckdb_file(
+        tmp_path, bucket_url, monkeypatch):
+    monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
+    data_dir = copy_data(tmp_path / "data")
+    done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (data_dir / "warehouse" / "_commits").exists()  # the commit is on the store
+    scores = read_scores(data_dir, "r1")
+    with Warehouse(tmp_path / "another-machine", url=bucket_url).connect() as con:
+        shown = counts(con, "r1")
+        per_model = dict(con.execute("SELECT model, right_tool_pct FROM release_scores WHERE release_id = 'r1'"
+                                     ).fetchall())
+    assert shown["task_scores"] == sum(m["n_tasks"] for m in scores["models"].values()) > 0
+    assert all(shown[name] > 0 for name in ("agent_calls", "release_scores", "tool_catalog"))
+    assert per_model == pytest.approx({model: m["right_tool_pct"] for model, m in scores["models"].items()})
