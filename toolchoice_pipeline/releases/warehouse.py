@@ -26,6 +26,8 @@ earlier release is read. They are defined anew only when the declared columns ch
 A writer killed at any point leaves the committed releases and the DuckDB file as they were; files it left
 behind belong to no commit record and are never in a view; the next writer of that release removes them, and a
 DuckDB file that lags behind a commit record is brought up to date by the next writer or :meth:`Warehouse.connect`.
+At an object-store URL (``TOOLCHOICE_WAREHOUSE_URL``) the layout is the same and the commit differs: see
+:class:`Warehouse` and docs/scale.md.
 Readers should go through the views or :meth:`Warehouse.read_table`, which read committed files only, rather than
 globbing the directories.
 """
