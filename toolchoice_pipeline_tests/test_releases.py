@@ -123,3 +123,14 @@ def test_the_trend_with_last_shows_the_most_recent_releases_of_the_suite_oldest_
     assert shown(suite=suite.name, last=2) == ["r3", "r4"]  # the other suite's newer releases do not count
     assert shown(suite=suite.name) == ["r1", "r2", "r3", "r4"]
     assert shown(last=3) == ["o1", "r4", "o2"]
+
+
+def test_asking_for_an_unknown_release_names_the_last_ten_finished_ones_and_how_many_more(tmp_path):
+    suite = make_suite(2)
+    for index in range(12):
+        publish(tmp_path, suite, f"r{index:02d}", kind="nightly")
+    with pytest.raises(InputError) as caught:
+        ReleaseStore(tmp_path).read_scores("r99")
+    [problem] = caught.value.problems
+    assert problem.message.endswith("(finished releases: r02, r03, r04, r05, r06, r07, r08, r09, r10, r11 "
+                                    "and 2 more)")
