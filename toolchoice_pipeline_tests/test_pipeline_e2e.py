@@ -152,9 +152,11 @@ def test_stage_outputs_stay_in_staging_and_out_of_the_duckdb_views(demo):
                                                "WHERE table_type = 'VIEW'")}
     assert views == {*WAREHOUSE_TABLES, "releases"}
     definitions = dict(query(data_dir, "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal"))
-    for table in WAREHOUSE_TABLES:
-        assert f"/warehouse/{table}/release_id=r1/" in definitions[table]
+    for table in WAREHOUSE_TABLES:  # each view reads its table's committed files, never the staged outputs
+        assert f"/warehouse/{table}/release_id=*/part-*.parquet" in definitions[table]
         assert "_staging" not in definitions[table]
+    committed = query(data_dir, "SELECT path FROM _files WHERE release_id = 'r1' ORDER BY table_name")
+    assert [row[0].split("/")[0] for row in committed] == sorted(WAREHOUSE_TABLES)
 
 
 # --- input no one here wrote --------------------------------------------------------------------------------

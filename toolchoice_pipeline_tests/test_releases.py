@@ -6,6 +6,7 @@ import pytest
 
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.report import load_trend
 from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
 
@@ -109,3 +110,27 @@ def test_baselines_are_kept_per_suite(tmp_path):
     assert published.scores.baseline_release_id is None and published.promoted
     store = ReleaseStore(tmp_path)
     assert (store.baseline("alpha"), store.baseline("beta")) == ("a1", "b1")
+
+
+def test_the_trend_with_last_shows_the_most_recent_releases_of_the_suite_oldest_first(tmp_path, suite):
+    other = make_suite(4, name="other")
+    for release_id in ("r1", "r2", "r3", "o1", "r4", "o2"):
+        publish(tmp_path, other if release_id.startswith("o") else suite, release_id, kind="nightly")
+
+    def shown(**kwargs):
+        return list(dict.fromkeys(p.release_id for p in load_trend(tmp_path, **kwargs)))
+
+    assert shown(suite=suite.name, last=2) == ["r3", "r4"]  # the other suite's newer releases do not count
+    assert shown(suite=suite.name) == ["r1", "r2", "r3", "r4"]
+    assert shown(last=3) == ["o1", "r4", "o2"]
+
+
+def test_asking_for_an_unknown_release_names_the_last_ten_finished_ones_and_how_many_more(tmp_path):
+    suite = make_suite(2)
+    for index in range(12):
+        publish(tmp_path, suite, f"r{index:02d}", kind="nightly")
+    with pytest.raises(InputError) as caught:
+        ReleaseStore(tmp_path).read_scores("r99")
+    [problem] = caught.value.problems
+    assert problem.message.endswith("(finished releases: r02, r03, r04, r05, r06, r07, r08, r09, r10, r11 "
+                                    "and 2 more)")

@@ -14,6 +14,7 @@ import pytest
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
 from toolchoice_pipeline.scoring import score_episodes, summarise
+import toolchoice_pipeline.releases.warehouse as wh
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import (
     TABLE_NAMES,
@@ -112,6 +113,43 @@ def test_a_reader_holding_the_old_file_keeps_reading_while_a_release_is_committe
     reader.close()
     with warehouse.connect() as con:
         assert counts(con, "r2") == before
+
+
+def test_committing_a_release_reads_no_other_releases_commit_record(tmp_path, monkeypatch):
+    # The DuckDB file is brought up to date from the commit records that changed: its cost does not grow with the
+    # releases stored.
+    warehouse = Warehouse(tmp_path)
+    for release_id in ("r1", "r2", "r3"):
+        warehouse.write_release(*release_tables(release_id, n_tasks=4), kind="release")
+    read = []
+    original = wh._read_commit
+    monkeypatch.setattr(wh, "_read_commit", lambda path: read.append(path.name) or original(path))
+    warehouse.write_release(*release_tables("r4", n_tasks=4), kind="nightly")
+    assert read == ["r4.json"]
+    monkeypatch.undo()
+    with warehouse.connect() as con:
+        assert [counts(con, r)["task_scores"] for r in ("r1", "r2", "r3", "r4")] == [8] * 4
+        assert con.execute("SELECT release_id, kind FROM releases ORDER BY release_id").fetchall()[-1] == \
+            ("r4", "nightly")
+
+
+def test_a_duckdb_file_built_for_other_columns_is_built_anew(tmp_path, monkeypatch):
+    warehouse = Warehouse(tmp_path)
+    monkeypatch.setattr(wh, "VIEWS_VERSION", "columns-of-an-older-release")
+    warehouse.write_release(*release_tables("r1"), kind="release")
+    monkeypatch.undo()
+    warehouse.write_release(*release_tables("r2"), kind="release")
+    with warehouse.connect() as con:
+        assert con.execute("SELECT value FROM _meta WHERE key = 'views_version'").fetchone() == (wh.VIEWS_VERSION,)
+        assert counts(con, "r1") == counts(con, "r2") and counts(con, "r1")["task_scores"] == 40
+
+
+def test_views_show_the_first_release_written_after_a_reader_opened_the_empty_warehouse(tmp_path):
+    warehouse = Warehouse(tmp_path)
+    warehouse.connect().close()  # views over the empty schema files only
+    warehouse.write_release(*release_tables("r1"), kind="release")
+    with warehouse.connect() as con:
+        assert counts(con, "r1")["task_scores"] == 40
 
 
 # --- a writer killed mid-release -----------------------------------------------------------------------------

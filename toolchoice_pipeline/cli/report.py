@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
-from toolchoice_pipeline.releases.report import TrendPoint, load_trend, render_chart
+from toolchoice_pipeline.releases.report import TREND_WINDOW, TrendPoint, load_trend, render_chart
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option, stdout_console
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.report import trend_rows
@@ -22,10 +22,12 @@ from toolchoice_pipeline.releases.report import trend_rows
 @click.option("--suite", "suite_name", default=None, help="Only releases of this suite (default: every suite).")
 @click.option("--chart", "chart_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write the chart (default: <data-dir>/reports/<suite>/trend.png).")
+@click.option("--last", type=click.IntRange(min=1), default=TREND_WINDOW, show_default=True,
+              help="Show the most recently written releases only (with --suite: of that suite).")
 @data_dir_option
-def report_command(suite_name: str | None, chart_path: Path | None, data_dir: Path) -> int:
+def report_command(suite_name: str | None, chart_path: Path | None, last: int, data_dir: Path) -> int:
     """Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite."""
-    points = load_trend(data_dir, suite_name)
+    points = load_trend(data_dir, suite_name, last=last)
     releases = display_path(data_dir / "releases")
     if not points:
         what = f"suite {suite_name}" if suite_name else releases

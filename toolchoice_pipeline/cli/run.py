@@ -125,14 +125,15 @@ def unpriced_models(run_config, no_judge: bool) -> frozenset[str]:
 
 def _check_stored(store, data_dir: Path, suite: str) -> None:
     """Refuse to start (exit 2) when what the run will read or extend is damaged: ``baseline.json``, the
-    baseline's ``scores.json``, a warehouse commit record or a committed Parquet file. Found after the agents and
-    the judge ran, it would fail the run after its spend."""
+    baseline's ``scores.json``, the baseline's warehouse commit record or committed Parquet files. Found after the
+    agents and the judge ran, it would fail the run after its spend. Only what the run reads is checked, so the
+    check costs the same however many releases are stored."""
     from toolchoice_pipeline.releases.warehouse import Warehouse
 
     baseline = store.baseline(suite)
     if baseline is not None:
         store.read_scores(baseline)
-    Warehouse(data_dir).check()
+    Warehouse(data_dir).check([baseline] if baseline is not None else [])
 
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:

@@ -209,10 +209,9 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
                    task_scores: list[TaskScore]) -> dg.MaterializeResult:
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.releases.store import publish_release
-    from toolchoice_pipeline.releases.report import load_trend, render_chart
     from toolchoice_pipeline.ingest.canary import canary_problem
     from toolchoice_pipeline.judge.calibration import release_calibration
-    from toolchoice_pipeline.releases.report import trend_markdown
+    from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart, trend_markdown
 
     release = ReleaseContext(context, toolchoice)
     judge = release.config.judge
@@ -230,10 +229,10 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(release.release_id, exc) from None
-    trend = load_trend(toolchoice.path, release.suite.name)
+    trend = load_trend(toolchoice.path, release.suite.name, last=TREND_WINDOW)
     current_baseline = ReleaseStore(toolchoice.path).baseline(release.suite.name)
     chart = render_chart(trend, published.scores_path.parent / "trend.png",
-                         title=f"{release.suite.name}: tool choice over releases", baseline=current_baseline)
+                         title=f"{release.suite.name}: tool choice over the last releases", baseline=current_baseline)
     gate = published.gate
     metadata = {
         "catalog_version": release.suite.catalog_version,

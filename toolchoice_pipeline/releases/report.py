@@ -8,6 +8,7 @@ evaluated. Shares are in points (0–100).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.store import SCORES_FILE
 from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
 
 SHARES = ("right_tool_pct", "right_args_pct")
+# Releases a trend chart shows by default (the most recent): drawing every stored release would make each run's
+# chart slower, and less readable, every release.
+TREND_WINDOW = 30
 SCORE_COLUMNS = tuple(label for _, label, _ in table_columns())
 UNPRICED = "unpriced"
 
@@ -55,20 +60,35 @@ class TrendPoint:
     gate_passed: bool | None
 
 
-def load_trend(data_dir: Path, suite: str | None = None) -> list[TrendPoint]:
-    """Every model's shares in every stored release (optionally of one suite), oldest release first.
+def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None) -> list[TrendPoint]:
+    """Every model's shares in the stored releases (optionally of one suite), oldest release first; with ``last``,
+    only the ``last`` most recently written ones.
 
+    With ``last``, files are read newest first (by modification time, from a directory listing) until ``last``
+    releases of the suite are found, so the cost stays bounded however many releases are stored.
     A damaged ``scores.json`` is left out (``toolchoice gate <release>`` names what is wrong with it)."""
     root = data_dir / "releases"
+    listed = []
+    if root.is_dir():
+        with os.scandir(root) as entries:
+            for entry in entries:
+                path = Path(entry.path) / SCORES_FILE
+                try:
+                    listed.append((path.stat().st_mtime, path))
+                except OSError:  # a directory without scores.json (an unfinished release), or not a directory
+                    continue
+    listed.sort(key=lambda item: item[0], reverse=True)
     scored = []
-    for path in root.glob("*/scores.json") if root.is_dir() else []:
+    for mtime, path in listed:
+        if last is not None and len(scored) >= last:
+            break
         try:
             scores = ReleaseDocument.model_validate_json(path.read_bytes())
         except (OSError, ValidationError):
             continue
         if suite is not None and scores.suite != suite:
             continue
-        scored.append((scores.evaluated_at or "", path.stat().st_mtime, scores))
+        scored.append((scores.evaluated_at or "", mtime, scores))
     scored.sort(key=lambda item: (item[0], item[1]))
     points = []
     for _, _, scores in scored:

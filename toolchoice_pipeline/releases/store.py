@@ -43,6 +43,7 @@ SCORES_FILE = "scores.json"
 GATE_MARKDOWN_FILE = "gate.md"
 BASELINE_FILE = "baseline.json"
 PROMOTABLE_KIND = "release"
+KNOWN_SHOWN = 10  # finished release ids named when an unknown one is asked for
 
 
 class ReleaseStore:
@@ -68,7 +69,10 @@ class ReleaseStore:
         path = self.scores_path(release_id)
         shown = display_path(path)
         if not path.is_file():
-            known = ", ".join(self.release_ids()) or "none"
+            ids = self.release_ids()
+            # A long history would make the one-line error thousands of ids long: the last few, and the count.
+            known = ", ".join(ids[-KNOWN_SHOWN:]) + (f" and {len(ids) - KNOWN_SHOWN} more" if len(ids) > KNOWN_SHOWN
+                                                     else "") if ids else "none"
             raise InputError(Problem(file=shown, message=f"no finished release '{release_id}' "
                                                          f"(finished releases: {known})"))
         data = load_json(read_utf8(path), shown)

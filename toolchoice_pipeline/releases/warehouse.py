@@ -13,21 +13,28 @@ How a release is written (:meth:`Warehouse.write_release`), all under the lock:
 
 1. every table is written to ``_tmp/<attempt>/`` and fsynced;
 2. the files are renamed into their ``release_id=<id>`` directories under a name unique to this attempt;
-3. a new ``toolchoice.duckdb`` is built in a temp file, listing exactly the committed files and this attempt's
-   (a committed file that is missing or damaged fails the write here, before anything is committed);
-4. **commit point**: ``_commits/<id>.json`` is replaced atomically (temp file, fsync, rename), then the new
-   DuckDB file is renamed over the old one, so a reader opening it (read-only) sees every table of a release or
-   none of them;
+3. **commit point**: ``_commits/<id>.json`` is replaced atomically (temp file, fsync, rename);
+4. a copy of ``toolchoice.duckdb`` is brought up to date with the commit records (only the records that changed
+   since it was built are read) and renamed over the old one, so a reader opening it (read-only) sees every
+   table of a release or none of them;
 5. the files of a replaced attempt (a re-run under ``--force``) are deleted.
 
+The views are defined once, over a glob of each table's data files joined to the committed files listed in the
+DuckDB file (``_files``), so committing a release costs the same with 10 or 1,000 releases stored: nothing of an
+earlier release is read. They are defined anew only when the declared columns change or the file is unreadable.
+
 A writer killed at any point leaves the committed releases and the DuckDB file as they were; files it left
-behind belong to no commit record, are never in a view, and are removed by the next writer. Readers should
-go through the views or :meth:`Warehouse.read_table`, which list committed files only, rather than globbing
-the directories.
+behind belong to no commit record and are never in a view; the next writer of that release removes them, and a
+DuckDB file that lags behind a commit record is brought up to date by the next writer or :meth:`Warehouse.connect`.
+At an object-store URL (``TOOLCHOICE_WAREHOUSE_URL``) the layout is the same and the commit differs: see
+:class:`Warehouse` and docs/scale.md.
+Readers should go through the views or :meth:`Warehouse.read_table`, which read committed files only, rather than
+globbing the directories.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -35,7 +42,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -43,6 +50,19 @@ from filelock import FileLock
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.object_store import (
+    WAREHOUSE_URL_VARIABLE,
+    cache_name,
+    download,
+    is_url,
+    listing_stamps,
+    object_root,
+    read_parquet,
+    read_parquet_footer,
+    upload,
+    write_object,
+    write_parquet_object,
+)
 from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, conform
@@ -54,6 +74,19 @@ TMP_DIR = "_tmp"
 LOCK_FILE = ".lock"
 PART_PREFIX = "part-"
 LOCK_TIMEOUT_S = 600.0
+# Per task over its samples (repeats): samples, scored samples and the right rates (fractions).
+TASK_RATES_VIEW = """
+    CREATE OR REPLACE VIEW task_rates AS
+    SELECT release_id, suite, catalog_version, run_id, model, task_id, count(*) AS n_samples,
+           count(right_tool) AS n_scored, avg(right_tool::INT) AS right_tool_rate,
+           avg(right_args::INT) AS right_args_rate
+    FROM task_scores GROUP BY ALL"""
+
+# The views are defined for these columns (and this derived view): a DuckDB file built for others is built anew
+# (DuckDB refuses a view whose columns changed under it).
+VIEWS_VERSION = hashlib.sha256(
+    ("|".join(f"{name}:{SCHEMAS[name].empty_table().schema}" for name in TABLE_NAMES) + TASK_RATES_VIEW).encode()
+).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -97,13 +130,28 @@ def _read_commit(path: Path) -> ReleaseCommit:
                                                                   "restore it from a backup")) from None
 
 
-# Per task over its samples (repeats): samples, scored samples and the right rates (fractions).
-TASK_RATES_VIEW = """
-    CREATE VIEW task_rates AS
-    SELECT release_id, suite, catalog_version, run_id, model, task_id, count(*) AS n_samples,
-           count(right_tool) AS n_scored, avg(right_tool::INT) AS right_tool_rate,
-           avg(right_args::INT) AS right_args_rate
-    FROM task_scores GROUP BY ALL"""
+def _meta(con, key: str) -> str | None:
+    """A value of the DuckDB file's ``_meta`` table (None when missing, or in a file from before ``_meta``)."""
+    import duckdb
+
+    try:
+        row = con.execute("SELECT value FROM _meta WHERE key = ?", [key]).fetchone()
+    except duckdb.CatalogException:
+        return None
+    return row[0] if row else None
+
+
+def _views_version(con) -> str | None:
+    """The :data:`VIEWS_VERSION` a DuckDB file was built for."""
+    return _meta(con, "views_version")
+
+
+def _create_tables(con) -> None:
+    con.execute("CREATE TABLE _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO _meta VALUES ('views_version', ?)", [VIEWS_VERSION])
+    con.execute("CREATE TABLE _committed (release_id VARCHAR, suite VARCHAR, catalog_version VARCHAR, "
+                "run_id VARCHAR, kind VARCHAR, attempt VARCHAR, committed_at VARCHAR, stamp VARCHAR)")
+    con.execute("CREATE TABLE _files (release_id VARCHAR, table_name VARCHAR, path VARCHAR)")
 
 
 def _sql_string(text: str) -> str:
@@ -111,19 +159,36 @@ def _sql_string(text: str) -> str:
 
 
 class Warehouse:
-    """The Parquet + DuckDB store under ``<data_dir>/warehouse``."""
+    """The Parquet + DuckDB store under ``<data_dir>/warehouse``, or under an object-store URL.
 
-    def __init__(self, data_dir: Path):
+    ``url`` (default: the ``TOOLCHOICE_WAREHOUSE_URL`` environment variable, else ``<data_dir>/warehouse``) is a
+    local path or an fsspec URL (``s3://bucket/prefix``, ``gs://``, ``az://``; credentials and endpoint from the
+    environment, as the provider's fsspec package reads them). On an object store (see :mod:`.object_store`)
+    data files are written straight under their unique names, the commit record of a new release by a
+    conditional write (refused if another writer committed that release first) instead of the file lock, and
+    the DuckDB file is kept in a local cache (``<data_dir>/.warehouse_cache/``) and uploaded beside the Parquet.
+    """
+
+    def __init__(self, data_dir: Path, url: str | None = None):
         self.data_dir = Path(data_dir)
-        self.root = self.data_dir / "warehouse"
+        url = url if url is not None else os.environ.get(WAREHOUSE_URL_VARIABLE) or None
+        self.remote = url is not None and is_url(url)
+        if self.remote:
+            self.root = object_root(url)
+            self.cache = self.data_dir / ".warehouse_cache" / cache_name(url)
+        else:
+            self.root = Path(url) if url else self.data_dir / "warehouse"
+            self.cache = self.root
 
     @property
     def duckdb_path(self) -> Path:
-        return self.root / DUCKDB_FILE
+        """The DuckDB file a reader opens (on an object store: the local cache's copy)."""
+        return self.cache / DUCKDB_FILE
 
     def _lock(self) -> FileLock:
-        self.root.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.root / LOCK_FILE), timeout=LOCK_TIMEOUT_S)
+        """One writer at a time of this data dir's files (on an object store: of the local DuckDB cache only)."""
+        self.cache.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.cache / LOCK_FILE), timeout=LOCK_TIMEOUT_S)
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -138,6 +203,8 @@ class Warehouse:
     def commit(self, release_id: str) -> ReleaseCommit | None:
         """The commit record of ``release_id``, or None when the release is not committed."""
         path = self.root / COMMITS_DIR / f"{release_id}.json"
+        if self.remote:
+            self.root.fs.invalidate_cache(path.path)  # another machine may have committed it since
         return _read_commit(path) if path.is_file() else None
 
     def read_table(self, table: str, release_id: str, columns: list[str] | None = None) -> pa.Table:
@@ -149,17 +216,25 @@ class Warehouse:
         if commit is None:
             raise InputError(Problem(file=display_path(self.root / COMMITS_DIR),
                                      message=f"release '{release_id}' is not in the warehouse"))
-        return pq.read_table(self.root / commit.files[table], columns=columns)
+        return read_parquet(self.root / commit.files[table], columns=columns)
 
-    def check(self) -> None:
+    def check(self, release_ids: Iterable[str] | None = None) -> None:
         """Raise :class:`InputError` listing every damaged commit record and every committed Parquet file that is
-        missing or unreadable (its footer is read); a run checks this before it starts, not after its spend."""
+        missing or unreadable (its footer is read), of ``release_ids`` (default: every release).
+
+        A run checks what it will read (its baseline) before it starts, not after its spend; only those releases,
+        so its cost does not grow with the releases stored.
+        """
         problems = []
-        for commit in self.commits():
+        if release_ids is None:
+            commits = self.commits()
+        else:
+            commits = [c for c in (self.commit(r) for r in release_ids) if c is not None]
+        for commit in commits:
             for relative in commit.files.values():
                 path = self.root / relative
                 try:
-                    pq.read_metadata(path)
+                    read_parquet_footer(path)
                 except FileNotFoundError:
                     problems.append(Problem(file=display_path(path), message=f"Parquet file of release "
                                             f"'{commit.release_id}' is missing: restore it from a backup"))
@@ -170,23 +245,44 @@ class Warehouse:
             raise InputError(problems)
 
     def connect(self):
-        """A read-only DuckDB connection to the views (rebuilt first if a writer died before refreshing them)."""
+        """A read-only DuckDB connection to the views (brought up to date first if a writer died before)."""
         import duckdb
 
-        if not self.duckdb_path.exists() or self._views_stale():
+        if self._views_stale():
             with self._lock():
-                self._refresh_views()
-        return duckdb.connect(str(self.duckdb_path), read_only=True)
+                self._install_views(self._updated_views())
+        con = duckdb.connect(str(self.duckdb_path), read_only=True)
+        if self.remote:
+            con.register_filesystem(self.root.fs)  # the views read s3://... through fsspec
+        return con
+
+    def _record_stamps(self) -> dict[str, str]:
+        """``{release_id: stamp}`` of every commit record, from a directory listing (no record is read): a
+        record that changed has another stamp (size and modification time in nanoseconds)."""
+        directory = self.root / COMMITS_DIR
+        if self.remote:
+            return listing_stamps(directory)
+        if not directory.is_dir():
+            return {}
+        stamps = {}
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json") and not entry.name.startswith("."):
+                    stat = entry.stat()
+                    stamps[entry.name[:-len(".json")]] = f"{stat.st_size}-{stat.st_mtime_ns}"
+        return stamps
 
     def _views_stale(self) -> bool:
         import duckdb
 
         try:
             with duckdb.connect(str(self.duckdb_path), read_only=True) as con:
-                shown = {tuple(row) for row in con.execute("SELECT release_id, attempt FROM _committed").fetchall()}
+                if _views_version(con) != VIEWS_VERSION:
+                    return True
+                shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
         except duckdb.Error:
             return True
-        return shown != {(c.release_id, c.attempt) for c in self.commits()}
+        return shown != self._record_stamps()
 
     # --- writing ---------------------------------------------------------------------------------------------
 
@@ -195,9 +291,9 @@ class Warehouse:
         """Commit one release's tables atomically (see the module docstring); returns its commit record.
 
         ``tables`` maps every name of :data:`TABLE_NAMES` to an Arrow table carrying ``lineage``. Raises
-        :class:`InputError` when the release is already committed and ``replace`` is False or a committed file
-        of another release is missing or damaged (nothing is committed then), ``ValueError`` for a missing table
-        or rows that do not match the declared schema or ``lineage``.
+        :class:`InputError` when the release is already committed and ``replace`` is False (nothing is committed
+        then), ``ValueError`` for a missing table or rows that do not match the declared schema or ``lineage``.
+        Reads nothing of other releases.
         """
         if not RELEASE_ID.match(lineage.release_id):
             raise InputError(Problem(file="<release>", field="release_id",
@@ -207,13 +303,13 @@ class Warehouse:
             raise ValueError(f"write_release needs every table; missing {missing}")
         conformed = {name: conform(name, tables[name], lineage) for name in TABLE_NAMES}
         attempt = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
+        if self.remote:
+            return self._write_release_to_object_store(lineage, conformed, kind, replace, attempt)
         with self._lock():
-            self._remove_leftovers()
             previous = self.commit(lineage.release_id)
+            self._remove_leftovers(lineage.release_id, previous)
             if previous is not None and not replace:
-                raise InputError(Problem(
-                    file=display_path(self.root / COMMITS_DIR / f"{lineage.release_id}.json"), field="release_id",
-                    message=f"release '{lineage.release_id}' is already in the warehouse (use --force to replace it)"))
+                raise self._already_committed(lineage.release_id, "is already in the warehouse")
             staging = self.root / TMP_DIR / attempt
             staged = {}
             for name, table in conformed.items():
@@ -232,12 +328,8 @@ class Warehouse:
             commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
                                    committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                                    files=files, rows={n: t.num_rows for n, t in conformed.items()})
-            # The views are built before the commit point: a committed file that is missing or damaged fails
-            # here, leaving no commit record that the views cannot show.
-            others = [c for c in self.commits() if c.release_id != lineage.release_id]
-            views = self._build_views([*others, commit])
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())
-            self._install_views(views)
+            self._install_views(self._updated_views())
             if previous is not None:
                 for relative in previous.files.values():
                     (self.root / relative).unlink(missing_ok=True)
@@ -248,51 +340,89 @@ class Warehouse:
                 pass
         return commit
 
-    def _refresh_views(self) -> None:
-        self._install_views(self._build_views(self.commits()))
+    def _already_committed(self, release_id: str, what: str) -> InputError:
+        return InputError(Problem(file=display_path(self.root / COMMITS_DIR / f"{release_id}.json"),
+                                  field="release_id",
+                                  message=f"release '{release_id}' {what} (use --force to replace it)"))
+
+    def _write_release_to_object_store(self, lineage: Lineage, conformed: dict[str, pa.Table], kind: str,
+                                       replace: bool, attempt: str) -> ReleaseCommit:
+        """:meth:`write_release` on an object store: no lock between writers. Data files go straight to their
+        unique names; the commit record of a new release is written only if absent (a writer that loses the race
+        removes its files and raises :class:`InputError`); a replaced record is overwritten (one writer per
+        release id at a time: the partition's run). Then the DuckDB file is updated and uploaded."""
+        release_id = lineage.release_id
+        previous = self.commit(release_id)
+        if previous is not None and not replace:
+            raise self._already_committed(release_id, "is already in the warehouse")
+        files = {}
+        for name, table in conformed.items():
+            relative = f"{name}/release_id={release_id}/{PART_PREFIX}{attempt}.parquet"
+            write_parquet_object(table, self.root / relative)
+            files[name] = relative
+        commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
+                               committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                               files=files, rows={n: t.num_rows for n, t in conformed.items()})
+        try:
+            write_object(self.root / COMMITS_DIR / f"{release_id}.json", commit.to_json(),
+                         only_if_absent=previous is None)
+        except FileExistsError:
+            for relative in files.values():
+                (self.root / relative).unlink(missing_ok=True)
+            raise self._already_committed(release_id, "was committed meanwhile by another writer") from None
+        with self._lock():
+            views = self._updated_views()
+            upload(views, self.root / DUCKDB_FILE)
+            self._install_views(views)
+        if previous is not None:
+            for relative in previous.files.values():
+                (self.root / relative).unlink(missing_ok=True)
+        return commit
 
     def _install_views(self, tmp: Path) -> None:
-        """Rename a DuckDB file built by :meth:`_build_views` over ``toolchoice.duckdb``."""
+        """Rename a DuckDB file built by :meth:`_updated_views` over ``toolchoice.duckdb``."""
         try:
             os.replace(tmp, self.duckdb_path)
-            fsync_dir(self.root)
+            fsync_dir(self.cache)
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _build_views(self, commits: list[ReleaseCommit]) -> Path:
-        """A new DuckDB file (a temp file next to ``toolchoice.duckdb``) with views over ``commits``' files.
+    def _updated_views(self) -> Path:
+        """A new DuckDB file (a temp file next to ``toolchoice.duckdb``) showing every commit record.
 
-        Raises :class:`InputError` when a committed Parquet file is missing or damaged.
+        A copy of the current file with the rows of changed commit records replaced (only those are read);
+        built anew, with its views, when there is none, it cannot be read or it was built for other columns.
         """
         import duckdb
 
-        tmp = self.root / f".{DUCKDB_FILE}.{uuid.uuid4().hex[:8]}.tmp"
+        tmp = self.cache / f".{DUCKDB_FILE}.{uuid.uuid4().hex[:8]}.tmp"
+        self.cache.mkdir(parents=True, exist_ok=True)
         try:
+            fresh = not self._copy_current(tmp)
             with duckdb.connect(str(tmp)) as con:
-                for name in TABLE_NAMES:
-                    paths = [self.root / c.files[name] for c in commits if name in c.files]
-                    if not paths:
-                        paths = [self._schema_file(name)]
-                    listing = ", ".join(_sql_string(str(p.resolve())) for p in paths)
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}], "
-                                "hive_partitioning = false, union_by_name = true)")
-                con.execute(TASK_RATES_VIEW)
-                con.execute("CREATE TABLE _committed (release_id VARCHAR, suite VARCHAR, catalog_version VARCHAR, "
-                            "run_id VARCHAR, kind VARCHAR, attempt VARCHAR, committed_at VARCHAR)")
-                if commits:
-                    con.executemany("INSERT INTO _committed VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                    [(c.release_id, c.suite, c.catalog_version, c.run_id, c.kind, c.attempt,
-                                      c.committed_at) for c in commits])
-                con.execute("CREATE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
-                            "committed_at FROM _committed")
+                if self.remote:
+                    con.register_filesystem(self.root.fs)
+                if fresh:
+                    _create_tables(con)
+                shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
+                stamps = self._record_stamps()
+                changed = [r for r, stamp in stamps.items() if shown.get(r) != stamp]
+                gone = [r for r in shown if r not in stamps]
+                for release_id in [*changed, *gone]:
+                    con.execute("DELETE FROM _committed WHERE release_id = ?", [release_id])
+                    con.execute("DELETE FROM _files WHERE release_id = ?", [release_id])
+                for release_id in changed:
+                    commit = _read_commit(self.root / COMMITS_DIR / f"{release_id}.json")
+                    con.execute("INSERT INTO _committed VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                [commit.release_id, commit.suite, commit.catalog_version, commit.run_id,
+                                 commit.kind, commit.attempt, commit.committed_at, stamps[release_id]])
+                    con.executemany("INSERT INTO _files VALUES (?, ?, ?)",
+                                    [(release_id, name, relative) for name, relative in commit.files.items()])
+                if fresh or _meta(con, "views_over") != "data":
+                    self._create_views(con)
                 con.execute("CHECKPOINT")
             with open(tmp, "rb") as handle:
                 os.fsync(handle.fileno())
-        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
-            tmp.unlink(missing_ok=True)
-            reason = str(exc).splitlines()[0]
-            raise InputError(Problem(file=display_path(self.root), message=f"a committed Parquet file is missing "
-                                     f"or damaged ({reason}); restore it from a backup")) from None
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
@@ -300,25 +430,69 @@ class Warehouse:
             Path(f"{tmp}.wal").unlink(missing_ok=True)
         return tmp
 
+    def _copy_current(self, tmp: Path) -> bool:
+        """Copy ``toolchoice.duckdb`` (on an object store: the cache's, else the uploaded one) to ``tmp``; False
+        (and no ``tmp``) when there is none or it does not open with this code's views."""
+        import duckdb
+
+        if self.duckdb_path.is_file():
+            shutil.copyfile(self.duckdb_path, tmp)
+        elif not (self.remote and download(self.root / DUCKDB_FILE, tmp)):  # a new cache: the uploaded copy
+            return False
+        try:
+            with duckdb.connect(str(tmp), read_only=True) as con:
+                if _views_version(con) == VIEWS_VERSION:
+                    return True
+        except duckdb.Error:
+            pass
+        tmp.unlink(missing_ok=True)
+        return False
+
+    def _create_views(self, con) -> None:
+        """One view per table over the glob of its data files (plus the empty schema file, which gives the view
+        every declared column), keeping the rows of committed files only; ``releases`` over ``_committed``."""
+        root = str(self.root) if self.remote else self.root.resolve().as_posix()
+        over_data = True
+        for name in TABLE_NAMES:
+            schema = self._schema_file(name)
+            sources = [_sql_string(str(schema) if self.remote else schema.resolve().as_posix())]
+            # DuckDB refuses a glob that matches nothing: before the first release a view shows the schema only.
+            if any((self.root / name).glob(f"release_id=*/{PART_PREFIX}*.parquet")):
+                sources.append(_sql_string(f"{root}/{name}/release_id=*/{PART_PREFIX}*.parquet"))
+            else:
+                over_data = False
+            con.execute(
+                f"CREATE OR REPLACE VIEW {name} AS SELECT * EXCLUDE (filename) FROM read_parquet([{', '.join(sources)}], "
+                "hive_partitioning = false, union_by_name = true, filename = true) "
+                f"WHERE filename IN (SELECT {_sql_string(root + '/')} || path FROM _files "
+                f"WHERE table_name = {_sql_string(name)})")
+        con.execute("INSERT OR REPLACE INTO _meta VALUES ('views_over', ?)", ["data" if over_data else "schema"])
+        con.execute("CREATE OR REPLACE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
+                    "committed_at FROM _committed")
+        con.execute(TASK_RATES_VIEW)
+
     def _schema_file(self, name: str) -> Path:
         path = self.root / SCHEMA_DIR / f"{name}.parquet"
+        if self.remote:
+            if not path.exists():
+                write_parquet_object(SCHEMAS[name].empty_table(), path)
+            return path
         if not path.exists():
             tmp = path.with_name(f".{name}.{uuid.uuid4().hex[:8]}.tmp")
             _write_parquet(SCHEMAS[name].empty_table(), tmp)
             os.replace(tmp, path)
         return path
 
-    def _remove_leftovers(self) -> None:
-        """Delete what killed writers left: staging directories, uncommitted data files, temp files."""
+    def _remove_leftovers(self, release_id: str, commit: ReleaseCommit | None) -> None:
+        """Delete what killed writers left: staging directories, temp files, and ``release_id``'s data files that
+        ``commit`` (its commit record) does not list. Other releases' directories are not listed."""
         shutil.rmtree(self.root / TMP_DIR, ignore_errors=True)
-        committed = {self.root / relative for c in self.commits() for relative in c.files.values()}
-        for path in self._data_files():
-            if path not in committed:
-                path.unlink(missing_ok=True)
+        committed = {self.root / relative for relative in (commit.files.values() if commit else ())}
+        for name in TABLE_NAMES:
+            for path in (self.root / name / f"release_id={release_id}").glob(f"{PART_PREFIX}*.parquet"):
+                if path not in committed:
+                    path.unlink(missing_ok=True)
         for pattern in (f".{DUCKDB_FILE}.*.tmp*", f"{COMMITS_DIR}/.*.tmp"):
-            for path in self.root.glob(pattern):
+            for path in self.cache.glob(pattern):
                 path.unlink(missing_ok=True)
 
-    def _data_files(self) -> Iterator[Path]:
-        for name in TABLE_NAMES:
-            yield from (self.root / name).glob(f"release_id=*/{PART_PREFIX}*.parquet")

@@ -43,7 +43,10 @@ class InputError(Exception):
 
 
 def display_path(path: str | Path) -> str:
-    """The path as the user would recognise it: relative to the working directory when inside it."""
+    """The path as the user would recognise it: relative to the working directory when inside it; a URL
+    (``s3://bucket/key``, an object store's path) as it is."""
+    if "://" in str(path):
+        return str(path)
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))

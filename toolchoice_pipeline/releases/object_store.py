@@ -1,0 +1,102 @@
+"""The warehouse's operations on an object store, through fsspec and UPath (``s3://``, ``gs://``, ``az://``...).
+
+Objects appear whole when their upload completes, so data files are written straight under their unique names
+(no staging and rename); a commit record of a new release is written only if absent (S3 ``If-None-Match``
+through the filesystem's ``xb`` mode), which replaces the file lock between machines. Credentials and endpoints
+come from the environment as the provider's fsspec package reads them (for S3: ``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_ENDPOINT_URL``...); nothing secret is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+WAREHOUSE_URL_VARIABLE = "TOOLCHOICE_WAREHOUSE_URL"
+
+
+def is_url(location: str) -> bool:
+    """Whether ``location`` names an object store (``scheme://...``) rather than a local path."""
+    return "://" in location and not location.startswith("file://")
+
+
+def object_root(url: str) -> Any:
+    """The warehouse root at ``url`` as a UPath (its ``fs`` is the fsspec filesystem)."""
+    from upath import UPath
+
+    return UPath(url.rstrip("/"))
+
+
+def cache_name(url: str) -> str:
+    """A directory name for the local cache of the warehouse at ``url``."""
+    return hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:16]
+
+
+def listing_stamps(directory: Any) -> dict[str, str]:
+    """``{name without .json: stamp}`` of the ``*.json`` objects under ``directory``, from one listing (the
+    object's size and ETag, or modification time where the store has no ETag)."""
+    fs = directory.fs
+    path = directory.path
+    fs.invalidate_cache(path)
+    try:
+        entries = fs.ls(path, detail=True)
+    except FileNotFoundError:
+        return {}
+    stamps = {}
+    for entry in entries:
+        name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+        if entry.get("type") == "file" and name.endswith(".json") and not name.startswith("."):
+            tag = entry.get("ETag") or entry.get("etag") or entry.get("mtime") or entry.get("LastModified")
+            stamps[name[:-len(".json")]] = f"{entry.get('size')}-{tag}"
+    return stamps
+
+
+def read_parquet(path: Any, columns: list[str] | None = None) -> pa.Table:
+    """A Parquet file at a local path or a UPath."""
+    if isinstance(path, Path):
+        return pq.read_table(path, columns=columns)
+    with path.open("rb") as handle:
+        return pq.read_table(handle, columns=columns)
+
+
+def read_parquet_footer(path: Any) -> None:
+    """Read the footer of a Parquet file (raises ``FileNotFoundError``, ``OSError`` or ``ArrowException``)."""
+    if isinstance(path, Path):
+        pq.read_metadata(path)
+        return
+    with path.open("rb") as handle:
+        pq.read_metadata(handle)
+
+
+def write_parquet_object(table: pa.Table, path: Any) -> None:
+    """Upload ``table`` as one Parquet object (visible whole or not at all)."""
+    with path.open("wb") as handle:
+        pq.write_table(table, handle, compression="zstd")
+
+
+def write_object(path: Any, text: str, *, only_if_absent: bool) -> None:
+    """Upload ``text``; with ``only_if_absent`` raise ``FileExistsError`` when the object exists (a conditional
+    write, decided by the store)."""
+    with path.open("xb" if only_if_absent else "wb") as handle:
+        handle.write(text.encode("utf-8"))
+
+
+def download(path: Any, local: Path) -> bool:
+    """Copy the object at ``path`` to ``local``; False when there is none."""
+    try:
+        with path.open("rb") as source, open(local, "wb") as target:
+            shutil.copyfileobj(source, target)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def upload(local: Path, path: Any) -> None:
+    """Copy ``local`` to the object at ``path`` (replaced whole)."""
+    with open(local, "rb") as source, path.open("wb") as target:
+        shutil.copyfileobj(source, target)
