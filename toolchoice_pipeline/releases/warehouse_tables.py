@@ -115,6 +115,14 @@ def build_table(name: str, rows: list[dict[str, Any]], lineage: Lineage) -> pa.T
     return pa.table(columns, schema=schema)
 
 
+def with_lineage(name: str, table: pa.Table, lineage: Lineage) -> pa.Table:
+    """Rows of table ``name`` without lineage columns (e.g. the columnar scorer's ``task_scores``) with
+    ``lineage`` filled in, in the declared schema."""
+    for column, value in lineage.columns().items():
+        table = table.append_column(column, pa.array([value] * table.num_rows, pa.string()))
+    return conform(name, table, lineage)
+
+
 def conform(name: str, table: pa.Table, lineage: Lineage) -> pa.Table:
     """``table`` cast to the declared schema of ``name``, checked to carry exactly ``lineage``.
 

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.util.canonical import canonical_json
 from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.scoring.matching import match_reply, profile_named
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Expected
@@ -81,13 +81,24 @@ def _reply(calls_json: str) -> Reply:
     return Reply.model_validate_json('{"calls": ' + calls_json + "}")
 
 
+def score_release(suite: Suite, agent_calls: Source, judge_votes: Source) -> ColumnarScores:
+    """Score a release of ``suite`` from its ``agent_calls`` and ``judge_votes`` rows: the path ``toolchoice run``
+    and the Dagster assets take, for every release size. Raises :class:`InputError` naming the suite's tasks
+    file when an episode's task is not in the suite."""
+    return score_columnar(agent_calls, judge_votes, tasks_table(suite), profile=suite.match_profile,
+                          catalogs=suite_catalogs(suite), tasks_file=display_path(suite.tasks_file),
+                          suite_name=suite.name)
+
+
 def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, profile: str,
                    catalogs: dict[str, list[ToolDefinition]], threads: int | None = None,
-                   memory_limit: str | None = None) -> ColumnarScores:
+                   memory_limit: str | None = None, tasks_file: str = "<tasks>",
+                   suite_name: str | None = None) -> ColumnarScores:
     """Score a release from its ``agent_calls`` and ``judge_votes`` rows (Arrow tables or Parquet files).
 
     ``tasks`` is :func:`tasks_table`'s shape; ``catalogs`` maps its ``catalog_key`` values to catalogs
-    (:func:`suite_catalogs`). Raises :class:`InputError` when an episode names a task not in ``tasks``.
+    (:func:`suite_catalogs`). Raises :class:`InputError` naming ``tasks_file`` when an episode names a task not
+    in ``tasks``.
     """
     import duckdb
 
@@ -163,9 +174,10 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         unknown = task_scores.column("unknown_task")
         if pc.any(unknown).as_py():
             row = task_scores.slice(pc.index(unknown, True).as_py(), 1).to_pylist()[0]
-            raise InputError(Problem(file="<tasks>", field="id",
+            where = f"suite '{suite_name}'" if suite_name else "the suite"
+            raise InputError(Problem(file=tasks_file, field="id",
                                      message=f"episode of model '{row['model']}' names task '{row['task_id']}', "
-                                             "which is not in the suite"))
+                                             f"which is not in {where}"))
         task_scores = task_scores.drop_columns(["unknown_task"])
         models = _summarise(con, task_scores)
         return ColumnarScores(task_scores=task_scores, models=models, distinct_matches=keys.num_rows)
@@ -185,6 +197,20 @@ _TALLY_SQL = """
 
 def _tally(row: dict) -> Tally:
     return Tally(**{name: row[name] for name in Tally.__dataclass_fields__})
+
+
+def summarise_columnar(task_scores: Source) -> dict[str, ModelScores]:
+    """Per-model scores (as :func:`~.summary.summarise`) from ``task_scores`` rows (Arrow or Parquet)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        if isinstance(task_scores, pa.Table):
+            return _summarise(con, task_scores)
+        _relation(con, "staged_task_scores", task_scores)
+        return _summarise(con, con.sql("SELECT * FROM staged_task_scores").to_arrow_table())
+    finally:
+        con.close()
 
 
 def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
