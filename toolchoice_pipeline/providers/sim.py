@@ -189,22 +189,25 @@ class SimProvider(CustomLLM):
         STATS.attempts += 1
         return settings, tools, fault_for(settings, digest, attempt)
 
-    def _answer(self, model, messages, tools, fault, settings, model_response, timeout):
+    def _answer(self, model, messages, tools, fault, settings, model_response, timeout, started):
         if fault is not None:
             STATS.faults[fault] += 1
             raise_fault(fault, f"sim/{model}", settings, timeout)
         STATS.completed += 1
         message = plausible_reply(messages, tools)
-        return fill_response(model_response, message, model=f"sim/{model}", prompt=[messages, tools])
+        return fill_response(model_response, message, model=f"sim/{model}", prompt=[messages, tools],
+                             started=started)
 
     async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
                           encoding, api_key, logging_obj, optional_params, *args, timeout=None, **kwargs):
+        started = time.perf_counter()
         settings, tools, fault = self._prepare(model, messages, optional_params)
         await asyncio.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, started)
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
                    encoding, api_key, logging_obj, optional_params, *args, timeout=None, **kwargs):
+        started = time.perf_counter()
         settings, tools, fault = self._prepare(model, messages, optional_params)
         time.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, started)

@@ -7,7 +7,8 @@ dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
 - ``task_scores``: one row per episode (model × task).
 - ``release_scores``: one row per model (the ``models`` entries of ``scores.json``; the per-tag breakdown
   as JSON text in ``tags_json``, flag counts as ``n_<flag>`` columns).
-- ``agent_calls``: one row per model call (episode step). ``tool_name`` / ``arguments_json`` /
+- ``agent_calls``: one row per model call (episode step); ``latency_ms`` as our client timed the call,
+  ``provider_ms`` the provider's part (null when not reported), ``queued_ms`` our client's part. ``tool_name`` / ``arguments_json`` /
   ``arguments_valid`` describe the step's *first* call; ``n_calls`` and ``calls_json`` hold all of them
   with their flags (:func:`calls_json`), so a step's cost and tokens are stored once; ``calls_json`` is null
   when the model call returned no reply. An episode that failed before any model
@@ -74,7 +75,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("calls", pa.int32()), pa.field("first_tool", pa.string()), pa.field("tsq", pa.float64()),
         pa.field("error", pa.string()), pa.field("flags", _STRINGS), pa.field("tags", _STRINGS),
         pa.field("latency_ms", pa.float64()), pa.field("agent_cost_usd", pa.float64()),
-        pa.field("judge_cost_usd", pa.float64()),
+        pa.field("judge_cost_usd", pa.float64()), pa.field("provider_ms", pa.float64()),
     ]),
     "release_scores": pa.schema(_LINEAGE_FIELDS + [pa.field("model", pa.string()), *_model_score_fields()]),
     "agent_calls": pa.schema(_LINEAGE_FIELDS + [
@@ -85,7 +86,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("latency_ms", pa.float64()), pa.field("prompt_tokens", pa.int64()),
         pa.field("completion_tokens", pa.int64()), pa.field("cost_usd", pa.float64()),
         pa.field("error", pa.string()), pa.field("cache_hit", pa.bool_()), pa.field("request_key", pa.string()),
-        pa.field("episode_error", pa.string()),
+        pa.field("episode_error", pa.string()), pa.field("provider_ms", pa.float64()),
+        pa.field("queued_ms", pa.float64()),
     ]),
     "judge_votes": pa.schema(_LINEAGE_FIELDS + [
         pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("poll", pa.int32()),
@@ -175,7 +177,7 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
             rows.append({"model": episode.model, "task_id": episode.task_id, "step": 0, "n_calls": 0,
                          "flags": [], "latency_ms": 0.0, "prompt_tokens": 0, "completion_tokens": 0,
                          "cost_usd": 0.0, "error": episode.error, "cache_hit": False,
-                         "episode_error": episode.error})
+                         "episode_error": episode.error, "queued_ms": 0.0})
             continue
         for step in steps:
             reply = step.reply
@@ -195,7 +197,7 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
                 "latency_ms": step.latency_ms, "prompt_tokens": step.prompt_tokens,
                 "completion_tokens": step.completion_tokens, "cost_usd": step.cost_usd, "error": step.error,
                 "cache_hit": step.cache_hit, "request_key": step.request_key or None,
-                "episode_error": episode.error,
+                "episode_error": episode.error, "provider_ms": step.provider_ms, "queued_ms": step.queued_ms,
             })
     return build_table("agent_calls", rows, lineage)
 

@@ -115,7 +115,8 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         # Step 0 is one row per episode; only the few multi-step episodes need aggregating.
         con.execute(f"""
             CREATE TEMP VIEW first_steps AS
-            SELECT f.model, f.task_id, f.n_calls, f.latency_ms, f.cost_usd, f.flags,
+            SELECT f.model, f.task_id, f.n_calls, f.latency_ms, coalesce(f.provider_ms, f.latency_ms) AS provider_ms,
+                   f.cost_usd, f.flags,
                    f.calls_json AS first_calls_json, f.tool_name AS first_tool,
                    t.expected_json, t.tags, {key_catalog} AS catalog_key,
                    CASE WHEN f.episode_error IS NOT NULL THEN f.episode_error
@@ -127,6 +128,7 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         con.execute(f"""
             CREATE TEMP VIEW later_steps AS
             SELECT model, task_id, sum(n_calls) AS calls, sum(latency_ms) AS latency_ms,
+                   sum(coalesce(provider_ms, latency_ms)) AS provider_ms,
                    sum(cost_usd) AS cost_usd, {later_flags}
             FROM agent_calls WHERE step > 0 GROUP BY model, task_id""")
         keys = con.sql("SELECT DISTINCT expected_json, catalog_key, first_calls_json FROM first_steps "
@@ -165,6 +167,7 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
                    s.tags, s.latency_ms + coalesce(l.latency_ms, 0.0) AS latency_ms,
                    s.cost_usd + coalesce(l.cost_usd, 0.0) AS agent_cost_usd,
                    coalesce(v.judge_cost_usd, 0.0) AS judge_cost_usd,
+                   s.provider_ms + coalesce(l.provider_ms, 0.0) AS provider_ms,
                    s.unknown_task
             FROM first_steps s
             LEFT JOIN later_steps l ON l.model = s.model AND l.task_id = s.task_id
@@ -223,6 +226,8 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
                sum(agent_cost_usd) AS agent_cost_usd, sum(judge_cost_usd) AS judge_cost_usd,
                quantile_cont(latency_ms, 0.5) FILTER (WHERE error IS NULL) AS p50,
                quantile_cont(latency_ms, 0.95) FILTER (WHERE error IS NULL) AS p95,
+               quantile_cont(provider_ms, 0.5) FILTER (WHERE error IS NULL) AS provider_p50,
+               quantile_cont(provider_ms, 0.95) FILTER (WHERE error IS NULL) AS provider_p95,
                count(*) FILTER (WHERE error IS NULL AND right_tool IS NULL) AS n_unlabelled,
                {flag_counts}
         FROM task_scores GROUP BY model ORDER BY model""").fetchall()
@@ -244,5 +249,6 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
             _tally(row), n_ran=row["n_ran"], calls_sum=int(row["calls_sum"]),
             agent_cost_usd=row["agent_cost_usd"] or 0.0, judge_cost_usd=row["judge_cost_usd"] or 0.0,
             latency_ms_p50=row["p50"], latency_ms_p95=row["p95"], n_unlabelled=row["n_unlabelled"],
+            provider_ms_p50=row["provider_p50"], provider_ms_p95=row["provider_p95"],
             flags=flags, tags=tags.get(row["model"], {}))
     return models
