@@ -10,8 +10,6 @@ from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.releases.gate import gate_markdown
-from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
@@ -28,6 +26,10 @@ from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_o
 def gate_command(release: str, baseline_id: str | None, junit_path: Path | None, markdown_path: Path | None,
                  data_dir: Path) -> int:
     """Re-check stored release RELEASE against its baseline: exit 0 passed, 1 failed, 2 bad input."""
+    # Imported here, not at the top: `toolchoice --help` and the other commands do not pay for the warehouse.
+    from toolchoice_pipeline.releases.gate import gate_markdown
+    from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
+
     stored = ReleaseStore(data_dir).read_scores(release)
     result, baseline_models = regate(data_dir, release, baseline_id)
     summary = gate_markdown(result, stored.models, baseline_models, stored.suite)

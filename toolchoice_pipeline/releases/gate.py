@@ -18,10 +18,12 @@ baseline (tasks scored in both releases), so a failure can be read in a minute. 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-import pyarrow as pa
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:  # pyarrow only for the annotation: `toolchoice gate` imports it only to list flipped tasks
+    import pyarrow as pa
 
 MAX_DROP_POINTS = 2.0
 MAX_ERROR_PCT = 5.0
