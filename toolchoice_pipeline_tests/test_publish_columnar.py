@@ -20,7 +20,7 @@ from toolchoice_pipeline_tests.test_demo_suite import REPO_DATA
 from toolchoice_pipeline_tests.test_scoring_columnar import random_release
 
 SCORE_FIELDS = ["model", "task_id", "right_tool", "right_args", "calls", "first_tool", "tsq", "error", "flags", "tags",
-                "latency_ms", "agent_cost_usd", "judge_cost_usd"]
+                "latency_ms", "agent_cost_usd", "judge_cost_usd", "provider_ms"]
 
 
 def random_votes(episodes: list[Episode], seed: int) -> list[JudgeVote]:
@@ -48,7 +48,7 @@ def assert_published_equals_pure(data_dir, suite, episodes, votes):
     assert len(got) == len(want) == len(episodes)
     for got_row, want_row in zip(got, want):
         assert got_row.pop("tsq") == pytest.approx(want_row.pop("tsq"))
-        for name in ("latency_ms", "agent_cost_usd", "judge_cost_usd"):
+        for name in ("latency_ms", "agent_cost_usd", "judge_cost_usd", "provider_ms"):
             assert got_row.pop(name) == pytest.approx(want_row.pop(name))
         assert got_row == want_row
     # The Dagster task_scores asset's records come from the same path.
