@@ -10,8 +10,6 @@ from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.releases.gate import gate_markdown
-from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 from toolchoice_pipeline.cli.common import check_output_file
@@ -29,6 +27,10 @@ from toolchoice_pipeline.cli.common import check_output_file
 def gate_command(release: str, baseline_id: str | None, junit_path: Path | None, markdown_path: Path | None,
                  data_dir: Path) -> int:
     """Re-check stored release RELEASE against its baseline: exit 0 passed, 1 failed, 2 bad input."""
+    # Imported here, not at the top: `toolchoice --help` and the other commands do not pay for the warehouse.
+    from toolchoice_pipeline.releases.gate import gate_markdown
+    from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
+
     for path, option in ((markdown_path, "--markdown"), (junit_path, "--junit")):
         if path is not None:
             check_output_file(path, option)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.ingest.bfcl import import_bfcl
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
 
 
@@ -31,6 +30,8 @@ def import_bfcl_command(questions: Path, answers: Path | None, suite_name: str, 
     Irrelevance categories have no ANSWERS (their tasks expect no call), nor relevance ones (any call is right).
     Exit 2 on bad input.
     """
+    from toolchoice_pipeline.ingest.bfcl import import_bfcl
+
     result = import_bfcl(questions, answers, suite_name, data_dir, force=force, skip_bad=skip_bad)
     categories = ", ".join(f"{name} {count}" for name, count in sorted(result.categories.items()))
     click.echo(f"suite {result.suite}: {result.tasks} tasks ({categories}), match profile bfcl, "

@@ -19,9 +19,7 @@ import click
 
 from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
 from toolchoice_pipeline.util.errors import InputError, Problem
-from toolchoice_pipeline.execution.offline import ensure_offline_default
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
-from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 from toolchoice_pipeline.cli.common import is_environment_failure
 
@@ -52,8 +50,11 @@ def split_models(values: tuple[str, ...]) -> list[str]:
 def run_command(suite_name: str, release_id: str | None, kind: str, models: tuple[str, ...],
                 repeats: int | None, no_judge: bool, force: bool, data_dir: Path) -> int:
     """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
-    from toolchoice_pipeline.releases.store import ReleaseStore
+    # Imported here, not at the top: `toolchoice --help` and the other commands do not pay for them.
     from toolchoice_pipeline.cli.run_display import RunDisplay, print_outcome
+    from toolchoice_pipeline.execution.offline import ensure_offline_default
+    from toolchoice_pipeline.releases.store import ReleaseStore
+    from toolchoice_pipeline.suites.suite import load_suite
 
     data_dir = data_dir.resolve()
     config = load_run_config(data_dir)

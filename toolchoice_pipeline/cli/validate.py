@@ -7,10 +7,7 @@ from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline.suites.formats_schema import format_schemas
-from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
 from toolchoice_pipeline.ingest.canary import describe_canary
 
@@ -21,6 +18,9 @@ from toolchoice_pipeline.ingest.canary import describe_canary
 def validate_command(suite_name: str, data_dir: Path) -> int:
     """Load and check a suite and the run configuration; print the task count, versions, models and the judge's
     canary (exit 2 on problems)."""
+    from toolchoice_pipeline.suites.config import load_run_config
+    from toolchoice_pipeline.suites.suite import load_suite
+
     problems = []
     config = suite = None
     try:
@@ -51,6 +51,8 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
 @click.argument("which", type=click.Choice(["all", "task", "catalog", "suite", "config"]), default="all")
 def schema_command(which: str) -> int:
     """Print the JSON Schemas of the task, catalog, suite and run-configuration formats (for editors and CI)."""
+    from toolchoice_pipeline.suites.formats_schema import format_schemas
+
     schemas = format_schemas()
     click.echo(json.dumps(schemas if which == "all" else schemas[which], indent=2))
     return EXIT_OK

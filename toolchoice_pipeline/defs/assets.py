@@ -186,10 +186,13 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
                       "profile of the suite), calls per task, TSQ, flags.")
 def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
                 judge_votes: list[JudgeVote]) -> dg.Output[list[TaskScore]]:
-    from toolchoice_pipeline.scoring import score_episodes
+    from toolchoice_pipeline.releases.store import score_records
 
     release = ReleaseContext(context, toolchoice)
-    scores = score_episodes(release.suite, agent_runs, judge_votes)
+    try:
+        scores = score_records(release.suite, release.lineage, agent_runs, judge_votes)
+    except InputError as exc:
+        raise bad_input(release.release_id, exc) from None
     flags = Counter(flag for score in scores for flag in score.flags)
     return dg.Output(scores, metadata={
         "n_scores": len(scores),

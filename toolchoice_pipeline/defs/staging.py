@@ -11,13 +11,14 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 RECORD_TYPE_KEY = b"toolchoice.record_type"
+BATCH_ROWS = 2048
 
 
 def staging_dir(data_dir: Path, release_id: str) -> Path:
@@ -28,23 +29,38 @@ def staged_path(data_dir: Path, release_id: str, name: str) -> Path:
     return staging_dir(data_dir, release_id) / f"{name}.parquet"
 
 
-def write_records(path: Path, records: list[BaseModel], record_type: type[BaseModel]) -> int:
-    """Write ``records`` atomically (temp file + rename); returns the row count."""
+def write_records(path: Path, records: Iterable[BaseModel], record_type: type[BaseModel]) -> int:
+    """Write ``records`` atomically (temp file + rename), :data:`BATCH_ROWS` at a time, so only one batch of
+    JSON text is held besides the records; returns the row count."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.table({"record": pa.array([r.model_dump_json() for r in records], type=pa.string())})
     qualified = f"{record_type.__module__}:{record_type.__qualname__}".encode()
-    table = table.replace_schema_metadata({RECORD_TYPE_KEY: qualified})
+    schema = pa.schema([pa.field("record", pa.string())], metadata={RECORD_TYPE_KEY: qualified})
     tmp = path.with_suffix(".parquet.tmp")
-    pq.write_table(table, tmp)
+    rows = 0
+    with pq.ParquetWriter(tmp, schema) as writer:
+        batch: list[str] = []
+        for record in records:
+            batch.append(record.model_dump_json())
+            if len(batch) == BATCH_ROWS:
+                writer.write_table(pa.table({"record": batch}, schema=schema))
+                rows += len(batch)
+                batch = []
+        if batch or rows == 0:
+            writer.write_table(pa.table({"record": batch}, schema=schema))
+            rows += len(batch)
     with open(tmp, "rb") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, path)
-    return table.num_rows
+    return rows
 
 
 def read_records(path: Path) -> list[Any]:
-    """Load the records written by :func:`write_records` back into their pydantic class."""
-    table = pq.read_table(path)
-    module_name, _, qualname = (table.schema.metadata or {})[RECORD_TYPE_KEY].decode().partition(":")
+    """Load the records written by :func:`write_records` back into their pydantic class, one row group of
+    JSON text at a time."""
+    parquet = pq.ParquetFile(path)
+    module_name, _, qualname = (parquet.schema_arrow.metadata or {})[RECORD_TYPE_KEY].decode().partition(":")
     record_type = getattr(importlib.import_module(module_name), qualname)
-    return [record_type.model_validate_json(text) for text in table.column("record").to_pylist()]
+    records = []
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["record"]):
+        records.extend(record_type.model_validate_json(text) for text in batch.column(0).to_pylist())
+    return records

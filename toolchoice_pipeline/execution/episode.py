@@ -141,7 +141,8 @@ async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: i
             setup.journal.record(key, model=setup.model, task_id=task.id, step=step, call=done)
         reply = flag_hallucinated(view.reply_to_catalog(from_openai_message(done.message)), view.names)
         episode.steps.append(StepRecord(
-            step=step, reply=reply, latency_ms=done.latency_ms, prompt_tokens=done.prompt_tokens,
+            step=step, reply=reply, latency_ms=done.latency_ms, provider_ms=done.provider_ms,
+            queued_ms=done.queued_ms, prompt_tokens=done.prompt_tokens,
             completion_tokens=done.completion_tokens, cost_usd=done.cost_usd, cache_hit=cache_hit, request_key=key,
         ))
         returned = [c for c in reply.calls if not c.is_invalid_call]

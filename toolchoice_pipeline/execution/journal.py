@@ -92,6 +92,9 @@ class JournaledCall:
     cost_usd: float
     latency_ms: float
     attempts: int = 1
+    # The split of this call's time (see llm.Completion); not journaled: a reused reply has neither.
+    provider_ms: float | None = None
+    queued_ms: float = 0.0
 
 
 class CallJournal:

@@ -51,7 +51,12 @@ def checked_reply(response: Any) -> Any:
 @dataclass
 class Completion:
     """One finished model call. ``message`` is the OpenAI-format assistant message (``content``, ``tool_calls``);
-    ``latency_ms`` times the successful attempt only; ``cost_usd`` is 0.0 for in-process models."""
+    ``cost_usd`` is 0.0 for in-process models. Times, in ms, of the successful attempt only:
+
+    - ``latency_ms``: around ``litellm.acompletion``, as our client saw it (includes event-loop waits);
+    - ``provider_ms``: the provider's own time (:func:`provider_time_ms`), None when nobody reported it;
+    - ``queued_ms``: the time spent in our client: waiting for an in-flight slot plus ``latency_ms`` minus
+      ``provider_ms``."""
 
     message: dict[str, Any]
     prompt_tokens: int = 0
@@ -60,6 +65,24 @@ class Completion:
     latency_ms: float = 0.0
     attempts: int = 1
     raw: Any = field(default=None, repr=False)
+    provider_ms: float | None = None
+    queued_ms: float = 0.0
+
+
+def provider_time_ms(response: Any) -> float | None:
+    """The provider's time for one response, in ms: what our in-process providers timed inside their handler
+    (``_hidden_params[PROVIDER_MS]``), else LiteLLM's own split for HTTP providers (``_response_ms`` minus
+    ``litellm_overhead_time_ms``: sending the request to the last byte); None when neither is there."""
+    from toolchoice_pipeline.providers.response import PROVIDER_MS
+
+    hidden = getattr(response, "_hidden_params", None) or {}
+    own = hidden.get(PROVIDER_MS)
+    if isinstance(own, (int, float)):
+        return float(own)
+    total, overhead = getattr(response, "_response_ms", None), hidden.get("litellm_overhead_time_ms")
+    if isinstance(total, (int, float)) and isinstance(overhead, (int, float)):
+        return max(0.0, float(total) - float(overhead))
+    return None
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -205,21 +228,22 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
     max_attempts = 1 if spec.model.split("/", 1)[0] in SINGLE_ATTEMPT_PROVIDERS else retries.max_attempts
     attempts = 1
 
-    async def attempt_call() -> tuple[Any, float]:
+    async def attempt_call() -> tuple[Any, float, float]:
+        waiting = time.perf_counter()
         async with limiter or nullcontext():
             started = time.perf_counter()
             response = await litellm.acompletion(
                 model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0,
                 **kwargs,
             )
-            return checked_reply(response), (time.perf_counter() - started) * 1000
+            return checked_reply(response), (time.perf_counter() - started) * 1000, (started - waiting) * 1000
 
     try:
         # The first attempt runs outside tenacity: most calls succeed, and tenacity's per-attempt machinery
         # costs as much as the rest of our per-call work. A transient failure enters tenacity as its attempt 1,
         # so backoff, Retry-After and the attempt limit apply exactly as configured.
         try:
-            response, latency_ms = await attempt_call()
+            response, latency_ms, slot_wait_ms = await attempt_call()
         except Exception as first:
             if max_attempts == 1 or not is_transient(first):
                 raise
@@ -236,7 +260,7 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
                         failed, pending = pending, None
                         raise failed
                     attempts += 1
-                    response, latency_ms = await attempt_call()
+                    response, latency_ms, slot_wait_ms = await attempt_call()
     except Exception as exc:
         try:
             exc.attempts = attempts  # type: ignore[attr-defined]
@@ -247,8 +271,10 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
     message = assistant_message(response.choices[0].message)
+    provider_ms = provider_time_ms(response)
+    in_client_ms = 0.0 if provider_ms is None else max(0.0, latency_ms - provider_ms)
     return Completion(
         message=message, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         cost_usd=call_cost(spec, response, prompt_tokens, completion_tokens), latency_ms=latency_ms,
-        attempts=attempts, raw=response,
+        attempts=attempts, raw=response, provider_ms=provider_ms, queued_ms=slot_wait_ms + in_client_ms,
     )

@@ -184,7 +184,8 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
             budget.spent_usd += completion.cost_usd
             return JournaledCall(message=completion.message, prompt_tokens=completion.prompt_tokens,
                                  completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
-                                 latency_ms=completion.latency_ms, attempts=completion.attempts)
+                                 latency_ms=completion.latency_ms, attempts=completion.attempts,
+                                 provider_ms=completion.provider_ms, queued_ms=completion.queued_ms)
 
         return EpisodeSetup(model=spec.model, fingerprint=model_fingerprint(spec.model, data_dir),
                             key_params=key_params(spec.params), journal=journal, call_model=call_model,

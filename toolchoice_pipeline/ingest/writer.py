@@ -23,7 +23,7 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import check_catalog, write_catalog_file
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.suites.suite import SUITE_FILE, SuiteSpec, load_suite_spec
-from toolchoice_pipeline.suites.tasks import Task, read_numbered_tasks
+from toolchoice_pipeline.suites.tasks import Task, iter_numbered_tasks
 from toolchoice_pipeline.suites.validate import task_problems
 
 TASKS_FILE = "tasks.jsonl"
@@ -120,10 +120,9 @@ class SuiteWriter:
         load_suite_spec(self.directory)
         problems = check_catalog(catalog, display_path(self.directory / CATALOG_FILE))
         tasks_file = self.directory / TASKS_FILE
-        tasks, read_problems = read_numbered_tasks(tasks_file)
-        problems.extend(read_problems)
         shown = display_path(tasks_file)
-        for number, task in tasks:
+        # One task at a time: holding them all would make ingest memory grow with the transcripts.
+        for number, task in iter_numbered_tasks(tasks_file, problems):
             problems.extend(task_problems(task, task.tools if task.tools is not None else catalog, shown, number))
         if problems:
             raise InputError(problems)

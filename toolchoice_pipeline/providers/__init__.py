@@ -27,3 +27,19 @@ def register_providers(extra: dict[str, object] | None = None) -> None:
     ]
     litellm.suppress_debug_info = True
     litellm.utils.custom_llm_setup()
+    _register_free_models()
+
+
+_FREE = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "cache_creation_input_token_cost": 0.0,
+         "cache_read_input_token_cost": 0.0, "litellm_provider": "local", "mode": "chat"}
+
+
+def _register_free_models() -> None:
+    """Put the built-in ``local/<name>`` models in LiteLLM's price table at 0 USD. Their responses already carry
+    ``response_cost`` 0.0, but LiteLLM still looks a model up to explain a zero cost; for a model missing from
+    the table that lookup tries every fallback, about half of what pricing the call cost."""
+    from toolchoice_pipeline.providers.local import local_models
+
+    missing = {f"local/{name}": dict(_FREE) for name in local_models() if f"local/{name}" not in litellm.model_cost}
+    if missing:
+        litellm.register_model(missing)

@@ -8,6 +8,8 @@ A local model is a function ``(messages, tools, params) -> assistant message`` i
 
 from __future__ import annotations
 
+import time
+
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
@@ -27,6 +29,7 @@ class LocalProvider(CustomLLM):
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
                    api_key, logging_obj, optional_params, *args, **kwargs):
+        started = time.perf_counter()
         models = local_models()
         if model not in models:
             raise CustomLLMError(404, f"unknown local model 'local/{model}' (known: "
@@ -34,7 +37,8 @@ class LocalProvider(CustomLLM):
         params = dict(optional_params)
         tools = params.pop("tools", None) or []
         message = models[model](messages, tools, params)
-        return fill_response(model_response, message, model=f"local/{model}", prompt=[messages, tools])
+        return fill_response(model_response, message, model=f"local/{model}", prompt=[messages, tools],
+                             started=started)
 
     async def acompletion(self, *args, **kwargs):
         return self.completion(*args, **kwargs)

@@ -17,6 +17,7 @@ LiteLLM hands the handler ``model`` = the part after ``replay/``: ``replay//abs/
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ class ReplayProvider(CustomLLM):
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
                    api_key, logging_obj, optional_params, acompletion=None, litellm_params=None, *args, **kwargs):
+        started = time.perf_counter()
         metadata = (litellm_params or {}).get("metadata") or {}
         path = replay_path(model, metadata)
         task_id = metadata.get("task_id")
@@ -77,7 +79,8 @@ class ReplayProvider(CustomLLM):
         else:
             message = replay_message(path, str(task_id), int(metadata.get("step") or 0))
         tools = optional_params.get("tools") or []
-        return fill_response(model_response, message, model=f"replay/{model}", prompt=[messages, tools])
+        return fill_response(model_response, message, model=f"replay/{model}", prompt=[messages, tools],
+                             started=started)
 
     async def acompletion(self, *args, **kwargs):
         return self.completion(*args, **kwargs)

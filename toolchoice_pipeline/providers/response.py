@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import litellm
@@ -15,9 +16,18 @@ def estimate_tokens(value: Any) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
+# The key in LiteLLM's ``_hidden_params`` under which our in-process providers report the milliseconds they spent
+# answering (from entering the handler to the filled response): the provider time of DESIGN's ``provider_ms``.
+PROVIDER_MS = "toolchoice_provider_ms"
+
+
 def fill_response(model_response: litellm.ModelResponse, message: dict[str, Any], *, model: str,
-                  prompt: Any) -> litellm.ModelResponse:
-    """Put ``message`` (``{"content", "tool_calls"}``) into ``model_response`` with an estimated ``usage``."""
+                  prompt: Any, started: float | None = None) -> litellm.ModelResponse:
+    """Put ``message`` (``{"content", "tool_calls"}``) into ``model_response`` with an estimated ``usage`` and a
+    cost of 0.0 (LiteLLM uses a ``response_cost`` already on the response instead of pricing it: looking up our
+    free in-process models in its pricing table cost a third of each call's CPU); with ``started``
+    (``time.perf_counter()`` when the handler was entered) the provider time in ms goes into
+    ``_hidden_params[PROVIDER_MS]``."""
     tool_calls = [
         ChatCompletionMessageToolCall(
             id=call.get("id") or f"call_{index}",
@@ -36,4 +46,7 @@ def fill_response(model_response: litellm.ModelResponse, message: dict[str, Any]
     model_response.usage = litellm.Usage(
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
     )
+    model_response._hidden_params["response_cost"] = 0.0
+    if started is not None:
+        model_response._hidden_params[PROVIDER_MS] = (time.perf_counter() - started) * 1000
     return model_response

@@ -206,7 +206,7 @@ class SimProvider(CustomLLM):
         STATS.attempts += 1
         return settings, tools, fault_for(settings, digest, attempt)
 
-    def _answer(self, model, messages, tools, fault, settings, model_response, timeout, litellm_params):
+    def _answer(self, model, messages, tools, fault, settings, model_response, timeout, litellm_params, started):
         if fault is not None:
             STATS.faults[fault] += 1
             raise_fault(fault, f"sim/{model}", settings, timeout)
@@ -217,18 +217,23 @@ class SimProvider(CustomLLM):
         first_step = not any(m.get("role") == "tool" for m in messages)
         flip = f"{settings.seed}\x1f{task}\x1f{sample}" if first_step and flips(settings, task, sample) else None
         message = plausible_reply(messages, tools, flip)
-        return fill_response(model_response, message, model=f"sim/{model}", prompt=[messages, tools])
+        return fill_response(model_response, message, model=f"sim/{model}", prompt=[messages, tools],
+                             started=started)
 
     async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
                           encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
                           *args, timeout=None, **kwargs):
+        started = time.perf_counter()
         settings, tools, fault = self._prepare(model, messages, optional_params)
         await asyncio.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params,
+                            started)
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
                    encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
                    *args, timeout=None, **kwargs):
+        started = time.perf_counter()
         settings, tools, fault = self._prepare(model, messages, optional_params)
         time.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params,
+                            started)

@@ -14,11 +14,18 @@ from toolchoice_pipeline.records.calls import Reply, ToolCall
 
 
 class StepRecord(BaseModel):
-    """One model call of an episode (one ``agent_calls`` row). ``reply`` is None when the call failed."""
+    """One model call of an episode (one ``agent_calls`` row). ``reply`` is None when the call failed.
+
+    ``latency_ms`` is the call as our client timed it; ``provider_ms`` the provider's own part of it (None when
+    not reported: a failed call, a reply reused from the journal, a provider LiteLLM does not time);
+    ``queued_ms`` the part spent in our client (waiting for a slot, the event loop, LiteLLM's own work).
+    """
 
     step: int = Field(ge=0)
     reply: Reply | None = None
     latency_ms: float = 0.0
+    provider_ms: float | None = None
+    queued_ms: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -57,6 +64,11 @@ class Episode(BaseModel):
     def cost_usd(self) -> float:
         return sum(s.cost_usd for s in self.steps)
 
+    @property
+    def provider_ms(self) -> float:
+        """The provider's time over all steps: each step's ``provider_ms``, or its ``latency_ms`` when not reported."""
+        return sum(s.latency_ms if s.provider_ms is None else s.provider_ms for s in self.steps)
+
 
 Verdict = Literal["correct", "incorrect"]
 
@@ -87,7 +99,8 @@ class TaskScore(BaseModel):
     """The score of one episode, i.e. one sample of a task (one ``task_scores`` row).
 
     ``right_tool`` / ``right_args`` are None for an infrastructure error or an unlabelled task;
-    ``tsq`` is None when the judge did not run or no vote was valid.
+    ``tsq`` is None when the judge did not run or no vote was valid. ``latency_ms`` sums the episode's calls as
+    our client timed them, ``provider_ms`` their provider time (:attr:`Episode.provider_ms`).
     """
 
     model: str
@@ -105,6 +118,7 @@ class TaskScore(BaseModel):
     agent_cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
     judge_tokens: int = 0
+    provider_ms: float = 0.0
 
 
 FLAG_INFRA_ERROR = "infra_error"

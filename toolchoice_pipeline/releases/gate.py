@@ -27,14 +27,15 @@ that brings it under 5%.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-import pyarrow as pa
 from pydantic import BaseModel, Field
 
 from toolchoice_pipeline.releases.noise import FALSE_FAIL_TARGET, false_fail_rate, paired_drop_interval, \
     repeats_for_false_fails
 from toolchoice_pipeline.releases.pairing import Paired
+if TYPE_CHECKING:  # pyarrow only for the annotation: `toolchoice gate` imports it only to list flipped tasks
+    import pyarrow as pa
 
 MAX_DROP_POINTS = 2.0
 MAX_ERROR_PCT = 5.0

@@ -31,12 +31,12 @@ from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
-from toolchoice_pipeline.scoring import score_episodes, summarise
+from toolchoice_pipeline.scoring.columnar import score_release, summarise_columnar
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse
 from toolchoice_pipeline.util.atomic import write_file_atomically
-from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table, release_scores_table, task_scores_table, tool_catalog_table
+from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table, release_scores_table, task_scores_table, tool_catalog_table, with_lineage
 from toolchoice_pipeline.util.text_files import read_utf8
 
 SCORES_FILE = "scores.json"
@@ -282,20 +282,28 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
     ``kind`` is ``release``, ``nightly``, ``catalog-change`` or ``adhoc``; ``judge`` is the ``judge`` object of
     ``scores.json`` (``model``, ``polls``, ``rubric_version``; None when the judge did not run); ``scores`` are
     the task scores when already computed (the Dagster ``task_scores`` asset), else they are computed here.
+    Scoring is columnar (:func:`~toolchoice_pipeline.scoring.columnar.score_release`: DuckDB over the
+    ``agent_calls`` and ``judge_votes`` tables this function commits) for every release size; the per-model
+    scores come from the ``task_scores`` table the same way.
     With ``promote=False`` promotion is left to the caller (the Dagster ``baseline`` asset, after the blocking
     gate check); a forced re-run of a promoted release that no longer qualifies is withdrawn either way.
     Also writes ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished
     release and ``force`` is False.
     """
     store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
-    episodes, votes = list(episodes), list(votes)
-    scores = score_episodes(suite, episodes, votes) if scores is None else scores
-    models = summarise(scores)
+    agent_calls = agent_calls_table(episodes, lineage, suite)
+    judge_votes = judge_votes_table(votes, lineage)
+    if scores is None:
+        columnar = score_release(suite, agent_calls, judge_votes)
+        task_scores, models = with_lineage("task_scores", columnar.task_scores, lineage), columnar.models
+    else:
+        task_scores = task_scores_table(scores, lineage)
+        models = summarise_columnar(task_scores)
     tables = {
-        "task_scores": task_scores_table(scores, lineage),
+        "task_scores": task_scores,
         "release_scores": release_scores_table(models, lineage),
-        "agent_calls": agent_calls_table(episodes, lineage, suite),
-        "judge_votes": judge_votes_table(votes, lineage),
+        "agent_calls": agent_calls,
+        "judge_votes": judge_votes,
         "tool_catalog": tool_catalog_table(suite, lineage),
     }
     # Two runs of one release id at once: the second to get here finds the first's scores.json (refused
@@ -328,6 +336,15 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
     promoted = store.promote(lineage.release_id) if promote else False
     return PublishedRelease(scores=document, gate=gate, promoted=promoted, commit=commit, scores_path=path,
                             gate_markdown=markdown)
+
+
+def score_records(suite: Suite, lineage: Lineage, episodes: Iterable[Episode],
+                  votes: Iterable[JudgeVote] = ()) -> list[TaskScore]:
+    """The task scores of a release's episodes and votes, computed on the columnar path publishing uses
+    (:func:`~toolchoice_pipeline.scoring.columnar.score_release`), one per episode. Raises :class:`InputError`
+    naming the suite's tasks file when an episode's task is not in the suite."""
+    columnar = score_release(suite, agent_calls_table(episodes, lineage, suite), judge_votes_table(votes, lineage))
+    return [TaskScore.model_validate(row) for row in columnar.task_scores.to_pylist()]
 
 
 def write_junit(path: Path, gate: GateResult, suite: str | None = None) -> None:

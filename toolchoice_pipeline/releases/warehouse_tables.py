@@ -7,7 +7,8 @@ dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
 - ``task_scores``: one row per episode (model × task × sample; ``sample`` 0..k-1 with repeats).
 - ``release_scores``: one row per model (the ``models`` entries of ``scores.json``; the per-tag breakdown
   as JSON text in ``tags_json``, flag counts as ``n_<flag>`` columns).
-- ``agent_calls``: one row per model call (episode step). ``tool_name`` / ``arguments_json`` /
+- ``agent_calls``: one row per model call (episode step); ``latency_ms`` as our client timed the call,
+  ``provider_ms`` the provider's part (null when not reported), ``queued_ms`` our client's part. ``tool_name`` / ``arguments_json`` /
   ``arguments_valid`` describe the step's *first* call; ``n_calls`` and ``calls_json`` hold all of them
   with their flags (:func:`calls_json`), so a step's cost and tokens are stored once; ``calls_json`` is null
   when the model call returned no reply; ``sample`` is the episode's sample. An episode that failed before any model
@@ -79,7 +80,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("calls", pa.int32()), pa.field("first_tool", pa.string()), pa.field("tsq", pa.float64()),
         pa.field("error", pa.string()), pa.field("flags", _STRINGS), pa.field("tags", _STRINGS),
         pa.field("latency_ms", pa.float64()), pa.field("agent_cost_usd", pa.float64()),
-        pa.field("judge_cost_usd", pa.float64()), pa.field("judge_tokens", pa.int64()),
+        pa.field("judge_cost_usd", pa.float64()), pa.field("judge_tokens", pa.int64()), pa.field("provider_ms", pa.float64()),
     ]),
     "release_scores": pa.schema(_LINEAGE_FIELDS + [pa.field("model", pa.string()), *_model_score_fields()]),
     "agent_calls": pa.schema(_LINEAGE_FIELDS + [
@@ -91,7 +92,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("latency_ms", pa.float64()), pa.field("prompt_tokens", pa.int64()),
         pa.field("completion_tokens", pa.int64()), pa.field("cost_usd", pa.float64()),
         pa.field("error", pa.string()), pa.field("cache_hit", pa.bool_()), pa.field("request_key", pa.string()),
-        pa.field("episode_error", pa.string()),
+        pa.field("episode_error", pa.string()), pa.field("provider_ms", pa.float64()),
+        pa.field("queued_ms", pa.float64()),
     ]),
     "judge_votes": pa.schema(_LINEAGE_FIELDS + [
         pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("sample", pa.int32()),
@@ -120,6 +122,14 @@ def build_table(name: str, rows: list[dict[str, Any]], lineage: Lineage) -> pa.T
             continue
         columns[field.name] = [row.get(field.name) for row in rows]
     return pa.table(columns, schema=schema)
+
+
+def with_lineage(name: str, table: pa.Table, lineage: Lineage) -> pa.Table:
+    """Rows of table ``name`` without lineage columns (e.g. the columnar scorer's ``task_scores``) with
+    ``lineage`` filled in, in the declared schema."""
+    for column, value in lineage.columns().items():
+        table = table.append_column(column, pa.array([value] * table.num_rows, pa.string()))
+    return conform(name, table, lineage)
 
 
 def conform(name: str, table: pa.Table, lineage: Lineage) -> pa.Table:
@@ -175,7 +185,7 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
                          "n_calls": 0,
                          "flags": [], "latency_ms": 0.0, "prompt_tokens": 0, "completion_tokens": 0,
                          "cost_usd": 0.0, "error": episode.error, "cache_hit": False,
-                         "episode_error": episode.error})
+                         "episode_error": episode.error, "queued_ms": 0.0})
             continue
         for step in steps:
             reply = step.reply
@@ -195,7 +205,7 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
                 "latency_ms": step.latency_ms, "prompt_tokens": step.prompt_tokens,
                 "completion_tokens": step.completion_tokens, "cost_usd": step.cost_usd, "error": step.error,
                 "cache_hit": step.cache_hit, "request_key": step.request_key or None,
-                "episode_error": episode.error,
+                "episode_error": episode.error, "provider_ms": step.provider_ms, "queued_ms": step.queued_ms,
             })
     return build_table("agent_calls", rows, lineage)
 

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.util.canonical import canonical_json
 from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.scoring.matching import match_reply, profile_named
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Expected
@@ -83,13 +83,24 @@ def _reply(calls_json: str) -> Reply:
     return Reply.model_validate_json('{"calls": ' + calls_json + "}")
 
 
+def score_release(suite: Suite, agent_calls: Source, judge_votes: Source) -> ColumnarScores:
+    """Score a release of ``suite`` from its ``agent_calls`` and ``judge_votes`` rows: the path ``toolchoice run``
+    and the Dagster assets take, for every release size. Raises :class:`InputError` naming the suite's tasks
+    file when an episode's task is not in the suite."""
+    return score_columnar(agent_calls, judge_votes, tasks_table(suite), profile=suite.match_profile,
+                          catalogs=suite_catalogs(suite), tasks_file=display_path(suite.tasks_file),
+                          suite_name=suite.name)
+
+
 def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, profile: str,
                    catalogs: dict[str, list[ToolDefinition]], threads: int | None = None,
-                   memory_limit: str | None = None) -> ColumnarScores:
+                   memory_limit: str | None = None, tasks_file: str = "<tasks>",
+                   suite_name: str | None = None) -> ColumnarScores:
     """Score a release from its ``agent_calls`` and ``judge_votes`` rows (Arrow tables or Parquet files).
 
     ``tasks`` is :func:`tasks_table`'s shape; ``catalogs`` maps its ``catalog_key`` values to catalogs
-    (:func:`suite_catalogs`). Raises :class:`InputError` when an episode names a task not in ``tasks``.
+    (:func:`suite_catalogs`). Raises :class:`InputError` naming ``tasks_file`` when an episode names a task not
+    in ``tasks``.
     """
     import duckdb
 
@@ -106,7 +117,8 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         # Step 0 is one row per episode; only the few multi-step episodes need aggregating.
         con.execute(f"""
             CREATE TEMP VIEW first_steps AS
-            SELECT f.model, f.task_id, coalesce(f.sample, 0) AS sample, f.n_calls, f.latency_ms, f.cost_usd, f.flags,
+            SELECT f.model, f.task_id, coalesce(f.sample, 0) AS sample, f.n_calls, f.latency_ms,
+                   coalesce(f.provider_ms, f.latency_ms) AS provider_ms, f.cost_usd, f.flags,
                    f.calls_json AS first_calls_json, f.tool_name AS first_tool,
                    t.expected_json, t.tags, {key_catalog} AS catalog_key,
                    CASE WHEN f.episode_error IS NOT NULL THEN f.episode_error
@@ -118,7 +130,8 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         con.execute(f"""
             CREATE TEMP VIEW later_steps AS
             SELECT model, task_id, coalesce(sample, 0) AS sample, sum(n_calls) AS calls,
-                   sum(latency_ms) AS latency_ms, sum(cost_usd) AS cost_usd, {later_flags}
+                   sum(latency_ms) AS latency_ms, sum(coalesce(provider_ms, latency_ms)) AS provider_ms,
+                   sum(cost_usd) AS cost_usd, {later_flags}
             FROM agent_calls WHERE step > 0 GROUP BY ALL""")
         keys = con.sql("SELECT DISTINCT expected_json, catalog_key, first_calls_json FROM first_steps "
                        "WHERE error IS NULL AND expected_json IS NOT NULL").to_arrow_table()
@@ -160,6 +173,7 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
                    s.cost_usd + coalesce(l.cost_usd, 0.0) AS agent_cost_usd,
                    coalesce(v.judge_cost_usd, 0.0) AS judge_cost_usd,
                    CAST(coalesce(v.judge_tokens, 0) AS BIGINT) AS judge_tokens,
+                   s.provider_ms + coalesce(l.provider_ms, 0.0) AS provider_ms,
                    s.unknown_task
             FROM first_steps s
             LEFT JOIN later_steps l ON l.model = s.model AND l.task_id = s.task_id AND l.sample = s.sample
@@ -170,9 +184,10 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         unknown = task_scores.column("unknown_task")
         if pc.any(unknown).as_py():
             row = task_scores.slice(pc.index(unknown, True).as_py(), 1).to_pylist()[0]
-            raise InputError(Problem(file="<tasks>", field="id",
+            where = f"suite '{suite_name}'" if suite_name else "the suite"
+            raise InputError(Problem(file=tasks_file, field="id",
                                      message=f"episode of model '{row['model']}' names task '{row['task_id']}', "
-                                             "which is not in the suite"))
+                                             f"which is not in {where}"))
         task_scores = task_scores.drop_columns(["unknown_task"])
         models = _summarise(con, task_scores)
         return ColumnarScores(task_scores=task_scores, models=models, distinct_matches=keys.num_rows)
@@ -194,6 +209,20 @@ def _tally(row: dict) -> Tally:
     return Tally(**{name: row[name] for name in Tally.__dataclass_fields__})
 
 
+def summarise_columnar(task_scores: Source) -> dict[str, ModelScores]:
+    """Per-model scores (as :func:`~.summary.summarise`) from ``task_scores`` rows (Arrow or Parquet)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        if isinstance(task_scores, pa.Table):
+            return _summarise(con, task_scores)
+        _relation(con, "staged_task_scores", task_scores)
+        return _summarise(con, con.sql("SELECT * FROM staged_task_scores").to_arrow_table())
+    finally:
+        con.close()
+
+
 def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
     con.register("task_scores", task_scores)
     flag_counts = ", ".join(f"count(*) FILTER (WHERE list_contains(flags, '{f}')) AS n_{f}" for f in FLAG_ORDER)
@@ -206,6 +235,8 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
                count(*) FILTER (WHERE error IS NULL AND list_contains(flags, '{FLAG_JUDGE_FAILED}')) AS n_unjudged,
                quantile_cont(latency_ms, 0.5) FILTER (WHERE error IS NULL) AS p50,
                quantile_cont(latency_ms, 0.95) FILTER (WHERE error IS NULL) AS p95,
+               quantile_cont(provider_ms, 0.5) FILTER (WHERE error IS NULL) AS provider_p50,
+               quantile_cont(provider_ms, 0.95) FILTER (WHERE error IS NULL) AS provider_p95,
                count(*) FILTER (WHERE error IS NULL AND right_tool IS NULL) AS n_unlabelled,
                {flag_counts}
         FROM task_scores GROUP BY model ORDER BY model""").fetchall()
@@ -233,6 +264,7 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
             _tally(row), n_ran=row["n_ran"], calls_sum=int(row["calls_sum"]),
             agent_cost_usd=row["agent_cost_usd"] or 0.0, judge_cost_usd=row["judge_cost_usd"] or 0.0,
             latency_ms_p50=row["p50"], latency_ms_p95=row["p95"], n_unlabelled=row["n_unlabelled"],
+            provider_ms_p50=row["provider_p50"], provider_ms_p95=row["provider_p95"],
             flags=flags, tags=tags.get(row["model"], {}), judge_tokens=row["judge_tokens"],
             n_unjudged=row["n_unjudged"],
             samples=figures_from_counts(per_task.get(row["model"], {})),

@@ -6,9 +6,11 @@ Units and denominators:
   labelled tasks that ran without an infrastructure error (``n_scored``); None when there are none.
   ``*_ci95_pct`` is the 95% Wilson score interval of the share, in points.
 - ``errors``: episodes with an infrastructure error; ``error_pct`` = errors / n_tasks in points.
-- ``calls_per_task`` (2 decimals), ``tsq_mean`` (4 decimals, a fraction 0–1), ``latency_ms_p50/p95``
-  (episode latency = sum of its model calls, linear interpolation as numpy and DuckDB ``quantile_cont``)
-  are over the episodes without an infrastructure error; ``tsq_mean`` ignores episodes without a valid vote.
+- ``calls_per_task`` (2 decimals), ``tsq_mean`` (4 decimals, a fraction 0–1), ``provider_ms_p50/p95`` (the
+  provider's time per episode, summed over its model calls: what to compare between providers) and
+  ``latency_ms_p50/p95`` (the same calls as our client timed them, its own queueing included; linear
+  interpolation as numpy and DuckDB ``quantile_cont``) are over the episodes without an infrastructure error;
+  ``tsq_mean`` ignores episodes without a valid vote.
 - ``agent_cost_usd`` / ``judge_cost_usd`` sum every episode and every vote, failed ones included (6 decimals);
   ``judge_tokens`` sums the votes' prompt + completion tokens.
 - ``n_unjudged``: episodes that ran (no infrastructure error) and were sent to the judge but got no valid
@@ -124,8 +126,8 @@ class ModelScores(BaseModel):
     judge_cost_usd: float = metric("judge USD", 4)
     judge_tokens: int = metric("judge tokens", default=0, column_type="int64")
     n_unjudged: int = metric("unjudged", default=0)
-    latency_ms_p50: float | None = metric("p50 ms", 1)
-    latency_ms_p95: float | None = metric("p95 ms", 1)
+    latency_ms_p50: float | None = metric()
+    latency_ms_p95: float | None = metric()
     error_pct: float = metric(default=0.0)
     flags: dict[str, int] = metric(default_factory=dict)
     tags: dict[str, TagScores] = metric(default_factory=dict)
@@ -136,6 +138,9 @@ class ModelScores(BaseModel):
     flaky_tasks: list[str] = metric(default_factory=list)
     flip_rate: float | None = metric(default=None)
     agent_cost_per_sample_usd: float | None = metric(default=None)
+    # Added after latency_ms_p50/p95 (which include our client's queueing): documents written before lack them.
+    provider_ms_p50: float | None = metric("p50 ms", 1, default=None)
+    provider_ms_p95: float | None = metric("p95 ms", 1, default=None)
 
 
 def table_columns() -> list[tuple[str, str, int | None]]:
@@ -195,7 +200,8 @@ def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost
                        latency_ms_p50: float | None, latency_ms_p95: float | None, n_unlabelled: int,
                        flags: dict[str, int], tags: dict[str, Tally], judge_tokens: int = 0,
                        n_unjudged: int = 0, samples: SampleFigures | None = None,
-                       n_distinct_tasks: int | None = None) -> ModelScores:
+                       n_distinct_tasks: int | None = None, provider_ms_p50: float | None = None,
+                       provider_ms_p95: float | None = None) -> ModelScores:
     """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error;
     ``overall`` counts samples; ``samples`` the per-task figures over repeats, None = one sample per task)."""
     shares = overall.shares()
@@ -216,6 +222,8 @@ def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost
         n_unjudged=int(n_unjudged),
         latency_ms_p50=_round(latency_ms_p50, 2),
         latency_ms_p95=_round(latency_ms_p95, 2),
+        provider_ms_p50=_round(provider_ms_p50, 2),
+        provider_ms_p95=_round(provider_ms_p95, 2),
         n_unlabelled=n_unlabelled,
         error_pct=points(overall.errors, overall.n_tasks) or 0.0,
         flags={flag: 0 for flag in FLAG_ORDER} | flags,
@@ -227,6 +235,7 @@ def model_scores(scores: list[TaskScore]) -> ModelScores:
     """The scores of one model from its task scores (see the module docstring for units and denominators)."""
     ran = [s for s in scores if s.error is None]
     latencies = [s.latency_ms for s in ran]
+    provider = [s.provider_ms for s in ran]
     by_tag: dict[str, list[TaskScore]] = defaultdict(list)
     for score in scores:
         for tag in dict.fromkeys(score.tags):
@@ -245,6 +254,8 @@ def model_scores(scores: list[TaskScore]) -> ModelScores:
         n_unjudged=sum(s.error is None and FLAG_JUDGE_FAILED in s.flags for s in scores),
         latency_ms_p50=percentile(latencies, 0.50),
         latency_ms_p95=percentile(latencies, 0.95),
+        provider_ms_p50=percentile(provider, 0.50),
+        provider_ms_p95=percentile(provider, 0.95),
         n_unlabelled=sum(s.error is None and s.right_tool is None for s in scores),
         flags=flags,
         tags={tag: Tally.of(items) for tag, items in by_tag.items()},

@@ -78,6 +78,7 @@ def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], p
         flags=[flag for flag in FLAG_ORDER if flag in flags] + sorted(flags - set(FLAG_ORDER)),
         tags=list(task.tags),
         latency_ms=sum(step.latency_ms for step in episode.steps),
+        provider_ms=episode.provider_ms,
         agent_cost_usd=episode.cost_usd,
         judge_cost_usd=sum(vote.cost_usd for vote in votes),
         judge_tokens=sum(vote.prompt_tokens + vote.completion_tokens for vote in votes),

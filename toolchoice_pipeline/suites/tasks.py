@@ -19,6 +19,7 @@ fields are an error, named with file and line.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -173,22 +174,21 @@ def load_numbered_tasks(path: Path) -> list[tuple[int, Task]]:
     return tasks
 
 
-def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Problem]]:
-    """Every well-formed task of ``tasks.jsonl`` with its 1-based line number, and the problems of the others.
+def iter_numbered_tasks(path: Path, problems: list[Problem]) -> Iterator[tuple[int, Task]]:
+    """Yield every well-formed task of ``tasks.jsonl`` with its 1-based line number, one at a time; append the
+    problems of the other lines to ``problems``.
 
     Lines are read by :func:`~.json_text.json_lines`: a byte that is not UTF-8 is reported on its line and the
-    other lines are still read. A repeated id is a problem on the later line. Raises :class:`InputError` only
-    when the file cannot be read at all.
+    other lines are still read. A repeated id is a problem on the later line (only the ids are remembered, so
+    memory does not grow with the tasks). Raises :class:`InputError` only when the file cannot be read at all.
     """
     shown = display_path(path)
-    tasks: list[tuple[int, Task]] = []
-    problems: list[Problem] = []
     first_line: dict[str, int] = {}
     for number, text in json_lines(path, problems):
         try:
             task = parse_task_line(text, shown, number)
         except InputError as exc:
-            first = not first_line and not tasks and not problems
+            first = not first_line and not problems
             problems.extend(_one_task_per_line_hint(p, text) if first else p for p in exc.problems)
             continue
         if task.id in first_line:
@@ -196,7 +196,14 @@ def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Proble
                                     message=f"duplicate task id '{task.id}' (first on line {first_line[task.id]})"))
             continue
         first_line[task.id] = number
-        tasks.append((number, task))
+        yield number, task
+
+
+def read_numbered_tasks(path: Path) -> tuple[list[tuple[int, Task]], list[Problem]]:
+    """Every well-formed task of ``tasks.jsonl`` with its 1-based line number, and the problems of the others
+    (:func:`iter_numbered_tasks` into a list)."""
+    problems: list[Problem] = []
+    tasks = list(iter_numbered_tasks(path, problems))
     return tasks, problems
 
 
