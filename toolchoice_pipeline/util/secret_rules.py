@@ -16,7 +16,9 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
+
+import re2
 
 KEY_FORMAT_MIN_ENTROPY = 3.0
 GENERIC_MIN_ENTROPY = 3.5
@@ -25,7 +27,7 @@ GENERIC_MIN_ENTROPY = 3.5
 @dataclass(frozen=True)
 class SecretRule:
     kind: str
-    pattern: re.Pattern[str]
+    pattern: Any  # a compiled pattern (``re`` or ``re2``)
     hints: tuple[str, ...]  # lower-case substrings one of which must be present for the rule to run
     group: int | str = 0  # the group holding the secret ("a|b": whichever matched); the rest is kept
     keep_if: Callable[[str], bool] | None = None  # a value for which this returns True is not redacted
@@ -45,8 +47,11 @@ _B64URL = "A-Za-z0-9_\\-"
 
 
 def _key_format(kind: str, prefix: str, body: str) -> SecretRule:
-    """A rule for ``prefix`` (literal) followed by ``body`` (a regex), not inside a longer word."""
-    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(prefix)}{body}(?![A-Za-z0-9_])")
+    """A rule for the literal ``prefix`` followed by ``body`` (a regex), not inside a longer word."""
+    literal = re.escape(prefix)
+    # The literal first lets the regex engine search for it directly (a pattern that starts with the
+    # look-behind tries every position: ~15 times slower); the look-behind then checks the character before.
+    pattern = re.compile(rf"{literal}(?<![A-Za-z0-9_]{literal}){body}(?![A-Za-z0-9_])")
     return SecretRule(kind, pattern, (prefix.lower(),), keep_if=_low_entropy)
 
 
@@ -60,12 +65,10 @@ KEY_FORMATS = (
     _key_format("grafana_service_account_token", "glsa_", "[A-Za-z0-9]{32}_[0-9a-fA-F]{8}"),
     _key_format("npm_access_token", "npm_", "[A-Za-z0-9]{36}"),
     # pypi.org and test.pypi.org macaroons: the prefix is the base64 of the issuer's location.
-    SecretRule("pypi_upload_token", re.compile(rf"(?<![A-Za-z0-9_])pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)"
-                                               rf"[{_B64URL}]{{50,}}"), ("pypi-age",), keep_if=_low_entropy),
+    _key_format("pypi_upload_token", "pypi-AgE", f"(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[{_B64URL}]{{50,}}"),
     _key_format("shopify_access_token", "shpat_", "[0-9a-fA-F]{32}"),
     _key_format("linear_api_key", "lin_api_", "[A-Za-z0-9]{40}"),
-    SecretRule("doppler_api_token", re.compile(r"(?<![A-Za-z0-9_])dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}"
-                                               r"(?![A-Za-z0-9_])"), ("dp.",), keep_if=_low_entropy),
+    _key_format("doppler_api_token", "dp.", "(?:pt|st|ct|sa|scim|audit)\\.[A-Za-z0-9]{40,44}"),
     _key_format("pulumi_api_token", "pul-", "[0-9a-f]{40}"),
     _key_format("postman_api_token", "PMAK-", "[0-9a-fA-F]{24}-[0-9a-fA-F]{34}"),
     _key_format("age_secret_key", "AGE-SECRET-KEY-1", "[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
@@ -80,16 +83,16 @@ KEY_FORMATS = (
     _key_format("heroku_api_key_v2", "HRKU-AA", f"[{_B64URL}]{{58}}"),
     _key_format("clojars_api_token", "CLOJARS_", "[a-z0-9]{60}"),
     _key_format("dynatrace_api_token", "dt0c01.", "[A-Z0-9]{24}\\.[A-Z0-9]{64}"),
-    SecretRule("duffel_api_token", re.compile(rf"(?<![A-Za-z0-9_])duffel_(?:live|test)_[{_B64URL}]{{43}}"
-                                              rf"(?![A-Za-z0-9_])"), ("duffel_",), keep_if=_low_entropy),
+    _key_format("duffel_api_token", "duffel_", f"(?:live|test)_[{_B64URL}]{{43}}"),
 )
 
 _NAME_WORDS = ("access", "api", "auth", "credential", "creds", "key", "passwd", "password", "pwd", "secret", "token")
 # The word, then at most three more name parts, each after a separator or in camelCase (``_ID``, ``Id``): so
-# ``tokenizer`` or ``keyboard`` are not secret-like names. Bounded, so the pattern never backtracks far.
-_GENERIC = re.compile(
+# ``tokenizer`` or ``keyboard`` are not secret-like names. The value (group 1) ends at a character that cannot be
+# part of it, or at the end. RE2: these words occur in most texts, and RE2 runs the rule ~8 times faster than re.
+_GENERIC = re2.compile(
     r"(?i:" + "|".join(_NAME_WORDS) + r")(?:[_.\-][A-Za-z0-9]{1,16}|[A-Z][a-z0-9]{0,16}){0,3}[\"']?\s*"
-    r"(?::=|=>|=|:)\s*[\"']?(?P<secret>[A-Za-z0-9_.=+/~\-]{10,150})(?![A-Za-z0-9_.=+/~\-])")
+    r"(?::=|=>|=|:)\s*[\"']?([A-Za-z0-9_.=+/~\-]{10,150})(?:[^A-Za-z0-9_.=+/~\-]|$)")
 _WORDS = re.compile(r"^[A-Za-z]+(?:[_.\-/][A-Za-z]+)*$")
 _PATH = re.compile(r"^(?:\.{0,2}|~)/[^/]+/")
 
@@ -104,4 +107,4 @@ def _not_a_generic_secret(value: str) -> bool:
     return False
 
 
-GENERIC_API_KEY = SecretRule("generic_api_key", _GENERIC, _NAME_WORDS, "secret", keep_if=_not_a_generic_secret)
+GENERIC_API_KEY = SecretRule("generic_api_key", _GENERIC, _NAME_WORDS, 1, keep_if=_not_a_generic_secret)
