@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from toolchoice_pipeline.cli import main
-from toolchoice_pipeline.util.gitleaks_rules import gitleaks_rules
 from toolchoice_pipeline.util.sanitise import KINDS, Sanitiser, detect_secrets_plugins, sanitise, truncate_text
+from toolchoice_pipeline.util.secret_rules import GENERIC_API_KEY, KEY_FORMATS
 
 from toolchoice_pipeline_tests.conftest import CASES
 
@@ -75,7 +75,7 @@ def planted_secrets() -> list[PlantedSecret]:
 
 
 def newer_planted_secrets() -> list[PlantedSecret]:
-    """Secrets of current key formats (gitleaks' rules and ours), with random bodies of each format's alphabet
+    """Secrets of current key formats (our key-format rules), with random bodies of each format's alphabet
     drawn at run time from a fixed seed; each sits in prose, so the kind names the format and not a
     ``name = value`` assignment."""
     rnd = random.Random(13)
@@ -207,10 +207,11 @@ def test_sanitising_twice_changes_nothing_more():
     assert dict(sanitiser.counts) == counts
 
 
-def test_at_least_forty_kinds_are_planted_and_each_kind_is_ours_gitleaks_or_detect_secrets():
+def test_at_least_forty_kinds_are_planted_and_each_kind_is_ours_or_detect_secrets():
     kinds = {s.kind for s in planted_secrets()}
     assert len(kinds) >= 40
-    known = set(KINDS) | {rule.kind for rule in gitleaks_rules()[0]} | {kind for kind, _ in detect_secrets_plugins()}
+    ours = set(KINDS) | {rule.kind for rule in KEY_FORMATS} | {GENERIC_API_KEY.kind}
+    known = ours | {kind for kind, _ in detect_secrets_plugins()}
     assert kinds <= known
 
 
@@ -302,7 +303,25 @@ def test_a_token_as_the_userinfo_of_a_url_is_redacted_once_with_the_host_kept():
     assert sanitise(f"https://{opaque}@git.example.com/r") == "https://[REDACTED:url_password]@git.example.com/r"
 
 
-def test_gitleaks_rules_keep_low_entropy_and_allowlisted_values():
+def test_key_format_and_generic_rules_keep_low_entropy_and_placeholder_values():
     sanitiser = Sanitiser()
     texts = ["the api_key_name: example_placeholder_value", "hf_" + "a" * 34, "token: ${{ secrets.HF_TOKEN }}"]
     assert [sanitiser.text(t) for t in texts] == texts
+
+
+def test_a_high_entropy_value_next_to_a_secret_like_name_is_redacted_as_generic_api_key():
+    value = "Zq7" + "xK9pL2" + "mW4vR8tY"  # no known prefix, Shannon entropy > 3.5
+    for text in [f"x-auth-header: {value}", f'{{"clientAuth": "{value}"}}', f"deployKeyId := '{value}'"]:
+        sanitiser = Sanitiser()
+        out = sanitiser.text(text)
+        assert value not in out and "[REDACTED:generic_api_key]" in out, text
+        assert sanitiser.counts["generic_api_key"] == 1
+
+
+def test_the_generic_rule_keeps_words_paths_low_entropy_values_and_names_that_only_contain_a_secret_word():
+    texts = ["tokenizer: meta-llama/Llama3-8B-Instruct9", "api_version: 2024-10-21",
+             "auth_mode: interactive_browser_login", "api_root: /usr/local/lib/python3.11/site-packages",
+             "keyboard = xK9pL2mW4vR8tYZq7"]
+    sanitiser = Sanitiser()
+    assert [sanitiser.text(t) for t in texts] == texts
+    assert not sanitiser.counts

@@ -7,12 +7,12 @@ typed placeholder, ``[REDACTED:<kind>]``. Three rule sources run in order, each 
 1. our patterns (:data:`KINDS`): whole private-key blocks, ``Authorization`` headers, passwords and tokens in
    URLs, ``mysql -p``, ``.netrc``, ``password=``-style assignments, e-mail addresses, home-directory user names,
    and a few key formats typed more precisely than the sets below;
-2. gitleaks' maintained rule set (:mod:`.gitleaks_rules`, the vendored ``gitleaks.toml``): about 215 current key
-   formats, each kind named by its rule id, plus its ``generic-api-key`` rule (a high-entropy value assigned to
-   a secret-like name);
-3. the regex plugins of `detect-secrets <https://github.com/Yelp/detect-secrets>`_ (see
-   :func:`detect_secrets_plugins`). Its keyword and high-entropy detectors are left out: they flag
-   identifiers, hashes and UUIDs that an evaluation needs to keep.
+2. our rules for current key formats (:data:`.secret_rules.KEY_FORMATS`: Hugging Face, Databricks,
+   DigitalOcean, Vault, Atlassian, Grafana, npm, PyPI...), each kind named by the service, then the generic
+   rule for a high-entropy value assigned to a secret-like name (:data:`.secret_rules.GENERIC_API_KEY`);
+3. the regex plugins of `detect-secrets <https://github.com/Yelp/detect-secrets>`_, read from the installed
+   package at run time (see :func:`detect_secrets_plugins`). Its keyword and high-entropy detectors are left
+   out: they flag identifiers, hashes and UUIDs that an evaluation needs to keep.
 
 Tool results (and any long text) are truncated to ``max_tool_result_bytes`` (UTF-8 bytes, default 4096)
 after redaction, keeping the head and the tail around a ``[TRUNCATED: N bytes]`` marker, so a secret can
@@ -27,9 +27,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
-from toolchoice_pipeline.util.gitleaks_rules import gitleaks_rules
+from toolchoice_pipeline.util.secret_rules import GENERIC_API_KEY, KEY_FORMATS
+from toolchoice_pipeline.util.secret_rules import SecretRule as _Rule
 
 DEFAULT_MAX_TOOL_RESULT_BYTES = 4096
 
@@ -57,15 +58,6 @@ _GENERIC_USER_NAMES = frozenset({"root", "user", "users", "admin", "home", "shar
 # ``mcp__alice_vault__put``); shorter ones (``max``, ``sam``) are common parts of identifiers (``max_tokens``)
 # and are redacted as whole words only.
 _IDENTIFIER_PART_MIN_LENGTH = 5
-
-
-@dataclass(frozen=True)
-class _Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    hints: tuple[str, ...]  # lower-case substrings one of which must be present for the rule to run
-    group: int | str = 0  # the group holding the secret ("a|b": whichever matched); the rest is kept
-    keep_if: Callable[[str], bool] | None = None  # a value for which this returns True is not redacted
 
 
 def _rules() -> tuple[_Rule, ...]:
@@ -129,7 +121,8 @@ def _rules() -> tuple[_Rule, ...]:
     )
 
 
-_OUR_RULES = _rules()
+# Ours first, then the key formats and the generic rule (a later rule never sees what an earlier one replaced).
+_OUR_RULES = (*_rules(), *KEY_FORMATS, GENERIC_API_KEY)
 
 
 # detect-secrets plugins we do not run: ours cover the kind first (and better typed), or, for the keyword-gated
@@ -235,7 +228,6 @@ class Sanitiser:
             if any(hint in lower for hint in rule.hints):
                 text = rule.pattern.sub(lambda m, r=rule: self._replace(m, r), text)
                 lower = text.lower()
-        text = self._gitleaks(text)
         for kind, plugin in detect_secrets_plugins():
             for secret in set(plugin.analyze_string(text)):
                 if secret and "[REDACTED:" not in secret and secret in text:
@@ -243,24 +235,6 @@ class Sanitiser:
                     text = text.replace(secret, _PLACEHOLDER.format(kind))
         if self._names_pattern is not None:
             text = self._names_pattern.sub(lambda m: self._count("user_name"), text)
-        return text
-
-    def _gitleaks(self, text: str) -> str:
-        rules, global_allowlist, index = gitleaks_rules()
-        lower = text.lower()
-        for number in index.candidates(lower):
-            rule = rules[number]
-            spans = [(start, end) for start, end in rule.secrets(text, lower, global_allowlist)
-                     if "REDACTED" not in text[start:end]]
-            if not spans:
-                continue
-            pieces, last = [], 0
-            for start, end in spans:
-                if start >= last:
-                    pieces += [text[last:start], self._count(rule.kind)]
-                    last = end
-            text = "".join(pieces) + text[last:]
-            lower = text.lower()
         return text
 
     def _replace(self, match: re.Match[str], rule: _Rule) -> str:
