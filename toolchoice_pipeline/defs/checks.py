@@ -5,19 +5,19 @@ from pathlib import Path
 
 import dagster as dg
 
-from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
 from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS
-from toolchoice_pipeline.releases.request import read_request
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.suites.suite import load_suite
-from toolchoice_pipeline.defs.assets import agent_runs, judge_votes, release_scores, task_scores
+from toolchoice_pipeline.defs.assets import agent_runs, judge_votes, release_scores, release_snapshot, task_scores
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 
 ERROR = dg.AssetCheckSeverity.ERROR
+#: The release's pinned snapshot, for the checks that need what the release evaluates (never the suite files).
+SNAPSHOT_IN = {"release_snapshot": dg.AssetIn(key=release_snapshot.key)}
 
 #: The columns DESIGN §3 promises per table (every table also has the lineage columns).
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -54,22 +54,22 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
     )
 
 
-@dg.asset_check(asset=judge_votes, partitions_def=release_partitions, additional_ins={"task_scores": dg.AssetIn(
-    key=task_scores.key)},
+@dg.asset_check(asset=judge_votes, partitions_def=release_partitions,
+                additional_ins={"task_scores": dg.AssetIn(key=task_scores.key), **SNAPSHOT_IN},
                 description="Judge calibration (DESIGN §5): the canary session (1 good, 3 bad choices) must score "
                             "TSQ 0.25 (fails above 0.5), and on 20+ labelled tasks the judge's majority verdict must "
                             "agree with right tool better than chance (fails at Cohen's kappa ≤ 0.2).")
 def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
-                      judge_votes: list[JudgeVote], task_scores: list[TaskScore]) -> dg.AssetCheckResult:
+                      judge_votes: list[JudgeVote], task_scores: list[TaskScore],
+                      release_snapshot: ReleaseSnapshot) -> dg.AssetCheckResult:
     from toolchoice_pipeline.judge import majority_verdicts
     from toolchoice_pipeline.ingest.canary import canary_turns
     from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq
 
     data_dir = toolchoice.path
-    request = read_request(data_dir, context.partition_key)
+    request, config = release_snapshot.request, release_snapshot.config
     if not request.judge:
         return dg.AssetCheckResult(passed=True, description="not applicable: the judge did not run (--no-judge)")
-    config = load_run_config(data_dir)
     try:
         items = canary_turns(data_dir)
     except InputError as exc:
@@ -92,18 +92,15 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
     )
 
 
-def _expected_episodes(toolchoice: ToolchoiceResource, release_id: str) -> tuple[int, int]:
-    request = read_request(toolchoice.path, release_id)
-    suite = load_suite(toolchoice.path, request.suite, check=False)
-    models = toolchoice.run_config(request, suite).models
-    return len(models), len(suite.tasks)
+def _expected_episodes(snapshot: ReleaseSnapshot) -> tuple[int, int]:
+    return len(snapshot.config.models), len(snapshot.tasks)
 
 
-@dg.asset_check(asset=agent_runs, partitions_def=release_partitions,
+@dg.asset_check(asset=agent_runs, partitions_def=release_partitions, additional_ins=SNAPSHOT_IN,
                 description="Row count: exactly one episode per (model, task), none lost or duplicated.")
-def agent_runs_complete(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
-                        agent_runs: list[Episode]) -> dg.AssetCheckResult:
-    n_models, n_tasks = _expected_episodes(toolchoice, context.partition_key)
+def agent_runs_complete(context: dg.AssetCheckExecutionContext, agent_runs: list[Episode],
+                        release_snapshot: ReleaseSnapshot) -> dg.AssetCheckResult:
+    n_models, n_tasks = _expected_episodes(release_snapshot)
     keys = {(e.model, e.task_id) for e in agent_runs}
     expected = n_models * n_tasks
     return dg.AssetCheckResult(
@@ -113,11 +110,11 @@ def agent_runs_complete(context: dg.AssetCheckExecutionContext, toolchoice: Tool
     )
 
 
-@dg.asset_check(asset=task_scores, partitions_def=release_partitions,
+@dg.asset_check(asset=task_scores, partitions_def=release_partitions, additional_ins=SNAPSHOT_IN,
                 description="Row count: one task score per episode; shares' inputs complete.")
-def task_scores_complete(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
-                         task_scores: list[TaskScore]) -> dg.AssetCheckResult:
-    n_models, n_tasks = _expected_episodes(toolchoice, context.partition_key)
+def task_scores_complete(context: dg.AssetCheckExecutionContext, task_scores: list[TaskScore],
+                         release_snapshot: ReleaseSnapshot) -> dg.AssetCheckResult:
+    n_models, n_tasks = _expected_episodes(release_snapshot)
     expected = n_models * n_tasks
     distinct = len({(s.model, s.task_id) for s in task_scores})
     return dg.AssetCheckResult(

@@ -17,7 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from toolchoice_pipeline.util.canonical import short_hash
+
 RECORD_TYPE_KEY = b"toolchoice.record_type"
+SINGLE_RECORD_KEY = b"toolchoice.single_record"
 
 
 def staging_dir(data_dir: Path, release_id: str) -> Path:
@@ -28,12 +31,22 @@ def staged_path(data_dir: Path, release_id: str, name: str) -> Path:
     return staging_dir(data_dir, release_id) / f"{name}.parquet"
 
 
-def write_records(path: Path, records: list[BaseModel], record_type: type[BaseModel]) -> int:
-    """Write ``records`` atomically (temp file + rename); returns the row count."""
+def records_version(records: BaseModel | list[BaseModel]) -> str:
+    """12-hex hash of the records' JSON: the data version of a stage output (same records, same version)."""
+    items = records if isinstance(records, list) else [records]
+    return short_hash([record.model_dump(mode="json") for record in items])
+
+
+def write_records(path: Path, records: BaseModel | list[BaseModel], record_type: type[BaseModel]) -> int:
+    """Write ``records`` (a list, or one record read back as one) atomically (temp file + rename); returns the
+    row count."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.table({"record": pa.array([r.model_dump_json() for r in records], type=pa.string())})
+    single = isinstance(records, BaseModel)
+    items = [records] if single else records
+    table = pa.table({"record": pa.array([r.model_dump_json() for r in items], type=pa.string())})
     qualified = f"{record_type.__module__}:{record_type.__qualname__}".encode()
-    table = table.replace_schema_metadata({RECORD_TYPE_KEY: qualified})
+    metadata = {RECORD_TYPE_KEY: qualified, **({SINGLE_RECORD_KEY: b"1"} if single else {})}
+    table = table.replace_schema_metadata(metadata)
     tmp = path.with_suffix(".parquet.tmp")
     pq.write_table(table, tmp)
     with open(tmp, "rb") as handle:
@@ -42,9 +55,12 @@ def write_records(path: Path, records: list[BaseModel], record_type: type[BaseMo
     return table.num_rows
 
 
-def read_records(path: Path) -> list[Any]:
-    """Load the records written by :func:`write_records` back into their pydantic class."""
+def read_records(path: Path) -> Any:
+    """Load the records written by :func:`write_records` back into their pydantic class (a list, or the one
+    record written alone)."""
     table = pq.read_table(path)
-    module_name, _, qualname = (table.schema.metadata or {})[RECORD_TYPE_KEY].decode().partition(":")
+    metadata = table.schema.metadata or {}
+    module_name, _, qualname = metadata[RECORD_TYPE_KEY].decode().partition(":")
     record_type = getattr(importlib.import_module(module_name), qualname)
-    return [record_type.model_validate_json(text) for text in table.column("record").to_pylist()]
+    records = [record_type.model_validate_json(text) for text in table.column("record").to_pylist()]
+    return records[0] if metadata.get(SINGLE_RECORD_KEY) == b"1" else records
