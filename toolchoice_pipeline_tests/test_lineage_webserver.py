@@ -153,8 +153,9 @@ def _staleness(base: str) -> dict[str, dict]:
 
 def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(served):
     """Partition r1's first three assets, materialised in the webserver's instance; the suite files observed;
-    a description edited and observed again: the UI marks the release's snapshot and what it feeds stale, before
-    any run. Re-materialising the snapshot returns the pin, so its data version and tool_catalog's stay."""
+    a description edited and observed again: before any run, the UI marks the release's snapshot stale (cause:
+    suite_files), while tool_catalog and eval_tasks stay fresh: they are the pin's. Re-materialising the snapshot
+    returns the pin: its data version and tool_catalog's stay, and nothing is stale."""
     import dagster as dg
 
     from toolchoice_pipeline.definitions import build_definitions
@@ -183,7 +184,8 @@ def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(
         assert observe.execute_in_process(instance=instance).success
         stale = _staleness(base)
         assert stale["suite_files"]["dataVersion"] != observed_before
-        assert {name: stale[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(SNAPSHOT_ASSETS, "STALE")
+        assert {name: stale[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == {
+            "release_snapshot": "STALE", "tool_catalog": "FRESH", "eval_tasks": "FRESH"}
         assert {"/".join(c["key"]["path"]) for c in stale["release_snapshot"]["staleCauses"]} == {"suite_files"}
 
         assert release_job.execute_in_process(partition_key="r1", instance=instance,

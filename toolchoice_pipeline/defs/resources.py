@@ -18,6 +18,8 @@ class ToolchoiceResource(dg.ConfigurableResource):
     """The project's data directory (suites, run configuration, releases, warehouse)."""
 
     data_dir: str = DEFAULT_DATA_DIR
+    #: The catalog_change sensor runs a catalog version a finished release already evaluated (default: records it).
+    rerun_evaluated_catalogs: bool = os.environ.get("TOOLCHOICE_RERUN_EVALUATED_CATALOGS", "") in ("1", "true")
 
     @property
     def path(self) -> Path:
