@@ -9,6 +9,7 @@ Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 the run failed
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.execution.offline import ensure_offline_default
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
 from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 
 EXIT_RUN_FAILED = 3
@@ -150,10 +152,24 @@ def dagster_home(data_dir: Path) -> Path:
     home = data_dir / "dagster_home"
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
-    if not settings.exists():
-        settings.write_text("telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n",
-                            encoding="utf-8")
+    if not settings.exists():  # two first runs at once write the same text; a reader sees one whole file
+        write_file_atomically(settings, "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n"
+                                        "    max_concurrent_runs: 1\n")
     return home
+
+
+@contextmanager
+def opened_instance(home: Path):
+    """The Dagster instance of ``home``, opened under ``home/.instance.lock``: the first open creates its SQLite
+    storages, and two runs doing that at once on a fresh data dir would both create them (``table
+    alembic_version already exists``)."""
+    import dagster as dg
+    from filelock import FileLock
+
+    with FileLock(str(home / ".instance.lock"), timeout=600):
+        instance = dg.DagsterInstance.get()
+    with instance:
+        yield instance
 
 
 def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> RunResult:
@@ -163,10 +179,11 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
     from toolchoice_pipeline.definitions import build_definitions
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 
-    os.environ["DAGSTER_HOME"] = str(dagster_home(data_dir))
+    home = dagster_home(data_dir)
+    os.environ["DAGSTER_HOME"] = str(home)
     write_request(data_dir, request)
     defs = build_definitions(str(data_dir))
-    with dg.DagsterInstance.get() as instance:
+    with opened_instance(home) as instance:
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
         job = defs.resolve_job_def("release_job")
         outcome = job.execute_in_process(
