@@ -18,6 +18,9 @@ def build_definitions(data_dir: str = DEFAULT_DATA_DIR) -> dg.Definitions:
         assets=[suite_files, *release_assets],
         asset_checks=release_checks,
         jobs=[release_job, observe_suite_files],
+        # Every run, whichever way it is launched (UI, backfill, sensor, schedule, toolchoice run), steps in one
+        # process: the assets share one LiteLLM import and one DuckDB writer.
+        executor=dg.in_process_executor,
         schedules=[nightly_eval],
         sensors=[catalog_change],
         resources={

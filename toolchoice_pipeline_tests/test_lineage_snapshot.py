@@ -126,3 +126,47 @@ def test_the_snapshot_version_follows_what_is_evaluated_not_when_or_as_what(tmp_
     assert same.content_version() == snapshot.content_version()
     fewer = snapshot.model_copy(update={"tasks": snapshot.tasks[1:]})
     assert fewer.content_version() != snapshot.content_version()
+
+
+def ui_launch(data_dir, instance, release_id: str, run_config: dict | None = None):
+    """What "Materialize all" on the release group does for one partition: Dagster's default asset job (the
+    Definitions' executor), no request written by anyone, run config from the launchpad."""
+    from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
+
+    defs = build_definitions(str(data_dir))
+    keys = [key for key, spec in ((s.key, s) for s in defs.resolve_all_asset_specs()) if spec.group_name == RELEASE_GROUP]
+    job = defs.resolve_implicit_global_asset_job_def()
+    assert job.executor_def is dg.in_process_executor
+    return job.execute_in_process(partition_key=release_id, instance=instance, raise_on_error=False,
+                                  asset_selection=keys, run_config=run_config or {})
+
+
+def failure_descriptions(result) -> list[str]:
+    return [event.step_failure_data.user_failure_data.description for event in result.all_events
+            if event.is_step_failure and event.step_failure_data.user_failure_data]
+
+
+@pytest.mark.slow
+def test_a_partition_added_in_the_ui_runs_what_the_launchpad_says_or_is_refused(tmp_path):
+    data_dir = copy_data(tmp_path / "data")
+    with dagster_instance(tmp_path / "dagster_home") as instance:
+        instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, ["ui-1"])
+        refused = ui_launch(data_dir, instance, "ui-1")
+        assert not refused.success
+        [message] = failure_descriptions(refused)
+        assert "release ui-1 has no request: give ops.release_snapshot.config.suite and .kind" in message
+        assert not (data_dir / "releases" / "ui-1").exists()
+
+        config = {"ops": {"release_snapshot": {"config": {"suite": DEMO_SUITE, "kind": "nightly",
+                                                          "models": ["local/name-match"], "judge": False}}}}
+        launched = ui_launch(data_dir, instance, "ui-1", config)
+        assert launched.success, failure_descriptions(launched)
+        scores = read_scores(data_dir, "ui-1")
+        assert (scores["kind"], scores["suite"], list(scores["models"]), scores["judge"]) == (
+            "nightly", DEMO_SUITE, ["local/name-match"], None)
+        assert read_snapshot(data_dir, "ui-1").request.requested_by == "dagster-ui"
+
+        config["ops"]["release_snapshot"]["config"]["kind"] = "release"
+        contradicted = ui_launch(data_dir, instance, "ui-1", config)
+        assert not contradicted.success
+        assert "release ui-1 already has a request (kind differ)" in failure_descriptions(contradicted)[0]

@@ -26,6 +26,7 @@ from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.catalog import catalog_version
 from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
+from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.metadata import catalog_diff_against_baseline, episode_metadata, judge_metadata, scores_markdown
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
@@ -57,8 +58,10 @@ def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lin
                       "request, the merged catalog (curated + live dumps), the tasks, the matching profile and the "
                       "run configuration (models, params, judge, polls, cache policy) with their versions. "
                       "Re-materialised, it returns the pin: a suite edit never changes a release that exists.")
-def release_snapshot(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.Output[ReleaseSnapshot]:
+def release_snapshot(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource,
+                     config: LaunchpadRequest) -> dg.Output[ReleaseSnapshot]:
     try:
+        config.write_if_new(toolchoice.path, context.partition_key)
         snapshot, resolved_now = pin_snapshot(toolchoice.path, context.partition_key)
     except InputError as exc:
         raise bad_input(context.partition_key, exc) from None

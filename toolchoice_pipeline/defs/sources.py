@@ -15,7 +15,7 @@ import dagster as dg
 
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME, release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
-from toolchoice_pipeline.releases.request import read_request
+from toolchoice_pipeline.releases.request import read_request, request_path
 from toolchoice_pipeline.releases.snapshot import read_snapshot
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.errors import InputError
@@ -38,7 +38,10 @@ def release_suite(toolchoice: ToolchoiceResource, release_id: str) -> str | None
     """The suite a release evaluates: its pin's, else its request's; None when neither reads."""
     try:
         pinned = read_snapshot(toolchoice.path, release_id)
-        return pinned.suite_name if pinned is not None else read_request(toolchoice.path, release_id).suite
+        if pinned is not None:
+            return pinned.suite_name
+        has_request = request_path(toolchoice.path, release_id).is_file()
+        return read_request(toolchoice.path, release_id).suite if has_request else None
     except InputError:
         return None
 
@@ -62,5 +65,5 @@ def suite_files(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
 
 
 observe_suite_files = dg.define_asset_job(
-    name="observe_suite_files", selection=dg.AssetSelection.keys("suite_files"),
+    name="observe_suite_files", selection=dg.AssetSelection.assets("suite_files"),
     description="Observe the suite files of every release partition (a description edit shows as stale).")
