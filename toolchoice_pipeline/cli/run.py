@@ -154,7 +154,7 @@ def dagster_home(data_dir: Path) -> Path:
     settings = home / "dagster.yaml"
     if not settings.exists():  # two first runs at once write the same text; a reader sees one whole file
         write_file_atomically(settings, "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n"
-                                        "    max_concurrent_runs: 1\n")
+                                        "    max_concurrent_runs: 1\nrun_monitoring:\n  enabled: true\n")
     return home
 
 
@@ -177,6 +177,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
     import dagster as dg
 
     from toolchoice_pipeline.definitions import build_definitions
+    from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 
     home = dagster_home(data_dir)
@@ -184,6 +185,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
     write_request(data_dir, request)
     defs = build_definitions(str(data_dir))
     with opened_instance(home) as instance:
+        fail_dead_runs(instance)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
         job = defs.resolve_job_def("release_job")
         outcome = job.execute_in_process(
@@ -192,7 +194,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
             raise_on_error=False,
             resources={"progress": reporter},
             tags={"toolchoice/kind": request.kind, "toolchoice/suite": request.suite,
-                  "toolchoice/release": request.release_id, "toolchoice/requested_by": "cli"},
+                  "toolchoice/release": request.release_id, "toolchoice/requested_by": "cli", **process_tags()},
             # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
             run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
         )

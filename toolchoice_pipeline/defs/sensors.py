@@ -14,6 +14,7 @@ import json
 
 import dagster as dg
 
+from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
@@ -62,6 +63,7 @@ def evaluated_catalogs(toolchoice: ToolchoiceResource, log=None) -> dict[tuple[s
     description="Runs a catalog-change release when a suite's tool descriptions or parameters change.",
 )
 def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceResource) -> dg.SensorResult:
+    fail_dead_runs(context.instance, context.log)
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     now = current_catalog_versions(toolchoice, context.log)
     run_requests: list[dg.RunRequest] = []
