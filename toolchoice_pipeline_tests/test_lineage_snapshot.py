@@ -170,3 +170,32 @@ def test_a_partition_added_in_the_ui_runs_what_the_launchpad_says_or_is_refused(
         contradicted = ui_launch(data_dir, instance, "ui-1", config)
         assert not contradicted.success
         assert "release ui-1 already has a request (kind differ)" in failure_descriptions(contradicted)[0]
+
+
+@pytest.mark.slow
+def test_re_running_judge_votes_of_a_release_re_asks_no_finished_poll_and_a_new_release_polls_afresh(tmp_path):
+    """A finished release's judge_votes run again (a resume after a kill at the end of judging, or the judge
+    step of a forced re-run): every poll comes from the journal, the votes are the same; another release polls
+    afresh."""
+    from toolchoice_pipeline.defs.staging import read_records, staged_path
+
+    from toolchoice_pipeline_tests.pipeline_helpers import materialise
+
+    data_dir = copy_data(tmp_path / "data")
+    with dagster_instance(tmp_path / "dagster_home") as instance:
+        first = materialise(data_dir, instance, "j1", models=["local/name-match"])
+        assert first.success
+        asked_first = materialised_assets(first)["judge_votes"].metadata
+        votes_first = read_records(staged_path(data_dir, "j1", "judge_votes"))
+        assert asked_first["judge_polls_asked"].value == len(votes_first) > 0
+        assert asked_first["judge_polls_resumed"].value == 0
+
+        again = run_assets(data_dir, instance, "j1", ("judge_votes",))
+        assert again.success
+        resumed = materialised_assets(again)["judge_votes"].metadata
+        assert (resumed["judge_polls_asked"].value, resumed["judge_polls_resumed"].value) == (0, len(votes_first))
+        assert read_records(staged_path(data_dir, "j1", "judge_votes")) == votes_first
+
+        other = materialise(data_dir, instance, "j2", models=["local/name-match"])
+        fresh = materialised_assets(other)["judge_votes"].metadata
+        assert (fresh["judge_polls_asked"].value, fresh["judge_polls_resumed"].value) == (len(votes_first), 0)

@@ -178,6 +178,7 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
                 agent_runs: list[Episode]) -> dg.Output[list[JudgeVote]]:
     from toolchoice_pipeline.judge import RUBRIC_VERSION, judge_episodes_sync
 
+    from toolchoice_pipeline.judge.journal import PollJournal
     from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
     snapshot = release_snapshot
@@ -189,12 +190,18 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
     except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
         raise dg.Failure(description=f"bad input for release {snapshot.release_id}: {exc}") from None
     report = logged_progress(context, progress, "judge")
-    votes = judge_episodes_sync(snapshot.suite(), agent_runs, judge, retries=retries,
-                                progress=lambda done, total: report("all models", done, total))
+    journal = PollJournal(toolchoice.path, snapshot.release_id)
+    try:
+        votes = judge_episodes_sync(snapshot.suite(), agent_runs, judge, retries=retries, journal=journal,
+                                    progress=lambda done, total: report("all models", done, total))
+    finally:
+        journal.close()
     return versioned(votes, {
         "judge_model": judge.model.model,
         "polls": judge.polls,
         "rubric_version": RUBRIC_VERSION,
+        "judge_polls_asked": journal.asked,
+        "judge_polls_resumed": journal.resumed,
         **judge_metadata(votes),
     })
 
