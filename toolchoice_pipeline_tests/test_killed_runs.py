@@ -60,3 +60,42 @@ def test_a_sigkilled_run_is_marked_failed_at_the_next_tick_and_the_sensor_run_go
         assert result.success
         in_progress = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
         assert in_progress == []
+
+
+def journaled_polls(data_dir, release_id: str) -> int:
+    import sqlite3
+
+    path = data_dir / "cache" / "judge_polls.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(str(path), timeout=30) as db:
+        try:
+            return db.execute("SELECT count(*) FROM judge_polls WHERE resume_key = ?", [release_id]).fetchone()[0]
+        except sqlite3.OperationalError:  # the table is being created
+            return 0
+
+
+def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(tmp_path, monkeypatch):
+    data_dir = copy_data(tmp_path / "data")
+    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
+    env.pop("TOOLCHOICE_DATA_DIR", None)
+    command = [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "kj", "--models", "local/name-match"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while journaled_polls(data_dir, "kj") < 10:
+            assert process.poll() is None and time.monotonic() < deadline, "judging did not start"
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finished = journaled_polls(data_dir, "kj")
+    resumed_run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert resumed_run.returncode == 0, resumed_run.stderr
+    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
+    with opened_instance(data_dir / "dagster_home") as instance:
+        event = instance.get_latest_materialization_event(dg.AssetKey("judge_votes"))
+        metadata = event.asset_materialization.metadata
+    asked, resumed = metadata["judge_polls_asked"].value, metadata["judge_polls_resumed"].value
+    assert resumed == finished >= 10
+    assert asked + resumed == metadata["n_votes"].value
