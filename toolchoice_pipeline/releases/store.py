@@ -298,7 +298,8 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
     with store.publishing_lock(lineage.release_id):
         store.check_release_id_free(lineage.release_id, force)
         # A release without scores.json never finished: replacing its tables needs no --force.
-        commit = warehouse.write_release(lineage, tables, kind=kind, replace=True)
+        # Out of the views until scores.json is written: the views never list a release the CLI calls unfinished.
+        commit = warehouse.write_release(lineage, tables, kind=kind, replace=True, published=False)
         gate, baseline_models = regate(data_dir, lineage.release_id, models=models, suite=suite.name)
         document = ReleaseDocument(
             release_id=lineage.release_id,
@@ -317,6 +318,7 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
         markdown = gate_markdown(gate, models, baseline_models, suite.name)
         write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
         path = store.write_scores(document)
+        warehouse.publish(lineage.release_id)
     qualifies = kind == PROMOTABLE_KIND and gate.passed
     if not qualifies and store.was_promoted(suite.name, lineage.release_id):
         store.withdraw(suite.name, lineage.release_id)

@@ -20,6 +20,10 @@ How a release is written (:meth:`Warehouse.write_release`), all under the lock:
    none of them;
 5. the files of a replaced attempt (a re-run under ``--force``) are deleted.
 
+The publisher (``releases.store.publish_release``) commits with ``published=False``: the views leave the release
+out until its ``scores.json`` is written and :meth:`Warehouse.publish` marks the commit published, so the views
+never list a release the CLI calls unfinished.
+
 A writer killed at any point leaves the committed releases and the DuckDB file as they were; files it left
 behind belong to no commit record, are never in a view, and are removed by the next writer. Readers should
 go through the views or :meth:`Warehouse.read_table`, which list committed files only, rather than globbing
@@ -32,6 +36,7 @@ import json
 import os
 import shutil
 import uuid
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -69,6 +74,9 @@ class ReleaseCommit:
     committed_at: str
     files: dict[str, str]
     rows: dict[str, int] = field(default_factory=dict)
+    #: False from the warehouse commit until the release's scores.json is written (:meth:`Warehouse.publish`):
+    #: the views list published commits only, so they never show a release the CLI calls unfinished.
+    published: bool = True
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, indent=2, sort_keys=True)
@@ -177,13 +185,16 @@ class Warehouse:
                 shown = {tuple(row) for row in con.execute("SELECT release_id, attempt FROM _committed").fetchall()}
         except duckdb.Error:
             return True
-        return shown != {(c.release_id, c.attempt) for c in self.commits()}
+        return shown != {(c.release_id, c.attempt) for c in self.commits() if c.published}
 
     # --- writing ---------------------------------------------------------------------------------------------
 
     def write_release(self, lineage: Lineage, tables: dict[str, pa.Table], *, kind: str,
-                      replace: bool = False) -> ReleaseCommit:
+                      replace: bool = False, published: bool = True) -> ReleaseCommit:
         """Commit one release's tables atomically (see the module docstring); returns its commit record.
+
+        With ``published=False`` the release stays out of the views until :meth:`publish` (the publisher writes
+        ``scores.json`` in between).
 
         ``tables`` maps every name of :data:`TABLE_NAMES` to an Arrow table carrying ``lineage``. Raises
         :class:`InputError` when the release is already committed and ``replace`` is False or a committed file
@@ -222,11 +233,12 @@ class Warehouse:
                 files[name] = relative.as_posix()
             commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
                                    committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-                                   files=files, rows={n: t.num_rows for n, t in conformed.items()})
+                                   files=files, rows={n: t.num_rows for n, t in conformed.items()},
+                                   published=published)
             # The views are built before the commit point: a committed file that is missing or damaged fails
             # here, leaving no commit record that the views cannot show.
-            others = [c for c in self.commits() if c.release_id != lineage.release_id]
-            views = self._build_views([*others, commit])
+            others = [c for c in self.commits() if c.release_id != lineage.release_id and c.published]
+            views = self._build_views([*others, commit] if published else others)
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())
             self._install_views(views)
             if previous is not None:
@@ -239,8 +251,20 @@ class Warehouse:
                 pass
         return commit
 
+    def publish(self, release_id: str) -> None:
+        """Show a release committed with ``published=False`` in the views (after its ``scores.json``)."""
+        with self._lock():
+            commit = self.commit(release_id)
+            if commit is None or commit.published:
+                return
+            commit = dataclasses.replace(commit, published=True)
+            others = [c for c in self.commits() if c.release_id != release_id and c.published]
+            views = self._build_views([*others, commit])
+            write_file_atomically(self.root / COMMITS_DIR / f"{release_id}.json", commit.to_json())
+            self._install_views(views)
+
     def _refresh_views(self) -> None:
-        self._install_views(self._build_views(self.commits()))
+        self._install_views(self._build_views([c for c in self.commits() if c.published]))
 
     def _install_views(self, tmp: Path) -> None:
         """Rename a DuckDB file built by :meth:`_build_views` over ``toolchoice.duckdb``."""
