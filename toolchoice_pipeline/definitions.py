@@ -9,14 +9,18 @@ from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.resources import DEFAULT_DATA_DIR, ProgressReporter, ToolchoiceResource
 from toolchoice_pipeline.defs.schedules import nightly_eval
 from toolchoice_pipeline.defs.sensors import catalog_change
+from toolchoice_pipeline.defs.sources import observe_suite_files, suite_files
 
 
 def build_definitions(data_dir: str = DEFAULT_DATA_DIR) -> dg.Definitions:
     """Definitions over the data directory ``data_dir`` (default ``$TOOLCHOICE_DATA_DIR`` or ``data``)."""
     return dg.Definitions(
-        assets=release_assets,
+        assets=[suite_files, *release_assets],
         asset_checks=release_checks,
-        jobs=[release_job],
+        jobs=[release_job, observe_suite_files],
+        # Every run, whichever way it is launched (UI, backfill, sensor, schedule, toolchoice run), steps in one
+        # process: the assets share one LiteLLM import and one DuckDB writer.
+        executor=dg.in_process_executor,
         schedules=[nightly_eval],
         sensors=[catalog_change],
         resources={

@@ -27,7 +27,7 @@ TOOLCHOICE = BIN / "toolchoice"
 DEMO_SUITE = "coding_agent"
 DEMO_MODELS = ("local/bm25-router", "local/name-match")
 #: The release graph in dependency order (DESIGN §6; issue 6).
-ASSET_CHAIN = ("tool_catalog", "eval_tasks", "agent_runs", "judge_votes", "task_scores", "release_scores", "baseline")
+ASSET_CHAIN = ("release_snapshot", "tool_catalog", "eval_tasks", "agent_runs", "judge_votes", "task_scores", "release_scores", "baseline")
 WAREHOUSE_TABLES = ("task_scores", "release_scores", "agent_calls", "judge_votes", "tool_catalog")
 LINEAGE_COLUMNS = ("release_id", "suite", "catalog_version", "run_id")
 #: What ``copy_data`` leaves out: run outputs of whoever used the repo's data directory.

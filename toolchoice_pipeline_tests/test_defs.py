@@ -15,14 +15,16 @@ from toolchoice_pipeline.definitions import defs
 from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data
 
 #: Every dependency edge of the release graph (child: parents). The chain of ASSET_CHAIN plus the shortcuts
-#: of assets that read an earlier stage's records directly.
+#: of assets that read an earlier stage's records directly (every stage reads the pinned release_snapshot).
 EDGES = {
-    "tool_catalog": set(),
-    "eval_tasks": {"tool_catalog"},
-    "agent_runs": {"eval_tasks"},
-    "judge_votes": {"agent_runs"},
-    "task_scores": {"agent_runs", "judge_votes"},
-    "release_scores": {"agent_runs", "judge_votes", "task_scores"},
+    "suite_files": set(),
+    "release_snapshot": {"suite_files"},
+    "tool_catalog": {"release_snapshot"},
+    "eval_tasks": {"release_snapshot", "tool_catalog"},
+    "agent_runs": {"release_snapshot", "tool_catalog", "eval_tasks"},
+    "judge_votes": {"release_snapshot", "agent_runs"},
+    "task_scores": {"release_snapshot", "agent_runs", "judge_votes"},
+    "release_scores": {"release_snapshot", "agent_runs", "judge_votes", "task_scores"},
     "baseline": {"release_scores"},
 }
 
@@ -34,7 +36,8 @@ def graph():
 
 def test_the_asset_graph_is_the_release_chain_and_nothing_else(graph):
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert keys == set(ASSET_CHAIN)
+    assert keys == {"suite_files", *ASSET_CHAIN}
+    assert graph.get(dg.AssetKey("suite_files")).is_observable
     parents = {key.to_user_string(): {p.to_user_string() for p in graph.get(key).parent_keys}
                for key in graph.get_all_asset_keys()}
     assert parents == EDGES
@@ -44,7 +47,8 @@ def test_the_asset_graph_is_the_release_chain_and_nothing_else(graph):
 
 def test_every_asset_is_in_one_group_partitioned_by_release_with_kinds_code_version_and_description(graph):
     specs = {spec.key.to_user_string(): spec for spec in defs.resolve_all_asset_specs()}
-    assert {spec.group_name for spec in specs.values()} == {"release"}
+    assert {name: spec.group_name for name, spec in specs.items() if spec.group_name != "release"} == {
+        "suite_files": "suites"}
     for name in ASSET_CHAIN:
         node = graph.get(dg.AssetKey(name))
         spec = specs[name]

@@ -53,11 +53,13 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
-def webserver(tmp_path_factory):
+def served(tmp_path_factory):
+    """The webserver's base URL, its DAGSTER_HOME and its data directory."""
     root = tmp_path_factory.mktemp("webserver")
     home = root / "dagster_home"
     home.mkdir()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "TOOLCHOICE_DATA_DIR": str(copy_data(root / "data")),
+    data_dir = copy_data(root / "data")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "TOOLCHOICE_DATA_DIR": str(data_dir),
            "DAGSTER_DISABLE_TELEMETRY": "yes"}
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -74,10 +76,15 @@ def webserver(tmp_path_factory):
         while _location_status(base) != "LOADED":
             assert time.monotonic() < deadline, "code location not loaded in time"
             time.sleep(0.5)
-        yield base
+        yield {"base": base, "home": home, "data_dir": data_dir}
     finally:
         _stop(process)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def webserver(served) -> str:
+    return served["base"]
 
 
 def _location_status(base: str) -> str | None:
@@ -96,16 +103,20 @@ def test_server_info_reports_the_installed_dagster(webserver):
     assert info["dagster_version"] == dagster.__version__
 
 
-def test_the_ui_shows_the_lineage_from_tool_catalog_to_baseline(webserver):
+def test_the_ui_shows_the_lineage_from_the_suite_files_to_baseline(webserver):
     nodes = graphql(webserver, "{ assetNodes { assetKey { path } dependencyKeys { path } groupName isPartitioned "
-                               "partitionDefinition { name type } kinds opVersion description } }")["assetNodes"]
+                               "isObservable isMaterializable partitionDefinition { name type } kinds opVersion "
+                               "description } }")["assetNodes"]
     by_name = {"/".join(n["assetKey"]["path"]): n for n in nodes}
-    assert set(by_name) == set(ASSET_CHAIN)
+    assert set(by_name) == {"suite_files", *ASSET_CHAIN}
     parents = {name: {"/".join(d["path"]) for d in node["dependencyKeys"]} for name, node in by_name.items()}
     for upstream, downstream in zip(ASSET_CHAIN, ASSET_CHAIN[1:]):
         assert upstream in parents[downstream], f"{upstream} → {downstream} not in the UI's graph"
-    assert parents["tool_catalog"] == set()
-    for node in nodes:
+    assert parents["release_snapshot"] == {"suite_files"} and parents["suite_files"] == set()
+    source = by_name.pop("suite_files")
+    assert source["isObservable"] and not source["isMaterializable"] and source["groupName"] == "suites"
+    assert source["partitionDefinition"] == {"name": "release", "type": "DYNAMIC"}
+    for node in by_name.values():
         assert node["groupName"] == "release" and node["isPartitioned"]
         assert node["partitionDefinition"] == {"name": "release", "type": "DYNAMIC"}
         assert node["kinds"] and node["opVersion"] and node["description"]
@@ -129,3 +140,57 @@ def test_the_ui_shows_the_schedule_and_the_sensor_running(webserver):
     assert repository["schedules"] == [{"name": "nightly_eval", "cronSchedule": "0 2 * * *",
                                         "executionTimezone": "UTC", "scheduleState": {"status": "RUNNING"}}]
     assert repository["sensors"] == [{"name": "catalog_change", "sensorState": {"status": "RUNNING"}}]
+
+
+STALENESS = ("{ assetNodes { assetKey { path } staleStatus(partition: \"r1\") dataVersion(partition: \"r1\") "
+             "staleCauses(partition: \"r1\") { key { path } reason } } }")
+SNAPSHOT_ASSETS = ("release_snapshot", "tool_catalog", "eval_tasks")
+
+
+def _staleness(base: str) -> dict[str, dict]:
+    return {"/".join(n["assetKey"]["path"]): n for n in graphql(base, STALENESS)["assetNodes"]}
+
+
+def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(served):
+    """Partition r1's first three assets, materialised in the webserver's instance; the suite files observed;
+    a description edited and observed again: before any run, the UI marks the release's snapshot stale (cause:
+    suite_files), while tool_catalog and eval_tasks stay fresh: they are the pin's. Re-materialising the snapshot
+    returns the pin: its data version and tool_catalog's stay, and nothing is stale."""
+    import dagster as dg
+
+    from toolchoice_pipeline.definitions import build_definitions
+    from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+    from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+    from toolchoice_pipeline_tests.pipeline_helpers import set_description
+
+    base, data_dir = served["base"], served["data_dir"]
+    defs = build_definitions(str(data_dir))
+    selection = [dg.AssetKey(name) for name in SNAPSHOT_ASSETS]
+    with dg.DagsterInstance.from_config(str(served["home"])) as instance:
+        write_request(data_dir, ReleaseRequest(release_id="r1", requested_by="test"))
+        instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, ["r1"])
+        observe = defs.resolve_job_def("observe_suite_files")
+        assert observe.execute_in_process(instance=instance).success
+        release_job = defs.resolve_job_def("release_job")
+        assert release_job.execute_in_process(partition_key="r1", instance=instance,
+                                              asset_selection=selection).success
+        fresh = _staleness(base)
+        assert {name: fresh[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(SNAPSHOT_ASSETS, "FRESH")
+        pinned_catalog = fresh["tool_catalog"]["dataVersion"]
+        observed_before = fresh["suite_files"]["dataVersion"]
+        assert observed_before.startswith(pinned_catalog + "-")
+
+        set_description(data_dir, "Read", "Deletes the repository. Never call this.")
+        assert observe.execute_in_process(instance=instance).success
+        stale = _staleness(base)
+        assert stale["suite_files"]["dataVersion"] != observed_before
+        assert {name: stale[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == {
+            "release_snapshot": "STALE", "tool_catalog": "FRESH", "eval_tasks": "FRESH"}
+        assert {"/".join(c["key"]["path"]) for c in stale["release_snapshot"]["staleCauses"]} == {"suite_files"}
+
+        assert release_job.execute_in_process(partition_key="r1", instance=instance,
+                                              asset_selection=[dg.AssetKey("release_snapshot")]).success
+        again = _staleness(base)
+        assert again["release_snapshot"]["dataVersion"] == fresh["release_snapshot"]["dataVersion"]
+        assert again["tool_catalog"]["dataVersion"] == pinned_catalog
+        assert {name: again[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(SNAPSHOT_ASSETS, "FRESH")

@@ -208,3 +208,29 @@ def test_an_inline_catalog_change_is_a_catalog_change_too(instance, data_dir):
     [run] = evaluate_sensor(instance, data_dir, cursor).run_requests
     assert run.tags["toolchoice/suite"] == "inline"
     assert run.run_key == load_suite(data_dir, "inline").catalog_version
+
+
+@pytest.mark.slow
+def test_a_catalog_reverted_to_one_a_finished_release_evaluated_is_recorded_not_run(instance, data_dir):
+    """Release r1 (any id, not catalog-<version>) finishes on catalog v0; an edit to v1 runs; the revert to v0
+    runs nothing and the tick names r1; asked to (``rerun_evaluated_catalogs``), v0 runs again."""
+    assert materialise(data_dir, instance, "r1", kind="release", judge=False).success
+    v0 = version(data_dir)
+    cursor = evaluate_sensor(instance, data_dir, None).cursor
+    before = set_description(data_dir, TOOL, "A utility.")
+    edited = evaluate_sensor(instance, data_dir, cursor)
+    apply(instance, edited)
+    assert [run.run_key for run in edited.run_requests] == [version(data_dir)] != [v0]
+    set_description(data_dir, TOOL, before)
+    assert version(data_dir) == v0
+
+    reverted = evaluate_sensor(instance, data_dir, edited.cursor)
+    assert reverted.run_requests == [] and added_partitions(reverted) == []
+    assert f"catalog {v0} was evaluated by finished release r1" in reverted.skip_reason.skip_message
+    assert json.loads(reverted.cursor) == {DEMO_SUITE: v0}
+    assert not (data_dir / "releases" / f"catalog-{v0}").exists()
+
+    with dg.build_sensor_context(instance=instance, cursor=edited.cursor, resources={"toolchoice": ToolchoiceResource(
+            data_dir=str(data_dir), rerun_evaluated_catalogs=True)}) as context:
+        asked = catalog_change(context)
+    assert [run.partition_key for run in asked.run_requests] == [f"catalog-{v0}"]

@@ -12,6 +12,7 @@ warning), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,6 +21,8 @@ import click
 from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
 from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
 from toolchoice_pipeline.cli.common import is_environment_failure
 
@@ -54,7 +57,6 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     from toolchoice_pipeline.cli.run_display import RunDisplay, print_outcome
     from toolchoice_pipeline.execution.offline import ensure_offline_default
     from toolchoice_pipeline.releases.store import ReleaseStore
-    from toolchoice_pipeline.suites.suite import load_suite
 
     data_dir = data_dir.resolve()
     config = load_run_config(data_dir)
@@ -192,9 +194,9 @@ def dagster_home(data_dir: Path) -> Path:
     home = data_dir / "dagster_home"
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
-    if not settings.exists():
-        settings.write_text("telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n",
-                            encoding="utf-8")
+    if not settings.exists():  # two first runs at once write the same text; a reader sees one whole file
+        write_file_atomically(settings, "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n"
+                                        "    max_concurrent_runs: 1\nrun_monitoring:\n  enabled: true\n")
     return home
 
 
@@ -212,17 +214,33 @@ def step_error_line(error) -> tuple[str, bool]:
     return (f"bad environment: {message[:400]}" if environment else message[:400]), environment
 
 
+@contextmanager
+def opened_instance(home: Path):
+    """The Dagster instance of ``home``, opened under ``home/.instance.lock``: the first open creates its SQLite
+    storages, and two runs doing that at once on a fresh data dir would both create them (``table
+    alembic_version already exists``)."""
+    import dagster as dg
+    from filelock import FileLock
+
+    with FileLock(str(home / ".instance.lock"), timeout=600):
+        instance = dg.DagsterInstance.get()
+    with instance:
+        yield instance
+
+
 def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> RunResult:
     """Add the release partition and run ``release_job`` for it in-process against ``<data-dir>/dagster_home``."""
-    import dagster as dg
 
     from toolchoice_pipeline.definitions import build_definitions
+    from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 
-    os.environ["DAGSTER_HOME"] = str(dagster_home(data_dir))
+    home = dagster_home(data_dir)
+    os.environ["DAGSTER_HOME"] = str(home)
     write_request(data_dir, request)
     defs = build_definitions(str(data_dir))
-    with dg.DagsterInstance.get() as instance:
+    with opened_instance(home) as instance:
+        fail_dead_runs(instance)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
         job = defs.resolve_job_def("release_job")
         outcome = job.execute_in_process(
@@ -231,7 +249,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
             raise_on_error=False,
             resources={"progress": reporter},
             tags={"toolchoice/kind": request.kind, "toolchoice/suite": request.suite,
-                  "toolchoice/release": request.release_id, "toolchoice/requested_by": "cli"},
+                  "toolchoice/release": request.release_id, "toolchoice/requested_by": "cli", **process_tags()},
             # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
             run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
         )

@@ -1,10 +1,14 @@
-"""The release graph: tool_catalog → eval_tasks → agent_runs → judge_votes → task_scores → release_scores → baseline.
+"""The release graph: release_snapshot → tool_catalog → eval_tasks → agent_runs → judge_votes → task_scores →
+release_scores → baseline.
 
-Every asset is partitioned by release (a dynamic partition). The assets only wire the pure core: they load
-the release's request and suite, call the core, and put the numbers in Dagster metadata. Stage outputs are
-staged per release by :class:`~.io_manager.StagedRecordsIOManager`; ``release_scores`` commits the release's
-warehouse tables all at once and writes ``scores.json`` last; ``baseline`` promotes the release, and runs
-only when the blocking gate check on ``release_scores`` passed.
+Every asset is partitioned by release (a dynamic partition). ``release_snapshot`` resolves the release's request,
+suite and run configuration once and pins them (:mod:`toolchoice_pipeline.releases.snapshot`); every later asset
+works from its upstream outputs only, never from the suite or configuration files, so re-materialising any asset
+of an existing partition evaluates that partition's pinned inputs. Every output carries a data version computed
+from its content, so Dagster's staleness follows the data. Stage outputs are staged per release by
+:class:`~.io_manager.StagedRecordsIOManager`; ``release_scores`` commits the release's warehouse tables all at
+once and writes ``scores.json`` last; ``baseline`` promotes the release, and runs only when the blocking gate
+check on ``release_scores`` passed.
 """
 
 
@@ -15,19 +19,22 @@ import asyncio
 import dagster as dg
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
-from toolchoice_pipeline.releases.request import ReleaseRequest
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.catalog import catalog_version
 from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
+from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.metadata import catalog_diff_against_baseline, episode_metadata, judge_metadata, scores_markdown
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
+from toolchoice_pipeline.defs.staging import records_version
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 COMMON = dict(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION,
               io_manager_key="staged_io")
 
@@ -38,41 +45,63 @@ def bad_input(release_id: str, exc: InputError) -> dg.Failure:
     return dg.Failure(description=f"bad input for release {release_id}:\n{exc}")
 
 
-class ReleaseContext:
-    """The release request, suite and lineage of one partition, loaded once per asset."""
-
-    def __init__(self, context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource):
-        self.release_id = context.partition_key
-        try:
-            self.request: ReleaseRequest = toolchoice.request(self.release_id)
-            self.suite: Suite = toolchoice.suite(self.request)
-            self.config = toolchoice.run_config(self.request, self.suite)
-        except InputError as exc:
-            raise bad_input(self.release_id, exc) from None
-        self.lineage = Lineage(release_id=self.release_id, suite=self.suite.name,
-                               catalog_version=self.suite.catalog_version, run_id=context.op_execution_context.run_id)
+def versioned(records: list, metadata: dict) -> dg.Output:
+    """``records`` as an output whose data version is the hash of their content (:func:`~.staging.records_version`)."""
+    return dg.Output(records, data_version=dg.DataVersion(records_version(records)), metadata=metadata)
 
 
-@dg.asset(**COMMON, kinds={"yaml", "python"},
-          description="The tool catalog the agents choose from: the suite's curated tools merged with its live "
-                      "dumps (curated wins). Its data version is the catalog_version, so every score downstream "
-                      "traces back to the exact tool descriptions.")
-def tool_catalog(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.Output[list[ToolDefinition]]:
-    release = ReleaseContext(context, toolchoice)
-    suite = release.suite
-    tools = suite.all_tools()
+def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lineage:
+    return Lineage(release_id=snapshot.release_id, suite=snapshot.suite_name,
+                   catalog_version=snapshot.catalog_version, run_id=context.run.run_id)
+
+
+@dg.asset(**COMMON, kinds={"json"}, deps=["suite_files"],
+          description="What the release evaluates, resolved once and pinned in releases/<id>/snapshot.json: the "
+                      "request, the merged catalog (curated + live dumps), the tasks, the matching profile and the "
+                      "run configuration (models, params, judge, polls, cache policy) with their versions. "
+                      "Re-materialised, it returns the pin: a suite edit never changes a release that exists.")
+def release_snapshot(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource,
+                     config: LaunchpadRequest) -> dg.Output[ReleaseSnapshot]:
     try:
-        diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, suite, tools)
+        config.write_if_new(toolchoice.path, context.partition_key)
+        snapshot, resolved_now = pin_snapshot(toolchoice.path, context.partition_key)
+    except InputError as exc:
+        raise bad_input(context.partition_key, exc) from None
+    return dg.Output(snapshot, data_version=dg.DataVersion(snapshot.content_version()), metadata={
+        "suite": snapshot.suite_name,
+        "kind": snapshot.request.kind,
+        "catalog_version": snapshot.catalog_version,
+        "fixture_version": snapshot.fixture_version,
+        "models": dg.MetadataValue.json(snapshot.config.model_names()),
+        "judge": (f"{snapshot.config.judge.model.model} x{snapshot.config.judge.polls}"
+                  if snapshot.request.judge else "skipped (--no-judge)"),
+        "cache_policy": snapshot.cache_policy,
+        "resolved_at": snapshot.resolved_at,
+        "pinned": "resolved from the files now" if resolved_now else "the partition's existing pin",
+    })
+
+
+@dg.asset(**COMMON, kinds={"json", "python"},
+          description="The tool catalog the agents choose from, as pinned by release_snapshot: the suite's curated "
+                      "tools merged with its live dumps (curated wins). Its data version is the catalog_version, "
+                      "so every score downstream traces back to the exact tool descriptions.")
+def tool_catalog(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource,
+                 release_snapshot: ReleaseSnapshot) -> dg.Output[list[ToolDefinition]]:
+    snapshot = release_snapshot
+    tools = snapshot.suite().all_tools()
+    try:
+        diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, snapshot.suite(), tools)
     except InputError as exc:  # a damaged baseline.json or warehouse commit record
-        raise bad_input(release.release_id, exc) from None
+        raise bad_input(snapshot.release_id, exc) from None
     return dg.Output(
         tools,
-        data_version=dg.DataVersion(suite.catalog_version),
+        data_version=dg.DataVersion(snapshot.catalog_version),
         metadata={
-            "suite": suite.name,
-            "catalog_version": suite.catalog_version,
+            "suite": snapshot.suite_name,
+            "catalog_version": snapshot.catalog_version,
             "n_tools": len(tools),
-            "live_tools": len(suite.live),
+            "live_tools": len(snapshot.live),
+            "snapshot_resolved_at": snapshot.resolved_at,
             "baseline_release_id": baseline_id or "none",
             "catalog_diff_vs_baseline": dg.MetadataValue.md(diff_md),
         },
@@ -80,22 +109,24 @@ def tool_catalog(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResour
 
 
 @dg.asset(**COMMON, kinds={"python"}, deps=[tool_catalog],
-          description="The suite's eval tasks: a conversation and the tool (with key arguments) a good agent "
-                      "calls first, or none. fixture_version hashes the tasks and the matching profile.")
-def eval_tasks(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.Output[list[Task]]:
-    release = ReleaseContext(context, toolchoice)
-    suite = release.suite
-    tags = Counter(tag for task in suite.tasks for tag in task.tags)
+          description="The eval tasks as pinned by release_snapshot: a conversation and the tool (with key "
+                      "arguments) a good agent calls first, or none. Its data version is the fixture_version "
+                      "(the tasks and the matching profile).")
+def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnapshot) -> dg.Output[list[Task]]:
+    snapshot = release_snapshot
+    tasks = snapshot.tasks
+    tags = Counter(tag for task in tasks for tag in task.tags)
     return dg.Output(
-        suite.tasks,
+        tasks,
+        data_version=dg.DataVersion(snapshot.fixture_version),
         metadata={
-            "suite": suite.name,
-            "catalog_version": suite.catalog_version,
-            "fixture_version": suite.fixture_version,
-            "match_profile": suite.match_profile,
-            "n_tasks": len(suite.tasks),
-            "n_no_call_tasks": sum(1 for t in suite.tasks if t.expected is not None and t.expected.tool is None),
-            "n_unlabelled_tasks": sum(1 for t in suite.tasks if t.expected is None),
+            "suite": snapshot.suite_name,
+            "catalog_version": snapshot.catalog_version,
+            "fixture_version": snapshot.fixture_version,
+            "match_profile": snapshot.suite_spec.match_profile,
+            "n_tasks": len(tasks),
+            "n_no_call_tasks": sum(1 for t in tasks if t.expected is not None and t.expected.tool is None),
+            "n_unlabelled_tasks": sum(1 for t in tasks if t.expected is None),
             "tags": dg.MetadataValue.json(dict(sorted(tags.items()))),
             # where each task's catalog came from (ingested suites: trace, file, live-dump, curated)
             "catalog_sources": dg.MetadataValue.json({tag.split(":", 1)[1]: count for tag, count
@@ -104,36 +135,49 @@ def eval_tasks(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
     )
 
 
+def staged_catalog_version(tools: list[ToolDefinition]) -> str:
+    """The ``catalog_version`` of a staged ``tool_catalog`` (same-name inline tools ordered by hash, as
+    :attr:`~toolchoice_pipeline.suites.model.Suite.catalog_version` does)."""
+    return catalog_version(sorted(tools, key=lambda tool: tool.definition_hash))
+
+
 @dg.asset(**COMMON, kinds={"litellm", "python"},
           description="Every configured model on every task through LiteLLM: episodes of up to max_steps model "
-                      "calls, every call recorded with tokens, cost (USD) and latency (ms). Served from the call "
-                      "journal where the cache policy allows.")
-def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
-               eval_tasks: list[Task]) -> dg.Output[list[Episode]]:
+                      "calls, every call recorded with tokens, cost (USD) and latency (ms). Runs the staged "
+                      "tool_catalog and eval_tasks of the pinned snapshot (fails when they disagree with it). "
+                      "Served from the call journal where the cache policy allows.")
+def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource,
+               progress: dg.ResourceParam[ProgressReporter], release_snapshot: ReleaseSnapshot,
+               tool_catalog: list[ToolDefinition], eval_tasks: list[Task]) -> dg.Output[list[Episode]]:
     from toolchoice_pipeline.execution.runner import run_suite_sync
 
-    release = ReleaseContext(context, toolchoice)
-    policy = release.request.cache_policy or release.config.cache.policy
+    snapshot = release_snapshot
+    staged = staged_catalog_version(tool_catalog)
+    if staged != snapshot.catalog_version or [t.id for t in eval_tasks] != [t.id for t in snapshot.tasks]:
+        raise dg.Failure(description=(
+            f"release {snapshot.release_id}: the staged tool_catalog (catalog {staged}) or eval_tasks differ from "
+            f"the release's pinned snapshot (catalog {snapshot.catalog_version}): re-materialise tool_catalog and "
+            "eval_tasks of this partition first"))
     unavailable: dict[str, str] = {}
     try:
-        episodes = run_suite_sync(release.suite, release.config, data_dir=toolchoice.path,
-                                  models=release.config.models, cache_policy=policy,
+        episodes = run_suite_sync(snapshot.suite(tasks=eval_tasks), snapshot.config, data_dir=toolchoice.path,
+                                  models=snapshot.config.models, cache_policy=snapshot.cache_policy,
                                   progress=logged_progress(context, progress, "agents"),
-                                  resume_key=release.release_id, unavailable=unavailable)
+                                  resume_key=snapshot.release_id, unavailable=unavailable)
     except InputError as exc:
-        raise bad_input(release.release_id, exc) from None
+        raise bad_input(snapshot.release_id, exc) from None
     if unavailable:
         # Scoring a model that never answered would fail the gate for the wrong reason; every finished call is
         # journaled, so the run after the fix asks only what is missing.
-        raise dg.Failure(description=f"model unavailable for release {release.release_id}, nothing scored: "
+        raise dg.Failure(description=f"model unavailable for release {snapshot.release_id}, nothing scored: "
                                      + "; ".join(unavailable.values())
                                      + " (the other calls are journaled: fix it and run the same command again)",
                          metadata={"unavailable": dg.MetadataValue.json(unavailable)})
-    return dg.Output(episodes, metadata={
-        "catalog_version": release.suite.catalog_version,
-        "fixture_version": release.suite.fixture_version,
-        "models": dg.MetadataValue.json(release.config.model_names()),
-        "cache_policy": policy,
+    return versioned(episodes, {
+        "catalog_version": staged,
+        "fixture_version": snapshot.fixture_version,
+        "models": dg.MetadataValue.json(snapshot.config.model_names()),
+        "cache_policy": snapshot.cache_policy,
         **episode_metadata(episodes),
     })
 
@@ -142,41 +186,49 @@ def agent_runs(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource
           description="ChainPoll: the judge grades each episode's first step several times (independent "
                       "chain-of-thought votes, never cached); every vote is kept with its reasoning. TSQ = "
                       "yes-votes / valid votes.")
-def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, progress: dg.ResourceParam[ProgressReporter],
+def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource,
+                progress: dg.ResourceParam[ProgressReporter], release_snapshot: ReleaseSnapshot,
                 agent_runs: list[Episode]) -> dg.Output[list[JudgeVote]]:
     from toolchoice_pipeline.judge import RUBRIC_VERSION, judge_episodes_sync
     from toolchoice_pipeline.judge import JudgeBudget
     from toolchoice_pipeline.ingest.canary import canary_turns
     from toolchoice_pipeline.judge.calibration import judge_canary
 
+    from toolchoice_pipeline.judge.journal import PollJournal
     from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
-    release = ReleaseContext(context, toolchoice)
-    judge = release.config.judge
-    if not release.request.judge:
-        return dg.Output([], metadata={"judge": "skipped (--no-judge)", "rubric_version": RUBRIC_VERSION})
+    snapshot = release_snapshot
+    judge, retries = snapshot.config.judge, snapshot.config.retries
+    if not snapshot.request.judge:
+        return versioned([], {"judge": "skipped (--no-judge)", "rubric_version": RUBRIC_VERSION})
     try:
-        preflight_judge_sync(judge, data_dir=toolchoice.path, retries=release.config.retries)
+        preflight_judge_sync(judge, data_dir=toolchoice.path, retries=retries)
     except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
-        raise dg.Failure(description=f"judge unavailable for release {release.release_id}, nothing scored: "
+        raise dg.Failure(description=f"judge unavailable for release {snapshot.release_id}, nothing scored: "
                                      f"{exc}") from None
     report = logged_progress(context, progress, "judge")
     budget = JudgeBudget(judge.budget_usd)  # one budget for the episodes and the canary
-    votes = judge_episodes_sync(release.suite, agent_runs, judge, retries=release.config.retries,
-                                progress=lambda done, total: report("all models", done, total), budget=budget)
+    journal = PollJournal(toolchoice.path, snapshot.release_id)
+    try:
+        votes = judge_episodes_sync(snapshot.suite(), agent_runs, judge, retries=retries, journal=journal,
+                                    progress=lambda done, total: report("all models", done, total), budget=budget)
+    finally:
+        journal.close()
     try:
         canary = canary_turns(toolchoice.path)
     except InputError as exc:  # calibration (release_scores) says so plainly; the episodes' votes are kept
         canary, canary_note = [], f"missing: {exc.problems[0]}"
     else:
         canary_note = f"{len(canary)} turns judged"
-    canary_votes = asyncio.run(judge_canary(canary, judge, retries=release.config.retries, budget=budget))
-    return dg.Output(votes + canary_votes, metadata={
+    canary_votes = asyncio.run(judge_canary(canary, judge, retries=retries, budget=budget))
+    return versioned(votes + canary_votes, {
         "judge_model": judge.model.model,
         "polls": judge.polls,
         "rubric_version": RUBRIC_VERSION,
         "canary": canary_note,
         "judge_spend_usd": round(budget.spent_usd, 6),
+        "judge_polls_asked": journal.asked,
+        "judge_polls_resumed": journal.resumed,
         **judge_metadata(votes),
     })
 
@@ -184,17 +236,16 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
 @dg.asset(**COMMON, kinds={"python"},
           description="One score per episode: right tool and right arguments of the first call (matching "
                       "profile of the suite), calls per task, TSQ, flags.")
-def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
+def task_scores(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnapshot, agent_runs: list[Episode],
                 judge_votes: list[JudgeVote]) -> dg.Output[list[TaskScore]]:
     from toolchoice_pipeline.releases.store import score_records
 
-    release = ReleaseContext(context, toolchoice)
     try:
-        scores = score_records(release.suite, release.lineage, agent_runs, judge_votes)
+        scores = score_records(release_snapshot.suite(), lineage(context, release_snapshot), agent_runs, judge_votes)
     except InputError as exc:
-        raise bad_input(release.release_id, exc) from None
+        raise bad_input(release_snapshot.release_id, exc) from None
     flags = Counter(flag for score in scores for flag in score.flags)
-    return dg.Output(scores, metadata={
+    return versioned(scores, {
         "n_scores": len(scores),
         "n_infrastructure_errors": sum(1 for s in scores if s.error),
         "flags": dg.MetadataValue.json(dict(sorted(flags.items()))),
@@ -207,8 +258,8 @@ def task_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
                       "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
                       "writes `releases/<release_id>/scores.json` last. Its metadata shows the scores, the gate "
                       "report and the trend over releases as Markdown.")
-def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, agent_runs: list[Episode],
-                   judge_votes: list[JudgeVote],
+def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource,
+                   release_snapshot: ReleaseSnapshot, agent_runs: list[Episode], judge_votes: list[JudgeVote],
                    task_scores: list[TaskScore]) -> dg.MaterializeResult:
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.releases.store import publish_release
@@ -216,10 +267,10 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
     from toolchoice_pipeline.judge.calibration import release_calibration
     from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart, trend_markdown
 
-    release = ReleaseContext(context, toolchoice)
-    judge = release.config.judge
+    snapshot = release_snapshot
+    judge, request = snapshot.config.judge, snapshot.request
     judge_document = None
-    if release.request.judge:
+    if request.judge:
         right_tool = {(s.model, s.task_id): s.right_tool for s in task_scores if s.sample == 0}
         judge_document = {"model": judge.model.model, "polls": judge.polls, "rubric_version": RUBRIC_VERSION,
                           "budget_usd": judge.budget_usd,
@@ -227,20 +278,20 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
                                                              judge.calibration)}
     try:
         published = publish_release(
-            toolchoice.path, release.suite, release.lineage, release.request.kind, agent_runs, judge_votes,
-            scores=task_scores, force=release.request.force, promote=False, judge=judge_document,
+            toolchoice.path, snapshot.suite(), lineage(context, snapshot), request.kind, agent_runs, judge_votes,
+            scores=task_scores, force=request.force, promote=False, judge=judge_document,
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
-        raise bad_input(release.release_id, exc) from None
-    trend = load_trend(toolchoice.path, release.suite.name, last=TREND_WINDOW)
-    current_baseline = ReleaseStore(toolchoice.path).baseline(release.suite.name)
+        raise bad_input(snapshot.release_id, exc) from None
+    trend = load_trend(toolchoice.path, snapshot.suite_name, last=TREND_WINDOW)
+    current_baseline = ReleaseStore(toolchoice.path).baseline(snapshot.suite_name)
     chart = render_chart(trend, published.scores_path.parent / "trend.png",
-                         title=f"{release.suite.name}: tool choice over the last releases", baseline=current_baseline)
+                         title=f"{snapshot.suite_name}: tool choice over the last releases", baseline=current_baseline)
     gate = published.gate
     metadata = {
-        "catalog_version": release.suite.catalog_version,
-        "fixture_version": release.suite.fixture_version,
-        "kind": release.request.kind,
+        "catalog_version": snapshot.catalog_version,
+        "fixture_version": snapshot.fixture_version,
+        "kind": request.kind,
         "baseline_release_id": gate.baseline_release_id or "none yet",
         "gate_passed": gate.passed,
         "scores": dg.MetadataValue.md(scores_markdown(published.scores)),
@@ -254,7 +305,8 @@ def release_scores(context: dg.AssetExecutionContext, toolchoice: ToolchoiceReso
     }
     if chart is not None:
         metadata["trend_chart"] = dg.MetadataValue.path(str(chart.resolve()))
-    return dg.MaterializeResult(metadata=metadata)
+    document = published.scores.model_dump(mode="json", exclude={"run_id", "evaluated_at"})
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(short_hash(document)))
 
 
 @dg.asset(partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION,
@@ -267,11 +319,11 @@ def baseline(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) 
     release_id = context.partition_key
     promoted = store.promote(release_id)
     suite = store.read_scores(release_id).suite
-    return dg.MaterializeResult(metadata={
-        "promoted": promoted,
-        "baseline_release_id": store.baseline(suite) or "none yet",
-        "suite": suite,
-    })
+    current = store.baseline(suite) or "none yet"
+    return dg.MaterializeResult(
+        metadata={"promoted": promoted, "baseline_release_id": current, "suite": suite},
+        data_version=dg.DataVersion(short_hash({"promoted": promoted, "baseline_release_id": current})))
 
 
-release_assets = [tool_catalog, eval_tasks, agent_runs, judge_votes, task_scores, release_scores, baseline]
+release_assets = [release_snapshot, tool_catalog, eval_tasks, agent_runs, judge_votes, task_scores, release_scores,
+                  baseline]

@@ -8,14 +8,16 @@ import dagster as dg
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.records.episodes import Episode, TaskScore
 from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
-from toolchoice_pipeline.releases.request import read_request
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.defs.assets import agent_runs, release_scores, task_scores
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
+from toolchoice_pipeline.defs.assets import release_snapshot
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 
 ERROR = dg.AssetCheckSeverity.ERROR
+#: The release's pinned snapshot, for the checks that need what the release evaluates (never the suite files).
+SNAPSHOT_IN = {"release_snapshot": dg.AssetIn(key=release_snapshot.key)}
 
 #: The columns DESIGN §3 promises per table (every table also has the lineage columns).
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -94,20 +96,18 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
     )
 
 
-def _expected_episodes(toolchoice: ToolchoiceResource, release_id: str) -> tuple[int, int, int]:
-    """(models, tasks, expected episodes: tasks × each model's repeats, summed)."""
-    request = read_request(toolchoice.path, release_id)
-    suite = load_suite(toolchoice.path, request.suite, check=False)
-    config = toolchoice.run_config(request, suite)
-    return (len(config.models), len(suite.tasks),
-            sum(len(suite.tasks) * config.repeats_for(spec) for spec in config.models))
+def _expected_episodes(snapshot: ReleaseSnapshot) -> tuple[int, int, int]:
+    """(models, tasks, expected episodes: tasks × each model's repeats, summed) of the pinned snapshot."""
+    config = snapshot.config
+    return (len(config.models), len(snapshot.tasks),
+            sum(len(snapshot.tasks) * config.repeats_for(spec) for spec in config.models))
 
 
-@dg.asset_check(asset=agent_runs, partitions_def=release_partitions,
+@dg.asset_check(asset=agent_runs, partitions_def=release_partitions, additional_ins=SNAPSHOT_IN,
                 description="Row count: exactly one episode per (model, task, sample), none lost or duplicated.")
-def agent_runs_complete(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
-                        agent_runs: list[Episode]) -> dg.AssetCheckResult:
-    n_models, n_tasks, expected = _expected_episodes(toolchoice, context.partition_key)
+def agent_runs_complete(context: dg.AssetCheckExecutionContext, agent_runs: list[Episode],
+                        release_snapshot: ReleaseSnapshot) -> dg.AssetCheckResult:
+    n_models, n_tasks, expected = _expected_episodes(release_snapshot)
     keys = {(e.model, e.task_id, e.sample) for e in agent_runs}
     return dg.AssetCheckResult(
         passed=len(agent_runs) == expected and len(keys) == expected, severity=ERROR,
@@ -116,11 +116,11 @@ def agent_runs_complete(context: dg.AssetCheckExecutionContext, toolchoice: Tool
     )
 
 
-@dg.asset_check(asset=task_scores, partitions_def=release_partitions,
+@dg.asset_check(asset=task_scores, partitions_def=release_partitions, additional_ins=SNAPSHOT_IN,
                 description="Row count: one task score per episode; shares' inputs complete.")
-def task_scores_complete(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource,
-                         task_scores: list[TaskScore]) -> dg.AssetCheckResult:
-    n_models, n_tasks, expected = _expected_episodes(toolchoice, context.partition_key)
+def task_scores_complete(context: dg.AssetCheckExecutionContext, task_scores: list[TaskScore],
+                         release_snapshot: ReleaseSnapshot) -> dg.AssetCheckResult:
+    n_models, n_tasks, expected = _expected_episodes(release_snapshot)
     distinct = len({(s.model, s.task_id, s.sample) for s in task_scores})
     return dg.AssetCheckResult(
         passed=len(task_scores) == expected == distinct, severity=ERROR,

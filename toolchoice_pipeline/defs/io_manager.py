@@ -11,7 +11,7 @@ from toolchoice_pipeline.defs.staging import read_records, staged_path, write_re
 
 
 class StagedRecordsIOManager(dg.ConfigurableIOManager):
-    """Stores a list of pydantic records per asset and release as ``warehouse/_staging/release_id=<id>/<asset>.parquet``."""
+    """Stores a pydantic record or a list of them per asset and release as ``warehouse/_staging/release_id=<id>/<asset>.parquet``."""
 
     data_dir: str
 
@@ -19,13 +19,16 @@ class StagedRecordsIOManager(dg.ConfigurableIOManager):
         key = context.asset_key.to_user_string().replace("/", "__")
         return staged_path(Path(self.data_dir), context.asset_partition_key, key)
 
-    def handle_output(self, context: dg.OutputContext, obj: list[BaseModel]) -> None:
-        record_type = type(obj[0]) if obj else _annotated_record_type(context)
+    def handle_output(self, context: dg.OutputContext, obj: BaseModel | list[BaseModel]) -> None:
+        if isinstance(obj, BaseModel):
+            record_type: type[BaseModel] = type(obj)
+        else:
+            record_type = type(obj[0]) if obj else _annotated_record_type(context)
         path = self._path(context)
         rows = write_records(path, obj, record_type)
         context.add_output_metadata({"staged_rows": rows, "staged_path": dg.MetadataValue.path(str(path))})
 
-    def load_input(self, context: dg.InputContext) -> list[BaseModel]:
+    def load_input(self, context: dg.InputContext) -> BaseModel | list[BaseModel]:
         return read_records(self._path(context))
 
 

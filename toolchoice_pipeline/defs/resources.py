@@ -8,9 +8,6 @@ from typing import Callable
 
 import dagster as dg
 
-from toolchoice_pipeline.suites.config import RunConfig, load_run_config
-from toolchoice_pipeline.releases.request import ReleaseRequest, read_request
-from toolchoice_pipeline.suites.suite import Suite, load_suite
 
 DEFAULT_DATA_DIR = os.environ.get("TOOLCHOICE_DATA_DIR", "data")
 
@@ -21,21 +18,12 @@ class ToolchoiceResource(dg.ConfigurableResource):
     """The project's data directory (suites, run configuration, releases, warehouse)."""
 
     data_dir: str = DEFAULT_DATA_DIR
+    #: The catalog_change sensor runs a catalog version a finished release already evaluated (default: records it).
+    rerun_evaluated_catalogs: bool = os.environ.get("TOOLCHOICE_RERUN_EVALUATED_CATALOGS", "") in ("1", "true")
 
     @property
     def path(self) -> Path:
         return Path(self.data_dir)
-
-    def request(self, release_id: str) -> ReleaseRequest:
-        return read_request(self.path, release_id)
-
-    def suite(self, request: ReleaseRequest) -> Suite:
-        return load_suite(self.path, request.suite)
-
-    def run_config(self, request: ReleaseRequest, suite: Suite) -> RunConfig:
-        """The run configuration with this release's models (the request's, else the suite's, else the config's)
-        and the request's ``repeats`` when it gives one."""
-        return load_run_config(self.path).for_suite(request.models, suite.spec.models).with_repeats(request.repeats)
 
 
 class ProgressReporter:

@@ -8,6 +8,7 @@ compared with the baseline but never become it.
 import dagster as dg
 
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
@@ -22,6 +23,7 @@ from toolchoice_pipeline.defs.resources import ToolchoiceResource
     description="Adds partition nightly-YYYY-MM-DD (kind nightly, agent cache write_only) and runs it.",
 )
 def nightly_eval(context: dg.ScheduleEvaluationContext, toolchoice: ToolchoiceResource) -> dg.RunRequest:
+    fail_dead_runs(context.instance, context.log)
     release_id = f"nightly-{context.scheduled_execution_time:%Y-%m-%d}"
     write_request(toolchoice.path, ReleaseRequest(release_id=release_id, kind="nightly", cache_policy="write_only",
                                                   requested_by="schedule:nightly_eval"))

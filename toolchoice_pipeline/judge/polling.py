@@ -27,6 +27,7 @@ from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline.records.episodes import Episode, FLAG_BUDGET_EXHAUSTED, FLAG_JUDGE_FAILED, JudgeVote, tsq_of
+from toolchoice_pipeline.judge.journal import PollJournal, shown_key
 from toolchoice_pipeline.judge.parse import ParsedVerdict, parse_verdict, response_format_for
 from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION, build_judge_messages
 from toolchoice_pipeline.judge.call_params import poll_params, takes_seed
@@ -168,22 +169,34 @@ class _Poller:
 
 async def judge_items(items: list[JudgeItem], judge: JudgeConfig, *, retries: RetryConfig,
                       progress: Progress | None = None, budget: JudgeBudget | None = None,
-                      concurrency: int | None = None) -> list[JudgeVote]:
+                      concurrency: int | None = None, journal: PollJournal | None = None) -> list[JudgeVote]:
     """ChainPoll over prepared items: ``judge.polls`` votes per item, in item order then poll order.
 
     ``concurrency`` bounds the judge calls in flight (default: ``judge.model.max_concurrency`` or 8);
     ``progress(done_items, total_items)`` is called as items finish; ``budget`` (default: a new one from
     ``judge.budget_usd``) is shared by every call. Raises :class:`.prompt.JudgeInputError` for an item without
-    a catalog; provider failures never raise, they become invalid votes.
+    a catalog; provider failures never raise, they become invalid votes. With ``journal`` (the release's
+    :class:`~.journal.PollJournal`) a poll finished before is taken from it, never asked again.
     """
     budget = budget if budget is not None else JudgeBudget(judge.budget_usd)
     poller = _Poller(judge, retries, budget, concurrency or judge.model.max_concurrency or DEFAULT_CONCURRENCY)
     prepared = [(item, build_judge_messages(item.conversation, item.catalog, item.reply)) for item in items]
     done = 0
 
+    async def journaled(item: JudgeItem, messages: list[dict[str, Any]], poll: int) -> JudgeVote:
+        if journal is None:
+            return await poller.poll(item, messages, poll)
+        shown = shown_key(judge.model.model, RUBRIC_VERSION, messages)
+        finished = journal.finished(item.model, item.task_id, poll, shown)
+        if finished is not None:
+            return finished
+        vote = await poller.poll(item, messages, poll)
+        journal.record(vote, shown, max_attempts=judge.max_attempts)
+        return vote
+
     async def one(item: JudgeItem, messages: list[dict[str, Any]]) -> list[JudgeVote]:
         nonlocal done
-        votes = await asyncio.gather(*(poller.poll(item, messages, p) for p in range(judge.polls)))
+        votes = await asyncio.gather(*(journaled(item, messages, p) for p in range(judge.polls)))
         done += 1
         if progress is not None:
             progress(done, len(prepared))
@@ -194,20 +207,23 @@ async def judge_items(items: list[JudgeItem], judge: JudgeConfig, *, retries: Re
 
 
 async def judge_episodes(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
-                         progress: Progress | None = None, budget: JudgeBudget | None = None) -> list[JudgeVote]:
+                         progress: Progress | None = None, budget: JudgeBudget | None = None,
+                         journal: PollJournal | None = None) -> list[JudgeVote]:
     """Judge the first step of every episode of ``suite`` (a :class:`toolchoice_pipeline.suites.suite.Suite`).
 
     Returns ``judge.polls`` :class:`JudgeVote` rows per judged episode (invalid ones included); episodes with
     an infrastructure error get none. See :func:`judge_items` for concurrency, progress and budget.
     """
     return await judge_items(episode_items(suite, episodes), judge, retries=retries, progress=progress,
-                             budget=budget)
+                             budget=budget, journal=journal)
 
 
 def judge_episodes_sync(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
-                        progress: Progress | None = None, budget: JudgeBudget | None = None) -> list[JudgeVote]:
+                        progress: Progress | None = None, budget: JudgeBudget | None = None,
+                        journal: PollJournal | None = None) -> list[JudgeVote]:
     """:func:`judge_episodes` for callers without an event loop (``asyncio.run``)."""
-    return asyncio.run(judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget))
+    return asyncio.run(judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget,
+                                      journal=journal))
 
 
 def _by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[JudgeVote]]:

@@ -1,9 +1,11 @@
 """What a release partition evaluates: ``releases/<id>/request.json``, written when the partition is added.
 
-The CLI, the nightly schedule and the catalog-change sensor each write one before they request a run, so a
-partition re-materialised later (from the Dagster UI, say) evaluates the same suite, kind and models. A
-partition with no request (added by hand in the UI) gets defaults derived from its key: ``nightly-...`` is
-kind ``nightly``, ``catalog-...`` kind ``catalog-change``, anything else ``adhoc``, on the default suite.
+The CLI, the nightly schedule and the catalog-change sensor each write one before they request a run; a
+partition added in the UI gets one from the launchpad's run configuration (``defs/launchpad.py``), or its run
+is refused. The first asset pins what the request asks into a snapshot (``snapshot.py``), so a partition
+re-materialised later evaluates the same inputs. :func:`read_request` of a partition with no request returns
+defaults derived from its key (``nightly-...`` is kind ``nightly``, ``catalog-...`` kind ``catalog-change``,
+anything else ``adhoc``, on the default suite) for readers that only report.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from filelock import FileLock
 from pydantic import ValidationError
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
-from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
 from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
 from toolchoice_pipeline.releases.pairing import PAIRED_COLUMNS, paired_tasks
@@ -150,14 +150,23 @@ class ReleaseStore:
         return any(entry["release_id"] == release_id for entry in self._history(suite))
 
     def promote(self, release_id: str) -> bool:
-        """Make a finished release its suite's baseline if its kind is ``release`` and its gate passed.
+        """Make a finished release its suite's baseline if its kind is ``release`` and its gate passed against
+        the baseline in force now.
 
-        Returns whether it is now the baseline. Raises :class:`InputError` for an unknown release.
+        Gating and promotion are one step under the store's lock: a release gated against another baseline
+        than the one in force (two releases of a suite running at once: the other was promoted meanwhile) is
+        gated again against it first, and its ``scores.json`` and ``gate.md`` say so. Returns whether it is now
+        the baseline. Raises :class:`InputError` for an unknown release.
         """
         scores = self.read_scores(release_id)
-        if not _promotable(scores):
+        if scores.kind != PROMOTABLE_KIND:
             return False
         with self._lock():
+            in_force = self.baseline_for(scores.suite, release_id)
+            if in_force != scores.baseline_release_id:
+                scores = self._regate_against(scores, in_force)
+            if not _promotable(scores):
+                return False
             baselines = self._baselines()
             entry = baselines["suites"].setdefault(scores.suite, {"history": []})
             entry["history"] = [e for e in entry["history"] if e["release_id"] != release_id]
@@ -166,6 +175,21 @@ class ReleaseStore:
             entry["release_id"] = release_id
             self._write_baselines(baselines)
         return True
+
+    def _regate_against(self, scores: ReleaseDocument, baseline_id: str | None) -> ReleaseDocument:
+        """``scores`` gated again against ``baseline_id``; ``scores.json`` and ``gate.md`` rewritten."""
+        gate, baseline_models = regate(self.data_dir, scores.release_id, baseline_id)
+        if baseline_id is None:
+            gate.notes.append("the baseline it was gated against is no longer in force: gated again without one")
+        else:
+            gate.notes.append(f"gated again against {baseline_id}, the baseline in force when it was promoted "
+                              f"(first gated against {scores.baseline_release_id or 'no baseline'})")
+        document = scores.model_copy(update={"baseline_release_id": gate.baseline_release_id,
+                                             "gate": GateDocument.model_validate(gate.to_json())})
+        write_file_atomically(self.root / scores.release_id / GATE_MARKDOWN_FILE,
+                              gate_markdown(gate, scores.models, baseline_models, scores.suite))
+        self.write_scores(document)
+        return document
 
     def withdraw(self, suite: str, release_id: str) -> None:
         """Take ``release_id`` out of ``suite``'s baseline history (after a forced re-run that no longer qualifies)."""
@@ -311,7 +335,8 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
     with store.publishing_lock(lineage.release_id):
         store.check_release_id_free(lineage.release_id, force)
         # A release without scores.json never finished: replacing its tables needs no --force.
-        commit = warehouse.write_release(lineage, tables, kind=kind, replace=True)
+        # Out of the views until scores.json is written: the views never list a release the CLI calls unfinished.
+        commit = warehouse.write_release(lineage, tables, kind=kind, replace=True, published=False)
         gate, baseline_models = regate(data_dir, lineage.release_id, models=models, suite=suite.name)
         document = ReleaseDocument(
             release_id=lineage.release_id,
@@ -330,6 +355,7 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
         markdown = gate_markdown(gate, models, baseline_models, suite.name)
         write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
         path = store.write_scores(document)
+        warehouse.publish(lineage.release_id)
     qualifies = _promotable(document)
     if not qualifies and store.was_promoted(suite.name, lineage.release_id):
         store.withdraw(suite.name, lineage.release_id)

@@ -39,6 +39,7 @@ import json
 import os
 import shutil
 import uuid
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -102,6 +103,9 @@ class ReleaseCommit:
     committed_at: str
     files: dict[str, str]
     rows: dict[str, int] = field(default_factory=dict)
+    #: False from the warehouse commit until the release's scores.json is written (:meth:`Warehouse.publish`):
+    #: the views list published commits only, so they never show a release the CLI calls unfinished.
+    published: bool = True
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, indent=2, sort_keys=True)
@@ -287,8 +291,11 @@ class Warehouse:
     # --- writing ---------------------------------------------------------------------------------------------
 
     def write_release(self, lineage: Lineage, tables: dict[str, pa.Table], *, kind: str,
-                      replace: bool = False) -> ReleaseCommit:
+                      replace: bool = False, published: bool = True) -> ReleaseCommit:
         """Commit one release's tables atomically (see the module docstring); returns its commit record.
+
+        With ``published=False`` the release stays out of the views until :meth:`publish` (the publisher writes
+        ``scores.json`` in between).
 
         ``tables`` maps every name of :data:`TABLE_NAMES` to an Arrow table carrying ``lineage``. Raises
         :class:`InputError` when the release is already committed and ``replace`` is False (nothing is committed
@@ -304,7 +311,7 @@ class Warehouse:
         conformed = {name: conform(name, tables[name], lineage) for name in TABLE_NAMES}
         attempt = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
         if self.remote:
-            return self._write_release_to_object_store(lineage, conformed, kind, replace, attempt)
+            return self._write_release_to_object_store(lineage, conformed, kind, replace, attempt, published)
         with self._lock():
             previous = self.commit(lineage.release_id)
             self._remove_leftovers(lineage.release_id, previous)
@@ -327,7 +334,8 @@ class Warehouse:
                 files[name] = relative.as_posix()
             commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
                                    committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-                                   files=files, rows={n: t.num_rows for n, t in conformed.items()})
+                                   files=files, rows={n: t.num_rows for n, t in conformed.items()},
+                                   published=published)
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())
             self._install_views(self._updated_views())
             if previous is not None:
@@ -340,13 +348,31 @@ class Warehouse:
                 pass
         return commit
 
+    def publish(self, release_id: str) -> None:
+        """Show a release committed with ``published=False`` in the views (after its ``scores.json``)."""
+        commit = self.commit(release_id)
+        if commit is None or commit.published:
+            return
+        record = self.root / COMMITS_DIR / f"{release_id}.json"
+        published = dataclasses.replace(commit, published=True).to_json()
+        if self.remote:
+            write_object(record, published, only_if_absent=False)
+            with self._lock():
+                views = self._updated_views()
+                upload(views, self.root / DUCKDB_FILE)
+                self._install_views(views)
+            return
+        with self._lock():
+            write_file_atomically(record, published)
+            self._install_views(self._updated_views())
+
     def _already_committed(self, release_id: str, what: str) -> InputError:
         return InputError(Problem(file=display_path(self.root / COMMITS_DIR / f"{release_id}.json"),
                                   field="release_id",
                                   message=f"release '{release_id}' {what} (use --force to replace it)"))
 
     def _write_release_to_object_store(self, lineage: Lineage, conformed: dict[str, pa.Table], kind: str,
-                                       replace: bool, attempt: str) -> ReleaseCommit:
+                                       replace: bool, attempt: str, published: bool = True) -> ReleaseCommit:
         """:meth:`write_release` on an object store: no lock between writers. Data files go straight to their
         unique names; the commit record of a new release is written only if absent (a writer that loses the race
         removes its files and raises :class:`InputError`); a replaced record is overwritten (one writer per
@@ -362,7 +388,8 @@ class Warehouse:
             files[name] = relative
         commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
                                committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-                               files=files, rows={n: t.num_rows for n, t in conformed.items()})
+                               files=files, rows={n: t.num_rows for n, t in conformed.items()},
+                               published=published)
         try:
             write_object(self.root / COMMITS_DIR / f"{release_id}.json", commit.to_json(),
                          only_if_absent=previous is None)
@@ -413,6 +440,8 @@ class Warehouse:
                     con.execute("DELETE FROM _files WHERE release_id = ?", [release_id])
                 for release_id in changed:
                     commit = _read_commit(self.root / COMMITS_DIR / f"{release_id}.json")
+                    if not commit.published:  # shown once :meth:`publish` marks it (after its scores.json)
+                        continue
                     con.execute("INSERT INTO _committed VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                 [commit.release_id, commit.suite, commit.catalog_version, commit.run_id,
                                  commit.kind, commit.attempt, commit.committed_at, stamps[release_id]])

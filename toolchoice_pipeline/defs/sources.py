@@ -1,0 +1,69 @@
+"""``suite_files``: the suite files as an observable source asset, so an edit shows in the UI before any run.
+
+Partitioned like the release graph: the version observed for release ``r`` is the current
+``<catalog_version>-<fixture_version>`` of the files of ``r``'s suite (its pinned snapshot's suite, else its
+request's). ``release_snapshot`` depends on it, so after a description edit and an observation ("Observe
+sources" in the UI, or the ``observe_suite_files`` job) every release of that suite shows
+``release_snapshot`` stale: the files moved on since the release pinned them. Re-materialising it returns the
+pin (same data version), which clears the mark without changing anything downstream; evaluating the edited
+files is a new partition.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME, release_partitions
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.releases.request import read_request, request_path
+from toolchoice_pipeline.releases.snapshot import read_snapshot
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.errors import InputError
+
+UNREADABLE = "unreadable"
+SOURCES_GROUP = "suites"  # not in release_job, which materialises the group "release"
+
+
+def files_version(toolchoice: ToolchoiceResource, suite: str) -> str:
+    """``<catalog_version>-<fixture_version>`` of the suite's files as they are now; ``unreadable`` when they do
+    not load."""
+    try:
+        loaded = load_suite(toolchoice.path, suite, check=False)
+    except InputError:
+        return UNREADABLE
+    return f"{loaded.catalog_version}-{loaded.fixture_version}"
+
+
+def release_suite(toolchoice: ToolchoiceResource, release_id: str) -> str | None:
+    """The suite a release evaluates: its pin's, else its request's; None when neither reads."""
+    try:
+        pinned = read_snapshot(toolchoice.path, release_id)
+        if pinned is not None:
+            return pinned.suite_name
+        has_request = request_path(toolchoice.path, release_id).is_file()
+        return read_request(toolchoice.path, release_id).suite if has_request else None
+    except InputError:
+        return None
+
+
+@dg.observable_source_asset(
+    name="suite_files", partitions_def=release_partitions, group_name=SOURCES_GROUP,
+    description="The suite files a release reads (catalog, live dumps, tasks, matching profile), observed: the "
+                "data version of a release partition is its suite's current <catalog_version>-<fixture_version>.")
+def suite_files(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.DataVersionsByPartition:
+    by_suite: dict[str, str] = {}
+    versions: dict[str, str] = {}
+    for release_id in context.instance.get_dynamic_partitions(RELEASE_PARTITIONS_NAME):
+        suite = release_suite(toolchoice, release_id)
+        if suite is None:
+            versions[release_id] = UNREADABLE
+            continue
+        if suite not in by_suite:
+            by_suite[suite] = files_version(toolchoice, suite)
+        versions[release_id] = by_suite[suite]
+    return dg.DataVersionsByPartition(versions)
+
+
+observe_suite_files = dg.define_asset_job(
+    name="observe_suite_files", selection=dg.AssetSelection.assets("suite_files"),
+    description="Observe the suite files of every release partition (a description edit shows as stale).")

@@ -1,0 +1,101 @@
+"""A SIGKILLed ``toolchoice run`` (issue 10): its Dagster run, left ``STARTED`` by the dead process, is marked
+failed by the next ``catalog_change`` tick, and the run that tick requests then goes through. Real parts: the
+installed console script as a process, a real Dagster instance on the data dir's ``dagster_home``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import dagster as dg
+import pytest
+
+from toolchoice_pipeline.cli.run import opened_instance
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.defs.sensors import catalog_change
+from toolchoice_pipeline_tests.pipeline_helpers import TOOLCHOICE, copy_data, materialise, set_description
+
+pytestmark = pytest.mark.slow
+
+
+def runs_of(instance, release_id: str) -> list:
+    return instance.get_runs(dg.RunsFilter(tags={"toolchoice/release": release_id}))
+
+
+def test_a_sigkilled_run_is_marked_failed_at_the_next_tick_and_the_sensor_run_goes_through(tmp_path, monkeypatch):
+    data_dir = copy_data(tmp_path / "data")
+    home = data_dir / "dagster_home"
+    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
+    env.pop("TOOLCHOICE_DATA_DIR", None)
+    process = subprocess.Popen([str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "k1"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    try:
+        deadline = time.monotonic() + 300
+        # The snapshot is pinned by the run's first step: the run is STARTED from then on.
+        while not (data_dir / "releases" / "k1" / "snapshot.json").exists():
+            assert process.poll() is None and time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    resources = {"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}
+    with opened_instance(home) as instance:
+        [killed] = runs_of(instance, "k1")
+        assert killed.status == dg.DagsterRunStatus.STARTED
+
+        with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as context:
+            first = catalog_change(context)
+        assert instance.get_run_by_id(killed.run_id).status == dg.DagsterRunStatus.FAILURE
+        failure = [e for e in instance.all_logs(killed.run_id) if e.dagster_event_type == dg.DagsterEventType.RUN_FAILURE]
+        assert failure and "is gone" in failure[-1].message
+
+        set_description(data_dir, "Bash", "A utility.")
+        with dg.build_sensor_context(instance=instance, cursor=first.cursor, resources=resources) as context:
+            tick = catalog_change(context)
+        [run] = tick.run_requests
+        result = materialise(data_dir, instance, run.partition_key, kind="catalog-change", judge=False)
+        assert result.success
+        in_progress = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
+        assert in_progress == []
+
+
+def journaled_polls(data_dir, release_id: str) -> int:
+    import sqlite3
+
+    path = data_dir / "cache" / "judge_polls.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(str(path), timeout=30) as db:
+        try:
+            return db.execute("SELECT count(*) FROM judge_polls WHERE resume_key = ?", [release_id]).fetchone()[0]
+        except sqlite3.OperationalError:  # the table is being created
+            return 0
+
+
+def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(tmp_path, monkeypatch):
+    data_dir = copy_data(tmp_path / "data")
+    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
+    env.pop("TOOLCHOICE_DATA_DIR", None)
+    command = [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "kj", "--models", "local/name-match"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while journaled_polls(data_dir, "kj") < 10:
+            assert process.poll() is None and time.monotonic() < deadline, "judging did not start"
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finished = journaled_polls(data_dir, "kj")
+    resumed_run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert resumed_run.returncode == 0, resumed_run.stderr
+    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
+    with opened_instance(data_dir / "dagster_home") as instance:
+        event = instance.get_latest_materialization_event(dg.AssetKey("judge_votes"))
+        metadata = event.asset_materialization.metadata
+    asked, resumed = metadata["judge_polls_asked"].value, metadata["judge_polls_resumed"].value
+    assert resumed == finished >= 10
+    assert asked + resumed == metadata["n_votes"].value
