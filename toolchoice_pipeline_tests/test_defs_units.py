@@ -18,6 +18,7 @@ from toolchoice_pipeline.defs.assets import (
     eval_tasks,
     judge_votes,
     release_scores,
+    release_snapshot,
     task_scores,
     tool_catalog,
 )
@@ -28,6 +29,7 @@ from toolchoice_pipeline.defs.checks import (
     task_scores_complete,
     warehouse_schema,
 )
+from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource
 from toolchoice_pipeline.judge.calibration import CANARY_MODEL
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
@@ -82,23 +84,40 @@ def stages(released):
     """Every asset of the release, called once for the module in graph order, each on the previous ones'
     outputs. Tests read it; the one that promotes the release runs last in file order."""
     toolchoice = released
-    out = {"tool_catalog": tool_catalog(context(toolchoice), toolchoice=toolchoice)}
-    out["eval_tasks"] = eval_tasks(context(toolchoice), toolchoice=toolchoice)
+    out = {"release_snapshot": snapshot_of(toolchoice)}
+    snapshot = out["release_snapshot"].value
+    out["tool_catalog"] = tool_catalog(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot)
+    out["eval_tasks"] = eval_tasks(context(toolchoice), release_snapshot=snapshot)
     out["agent_runs"] = agent_runs(context(toolchoice), toolchoice=toolchoice, progress=ProgressReporter(),
+                                   release_snapshot=snapshot, tool_catalog=out["tool_catalog"].value,
                                    eval_tasks=out["eval_tasks"].value)
     out["judge_votes"] = judge_votes(context(toolchoice), toolchoice=toolchoice, progress=ProgressReporter(),
-                                     agent_runs=out["agent_runs"].value)
-    out["task_scores"] = task_scores(context(toolchoice), toolchoice=toolchoice,
+                                     release_snapshot=snapshot, agent_runs=out["agent_runs"].value)
+    out["task_scores"] = task_scores(context(toolchoice), release_snapshot=snapshot,
                                      agent_runs=out["agent_runs"].value, judge_votes=out["judge_votes"].value)
-    out["release_scores"] = release_scores(context(toolchoice), toolchoice=toolchoice,
+    out["release_scores"] = release_scores(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot,
                                            agent_runs=out["agent_runs"].value,
                                            judge_votes=out["judge_votes"].value,
                                            task_scores=out["task_scores"].value)
     return out
 
 
+def snapshot_of(toolchoice: ToolchoiceResource) -> dg.Output:
+    """The partition's pinned snapshot, from its request (no launchpad configuration needed)."""
+    return release_snapshot(context(toolchoice), toolchoice=toolchoice, config=LaunchpadRequest())
+
+
+def test_the_snapshot_pins_the_suite_and_run_configuration_once(toolchoice):
+    first = snapshot_of(toolchoice).value
+    tasks_file = toolchoice.path / "suites" / DEMO_SUITE / "tasks.jsonl"
+    tasks_file.write_text(tasks_file.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    again = snapshot_of(toolchoice)
+    assert len(again.value.tasks) == N_TASKS == len(first.tasks)  # the edit does not move an existing release
+    assert again.metadata["pinned"].value == "the partition's existing pin"
+
+
 def test_tool_catalog_carries_the_suites_catalog_version_as_its_data_version(toolchoice):
-    output = tool_catalog(context(toolchoice), toolchoice=toolchoice)
+    output = tool_catalog(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot_of(toolchoice).value)
     suite = load_suite(toolchoice.path, DEMO_SUITE)
     assert output.data_version == dg.DataVersion(suite.catalog_version)
     assert [tool.name for tool in output.value] == [tool.name for tool in suite.all_tools()]
@@ -106,7 +125,7 @@ def test_tool_catalog_carries_the_suites_catalog_version_as_its_data_version(too
 
 
 def test_eval_tasks_are_the_suites_tasks_with_the_fixture_version(toolchoice):
-    output = eval_tasks(context(toolchoice), toolchoice=toolchoice)
+    output = eval_tasks(context(toolchoice), release_snapshot=snapshot_of(toolchoice).value)
     suite = load_suite(toolchoice.path, DEMO_SUITE)
     assert [task.id for task in output.value] == [task.id for task in suite.tasks]
     assert len(output.value) == N_TASKS
@@ -147,9 +166,10 @@ def test_release_scores_publish_scores_json_and_the_checks_read_it(stages, relea
 def test_row_count_checks_pass_on_whole_stages_and_fail_on_a_lost_episode(stages, released):
     toolchoice = released
     episodes, scores = stages["agent_runs"].value, stages["task_scores"].value
-    assert agent_runs_complete(check_context(toolchoice), toolchoice=toolchoice, agent_runs=episodes).passed
-    assert task_scores_complete(check_context(toolchoice), toolchoice=toolchoice, task_scores=scores).passed
-    lost = agent_runs_complete(check_context(toolchoice), toolchoice=toolchoice, agent_runs=episodes[1:])
+    snapshot = stages["release_snapshot"].value
+    assert agent_runs_complete(check_context(toolchoice), agent_runs=episodes, release_snapshot=snapshot).passed
+    assert task_scores_complete(check_context(toolchoice), task_scores=scores, release_snapshot=snapshot).passed
+    lost = agent_runs_complete(check_context(toolchoice), agent_runs=episodes[1:], release_snapshot=snapshot)
     assert not lost.passed and lost.metadata["expected"].value == len(episodes)
 
 
@@ -163,7 +183,8 @@ def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(st
 def test_judge_calibration_fails_on_an_unreadable_canary_session(stages, toolchoice):
     (toolchoice.path / "sessions").mkdir(exist_ok=True)
     (toolchoice.path / "sessions" / "canary.jsonl").write_text("not a session\n", encoding="utf-8")
-    release_scores(context(toolchoice), toolchoice=toolchoice, agent_runs=stages["agent_runs"].value,
+    release_scores(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot_of(toolchoice).value,
+                   agent_runs=stages["agent_runs"].value,
                    judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
     result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice)
     assert not result.passed and "canary" in result.description

@@ -52,7 +52,7 @@ def versioned(records: list, metadata: dict) -> dg.Output:
 
 def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lineage:
     return Lineage(release_id=snapshot.release_id, suite=snapshot.suite_name,
-                   catalog_version=snapshot.catalog_version, run_id=context.run.run_id)
+                   catalog_version=snapshot.catalog_version, run_id=context.op_execution_context.run_id)
 
 
 @dg.asset(**COMMON, kinds={"json"}, deps=["suite_files"],
