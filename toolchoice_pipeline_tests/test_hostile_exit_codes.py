@@ -37,6 +37,7 @@ def stored(tmp_path) -> Path:
 
 # --- output paths --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_gate_junit_into_a_missing_directory_is_refused_and_creates_nothing(stored, tmp_path):
     target = tmp_path / "nonexistent" / "dir" / "j.xml"
     done = toolchoice("gate", "r1", "--junit", str(target), "--data-dir", str(stored))
@@ -45,6 +46,7 @@ def test_gate_junit_into_a_missing_directory_is_refused_and_creates_nothing(stor
     assert done.stdout == ""  # refused before the gate printed anything
 
 
+@pytest.mark.slow
 def test_gate_markdown_under_a_regular_file_is_one_line(stored, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
@@ -52,12 +54,14 @@ def test_gate_markdown_under_a_regular_file_is_one_line(stored, tmp_path):
     assert_one_error_line(done, 2, "--markdown")
 
 
+@pytest.mark.slow
 def test_gate_markdown_to_a_directory_is_one_line(stored, tmp_path):
     (tmp_path / "out.md").mkdir()
     done = toolchoice("gate", "r1", "--markdown", str(tmp_path / "out.md"), "--data-dir", str(stored))
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_report_chart_to_an_unwritable_path_is_one_line(stored, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
@@ -70,6 +74,7 @@ def test_report_chart_to_an_unwritable_path_is_one_line(stored, tmp_path):
 DEEP = 100_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", [
     '{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}",
     "[" * DEEP + "]" * DEEP,
@@ -91,6 +96,7 @@ def session(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", ["/dev/zero", "fifo"])
 @pytest.mark.parametrize("where", ["--catalog", "--catalog-dump", "bfcl"])
 def test_a_device_or_pipe_as_an_input_file_is_refused_before_reading(tmp_path, session, device, where):
@@ -117,6 +123,7 @@ def _small_run(tmp_path: Path) -> Path:
     return data_dir
 
 
+@pytest.mark.slow
 def test_a_step_that_cannot_write_its_output_gives_exit_3_and_one_line_per_failed_step(tmp_path):
     data_dir = _small_run(tmp_path)
     (data_dir / "warehouse").mkdir()
@@ -125,10 +132,11 @@ def test_a_step_that_cannot_write_its_output_gives_exit_3_and_one_line_per_faile
     output = done.stdout + done.stderr
     assert done.returncode == 3 and "Traceback" not in output, output
     assert "error: the run failed before the release was scored" in done.stderr
-    assert "  tool_catalog: NotADirectoryError: [Errno 20] Not a directory" in done.stderr
+    assert "  release_snapshot: NotADirectoryError: [Errno 20] Not a directory" in done.stderr
     assert not (data_dir / "releases" / "r1" / "scores.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limit_kib", [64, 512])
 def test_a_full_disk_inside_a_step_is_a_bad_environment_never_a_failed_gate(tmp_path, limit_kib):
     """The file-size limit (RLIMIT_FSIZE; Python ignores SIGXFSZ, so writes past it fail with EFBIG) stands in

@@ -103,6 +103,7 @@ def test_replies_that_stay_malformed_become_an_infrastructure_error_naming_the_c
         assert isinstance(caught.value, MalformedReply)
 
 
+@pytest.mark.slow
 def test_toolchoice_run_stops_on_a_model_whose_replies_stay_malformed_and_prints_the_cause(demo_copy, provider_factory):
     provider = provider_factory([NO_CHOICES])
     config_path = demo_copy / "data" / "toolchoice.yaml"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 
@@ -54,6 +56,7 @@ def test_the_trend_markdown_names_the_baseline_and_the_failed_gate():
         "| r3 | release | FAIL | 60.00 / 50.00 | 59.00 / 49.00 |"]
 
 
+@pytest.mark.slow
 def test_the_dagster_ui_shows_the_trend_and_the_gate_report_and_paths_are_absolute(tmp_path, monkeypatch):
     import dagster as dg
 

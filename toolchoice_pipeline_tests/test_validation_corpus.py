@@ -301,7 +301,7 @@ CASES = [
     Case("config-unknown-fields",
          {"toolchoice.yaml": "models: [local/bm25-router]\nconcurrancy:\n  per_model: 4\njudge:\n  pols: 3\n"},
          (f"{CFG}:2: concurrancy: unknown field (did you mean 'concurrency'? allowed: models, judge, concurrency, "
-          "retries, max_steps, cache)",
+          "retries, max_steps, cache, repeats, budget_usd, gate)",
           f"{CFG}:5: judge.pols: unknown field (did you mean 'polls'? allowed: model, polls, max_attempts, "
           "temperature, budget_usd, calibration)"), kind="config"),
     Case("config-wrong-values",
