@@ -10,8 +10,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from toolchoice_pipeline.ingest.bfcl import ImportResult, import_bfcl
 from toolchoice_pipeline.records.calls import Reply, make_call
@@ -39,8 +40,10 @@ def suite_name(category: str) -> str:
 
 def import_bfcl_suites(data_dir: Path, categories: Iterable[str] = CATEGORIES) -> dict[str, ImportResult]:
     """Import each category's BFCL files as the suite ``bfcl_<category>`` under ``data_dir``."""
-    return {category: import_bfcl(questions_file(category), answers_file(category), suite_name(category), data_dir)
-            for category in categories}
+    return {
+        category: import_bfcl(questions_file(category), answers_file(category), suite_name(category), data_dir)
+        for category in categories
+    }
 
 
 def read_verdicts(path: Path = VERDICTS) -> list[dict[str, Any]]:
@@ -54,8 +57,14 @@ def verdict_reply(tool_calls: list[dict[str, Any]]) -> Reply:
     return Reply(text=None, calls=[make_call(call.get("name"), call.get("arguments")) for call in tool_calls])
 
 
-def write_replay_file(path: Path, *, prefer: Iterable[str] = ("gold",), fallback: str = "gold",
-                      categories: Iterable[str] | None = None, verdicts: Path = VERDICTS) -> dict[str, str]:
+def write_replay_file(
+    path: Path,
+    *,
+    prefer: Iterable[str] = ("gold",),
+    fallback: str = "gold",
+    categories: Iterable[str] | None = None,
+    verdicts: Path = VERDICTS,
+) -> dict[str, str]:
     """Write a replay file (DESIGN §3) with one line per task of the verdicts file, and return the variant chosen
     for each task id.
 
@@ -78,7 +87,8 @@ def write_replay_file(path: Path, *, prefer: Iterable[str] = ("gold",), fallback
             if variant is None:
                 continue
             calls = [{"name": c["name"], "arguments": c.get("arguments")} for c in variants[variant]["tool_calls"]]
-            handle.write(json.dumps({"task_id": task_id, "tool_calls": calls, "content": None},
-                                    ensure_ascii=False) + "\n")
+            handle.write(
+                json.dumps({"task_id": task_id, "tool_calls": calls, "content": None}, ensure_ascii=False) + "\n"
+            )
             chosen[task_id] = variant
     return chosen

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 from litellm import CustomLLM
@@ -20,24 +21,45 @@ from toolchoice_pipeline.providers.response import fill_response
 from toolchoice_pipeline.suites.suite import Suite, load_suite
 
 CATALOG = [
-    {"name": "Read", "description": "Read a file from the local filesystem.",
-     "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}},
-    {"name": "Grep", "description": "Search file contents with a regular expression.",
-     "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}},
-    {"name": "Glob", "description": "Find files by name pattern.",
-     "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}},
+    {
+        "name": "Read",
+        "description": "Read a file from the local filesystem.",
+        "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]},
+    },
+    {
+        "name": "Grep",
+        "description": "Search file contents with a regular expression.",
+        "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
+    },
+    {
+        "name": "Glob",
+        "description": "Find files by name pattern.",
+        "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
+    },
 ]
 
 
 def task_line(task_id: str, text: str, tool: str | None, **extra: Any) -> dict[str, Any]:
-    line = {"id": task_id, "messages": [{"role": "user", "content": text}],
-            "expected": {"tool": tool, "arguments": {}}, "tools": None, "tool_results": None, "tags": []}
+    line = {
+        "id": task_id,
+        "messages": [{"role": "user", "content": text}],
+        "expected": {"tool": tool, "arguments": {}},
+        "tools": None,
+        "tool_results": None,
+        "tags": [],
+    }
     line.update(extra)
     return line
 
 
-def write_suite(data_dir: Path, tasks: list[dict[str, Any]], *, catalog: list[dict[str, Any]] | None = None,
-                name: str = "demo", models: list[str] | None = None) -> Suite:
+def write_suite(
+    data_dir: Path,
+    tasks: list[dict[str, Any]],
+    *,
+    catalog: list[dict[str, Any]] | None = None,
+    name: str = "demo",
+    models: list[str] | None = None,
+) -> Suite:
     """Write ``data_dir/suites/<name>`` with the given task lines and load it (without semantic checks)."""
     directory = data_dir / "suites" / name
     directory.mkdir(parents=True, exist_ok=True)
@@ -78,19 +100,34 @@ class ScriptedProvider(CustomLLM):
         self.max_in_flight_by_model: dict[str, int] = {}
         self.started: list[tuple[float, str]] = []
 
-    async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                          encoding, api_key, logging_obj, optional_params, *args, **kwargs):
+    async def acompletion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        *args,
+        **kwargs,
+    ):
         params = dict(optional_params)
         tools = params.pop("tools", None) or []
         metadata = (kwargs.get("litellm_params") or {}).get("metadata") or {}
-        self.requests.append({"model": model, "messages": messages, "tools": tools, "metadata": dict(metadata),
-                              "params": params})
+        self.requests.append(
+            {"model": model, "messages": messages, "tools": tools, "metadata": dict(metadata), "params": params}
+        )
         self.started.append((time.perf_counter(), model))
         self.in_flight += 1
         self.in_flight_by_model[model] = self.in_flight_by_model.get(model, 0) + 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        self.max_in_flight_by_model[model] = max(self.max_in_flight_by_model.get(model, 0),
-                                                 self.in_flight_by_model[model])
+        self.max_in_flight_by_model[model] = max(
+            self.max_in_flight_by_model.get(model, 0), self.in_flight_by_model[model]
+        )
         try:
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)

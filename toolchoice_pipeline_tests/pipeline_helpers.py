@@ -27,7 +27,16 @@ TOOLCHOICE = BIN / "toolchoice"
 DEMO_SUITE = "coding_agent"
 DEMO_MODELS = ("local/bm25-router", "local/name-match")
 #: The release graph in dependency order (DESIGN §6; issue 6).
-ASSET_CHAIN = ("release_snapshot", "tool_catalog", "eval_tasks", "agent_runs", "judge_votes", "task_scores", "release_scores", "baseline")
+ASSET_CHAIN = (
+    "release_snapshot",
+    "tool_catalog",
+    "eval_tasks",
+    "agent_runs",
+    "judge_votes",
+    "task_scores",
+    "release_scores",
+    "baseline",
+)
 WAREHOUSE_TABLES = ("task_scores", "release_scores", "agent_calls", "judge_votes", "tool_catalog")
 LINEAGE_COLUMNS = ("release_id", "suite", "catalog_version", "run_id")
 #: What ``copy_data`` leaves out: run outputs of whoever used the repo's data directory.
@@ -82,27 +91,33 @@ def materialise(data_dir: Path, instance, release_id: str, **request_fields: Any
     instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
     defs = build_definitions(str(data_dir))
     return defs.resolve_job_def("release_job").execute_in_process(
-        partition_key=release_id, instance=instance, raise_on_error=False)
+        partition_key=release_id, instance=instance, raise_on_error=False
+    )
 
 
 def check_evaluations(result) -> dict[str, Any]:
     """``{check name: AssetCheckEvaluation}`` of a Dagster run result."""
-    return {event.asset_check_evaluation_data.check_name: event.asset_check_evaluation_data
-            for event in result.all_events if event.event_type_value == "ASSET_CHECK_EVALUATION"}
+    return {
+        event.asset_check_evaluation_data.check_name: event.asset_check_evaluation_data
+        for event in result.all_events
+        if event.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
 
 
 def materialised_assets(result) -> dict[str, Any]:
     """``{asset name: AssetMaterialization}`` of a Dagster run result."""
-    return {event.asset_key.to_user_string(): event.step_materialization_data.materialization
-            for event in result.all_events if event.event_type_value == "ASSET_MATERIALIZATION"}
+    return {
+        event.asset_key.to_user_string(): event.step_materialization_data.materialization
+        for event in result.all_events
+        if event.event_type_value == "ASSET_MATERIALIZATION"
+    }
 
 
 def toolchoice(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run the installed ``toolchoice`` console script; the environment is the test's (offline LiteLLM)."""
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
     env.pop("TOOLCHOICE_DATA_DIR", None)
-    return subprocess.run([str(TOOLCHOICE), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([str(TOOLCHOICE), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def read_scores(data_dir: Path, release_id: str) -> dict[str, Any]:

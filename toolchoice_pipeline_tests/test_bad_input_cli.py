@@ -25,21 +25,20 @@ from pathlib import Path
 import click
 import pytest
 
-from toolchoice_pipeline.ingest.bfcl import import_bfcl
-from toolchoice_pipeline.suites.catalog_files import load_tool_dump
 from toolchoice_pipeline.cli.common import run_guarded
-from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.execution.journal import CallJournal
+from toolchoice_pipeline.ingest.bfcl import import_bfcl
 from toolchoice_pipeline.ingest.labels import load_labels
+from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.report import load_trend
 from toolchoice_pipeline.releases.request import read_request
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.suites.replay_file import read_replay
-from toolchoice_pipeline.releases.report import load_trend
-from toolchoice_pipeline.suites.suite import load_suite
-from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.warehouse import Warehouse
+from toolchoice_pipeline.suites.catalog_files import load_tool_dump
+from toolchoice_pipeline.suites.replay_file import read_replay
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.util.yaml_lines import load_yaml
-
 from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, query, toolchoice
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
@@ -53,9 +52,12 @@ def problems(caught: pytest.ExceptionInfo) -> list[str]:
 
 def snapshot(data_dir: Path) -> dict[str, str]:
     """SHA-256 of every file under ``releases/`` and ``warehouse/`` (lock files aside)."""
-    return {str(path.relative_to(data_dir)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for part in ("releases", "warehouse") for path in sorted((data_dir / part).rglob("*"))
-            if path.is_file() and not path.name.endswith(".lock")}
+    return {
+        str(path.relative_to(data_dir)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for part in ("releases", "warehouse")
+        for path in sorted((data_dir / part).rglob("*"))
+        if path.is_file() and not path.name.endswith(".lock")
+    }
 
 
 def unchanged(before: dict[str, str], data_dir: Path) -> bool:
@@ -65,6 +67,7 @@ def unchanged(before: dict[str, str], data_dir: Path) -> bool:
 
 
 # --- tasks.jsonl: JSON that json.loads takes or chokes on ----------------------------------------------------
+
 
 def demo_suite_with(tmp_path: Path, tasks: str) -> Path:
     """A data dir whose demo suite has ``tasks`` as its tasks.jsonl; returns the tasks file."""
@@ -78,17 +81,25 @@ def demo_suite_with(tmp_path: Path, tasks: str) -> Path:
 READ_MATCHER = '{"regex": "src/app/main\\\\.py$"}'
 
 BAD_TASK_LINES = {
-    "nested 100,000 deep": (FIRST_TASK[:-1] + ', "tags": ' + "[" * 100_000 + "]" * 100_000 + "}",
-                            "bad JSON: nested too deeply"),
-    "a 5,000-digit number": (FIRST_TASK.replace(READ_MATCHER, "1" + "0" * 5000),
-                             "bad JSON: a number has more than 4300 digits"),
+    "nested 100,000 deep": (
+        FIRST_TASK[:-1] + ', "tags": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "bad JSON: nested too deeply",
+    ),
+    "a 5,000-digit number": (
+        FIRST_TASK.replace(READ_MATCHER, "1" + "0" * 5000),
+        "bad JSON: a number has more than 4300 digits",
+    ),
     "NaN": (FIRST_TASK.replace(READ_MATCHER, "NaN"), "bad JSON: NaN is not valid JSON"),
     "1e999 (infinity)": (FIRST_TASK.replace(READ_MATCHER, "1e999"), "bad JSON: the number 1e999 is too large"),
     "a key given twice": (FIRST_TASK[:-1] + ', "id": "other"}', 'bad JSON: duplicate key "id" in one object'),
-    "a lone surrogate": (FIRST_TASK.replace("show me", "show \\ud800 me"),
-                         "bad JSON: the escape \\ud800 is a lone UTF-16 surrogate"),
-    "an empty tool name": (FIRST_TASK.replace('"tool": "Read"', '"tool": ""'),
-                           "expected.tool: String should have at least 1 character"),
+    "a lone surrogate": (
+        FIRST_TASK.replace("show me", "show \\ud800 me"),
+        "bad JSON: the escape \\ud800 is a lone UTF-16 surrogate",
+    ),
+    "an empty tool name": (
+        FIRST_TASK.replace('"tool": "Read"', '"tool": ""'),
+        "expected.tool: String should have at least 1 character",
+    ),
 }
 
 
@@ -112,25 +123,41 @@ def test_a_bom_and_crlf_line_endings_are_read_as_the_same_tasks(tmp_path):
 
 # --- replay files, labels, live dumps, BFCL files: the same strict JSON --------------------------------------
 
+
 def test_a_replay_line_nested_too_deeply_or_with_a_huge_number_names_its_line(tmp_path):
     path = tmp_path / "replay.jsonl"
-    path.write_text(json.dumps({"task_id": "a", "tool_calls": []}) + "\n"
-                    + '{"task_id": "b", "tool_calls": ' + "[" * 50_000 + "]" * 50_000 + "}\n"
-                    + '{"task_id": "c", "tool_calls": [{"name": "Read", "arguments": {"n": 1' + "0" * 5000 + "}}]}\n"
-                    + '{"task_id": "d", "content": "\\udfff"}\n', encoding="utf-8")
+    path.write_text(
+        json.dumps({"task_id": "a", "tool_calls": []})
+        + "\n"
+        + '{"task_id": "b", "tool_calls": '
+        + "[" * 50_000
+        + "]" * 50_000
+        + "}\n"
+        + '{"task_id": "c", "tool_calls": [{"name": "Read", "arguments": {"n": 1'
+        + "0" * 5000
+        + "}}]}\n"
+        + '{"task_id": "d", "content": "\\udfff"}\n',
+        encoding="utf-8",
+    )
     with pytest.raises(InputError) as caught:
         read_replay(path)
-    assert problems(caught) == [f"{path}:2: bad JSON: nested too deeply",
-                                f"{path}:3: bad JSON: a number has more than 4300 digits",
-                                f"{path}:4: bad JSON: the escape \\udfff is a lone UTF-16 surrogate, not a Unicode "
-                                "character"]
+    assert problems(caught) == [
+        f"{path}:2: bad JSON: nested too deeply",
+        f"{path}:3: bad JSON: a number has more than 4300 digits",
+        f"{path}:4: bad JSON: the escape \\udfff is a lone UTF-16 surrogate, not a Unicode character",
+    ]
 
 
 def test_a_labels_file_of_binary_garbage_or_deep_nesting_or_a_boolean_turn_is_refused_by_line(tmp_path):
     path = tmp_path / "labels.jsonl"
-    path.write_bytes(b'{"turn": 0, "expected": {"tool": "Read"}}\n\xff\xfe garbage\n'
-                     + b'{"turn": 1, "expected": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
-                     + b'{"turn": true, "expected": {"tool": "Read"}}\n')
+    path.write_bytes(
+        b'{"turn": 0, "expected": {"tool": "Read"}}\n\xff\xfe garbage\n'
+        + b'{"turn": 1, "expected": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}\n"
+        + b'{"turn": true, "expected": {"tool": "Read"}}\n'
+    )
     with pytest.raises(InputError) as caught:
         load_labels(path, session_optional=True)
     found = problems(caught)
@@ -168,8 +195,11 @@ def test_yaml_aliases_that_expand_to_billions_fail_fast_and_deep_nesting_is_refu
 
 def test_a_bfcl_function_name_that_is_not_a_string_says_so_and_a_repeated_key_is_refused(tmp_path):
     questions = tmp_path / "q.json"
-    entry = {"id": "irrelevance_0", "question": [[{"role": "user", "content": "hi"}]],
-             "function": [{"name": 42, "description": "x", "parameters": {"type": "dict", "properties": {}}}]}
+    entry = {
+        "id": "irrelevance_0",
+        "question": [[{"role": "user", "content": "hi"}]],
+        "function": [{"name": 42, "description": "x", "parameters": {"type": "dict", "properties": {}}}],
+    }
     questions.write_text(json.dumps(entry) + "\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, None, "b", tmp_path / "data")
@@ -182,6 +212,7 @@ def test_a_bfcl_function_name_that_is_not_a_string_says_so_and_a_repeated_key_is
 
 # --- suite names and suite.yaml --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["../evil", "coding_agent/", "..", "/tmp/evil"])
 def test_a_suite_name_that_is_a_path_is_refused_even_when_the_path_holds_a_suite(tmp_path, name):
     data_dir = tmp_path / "data"
@@ -190,8 +221,10 @@ def test_a_suite_name_that_is_a_path_is_refused_even_when_the_path_holds_a_suite
     (data_dir / "evil" / "suite.yaml").write_text("name: evil\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
         load_suite(data_dir, name)
-    assert problems(caught) == [f"<command line>: --suite: '{name}' is not a valid suite name (letters, digits, "
-                                "'_', '.', '-'; starting with a letter or digit)"]
+    assert problems(caught) == [
+        f"<command line>: --suite: '{name}' is not a valid suite name (letters, digits, "
+        "'_', '.', '-'; starting with a letter or digit)"
+    ]
 
 
 def test_a_model_listed_twice_in_suite_yaml_is_refused_with_its_line(tmp_path):
@@ -206,6 +239,7 @@ def test_a_model_listed_twice_in_suite_yaml_is_refused_with_its_line(tmp_path):
 
 # --- what is stored: scores.json, baseline.json, the warehouse, the call journal -------------------------------
 
+
 @pytest.fixture
 def stored(tmp_path):
     """A data dir with one published release r1 (the baseline of suite ``unit``)."""
@@ -214,12 +248,17 @@ def stored(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"\xff\xfe{}", "1: not UTF-8 text: byte 0xff at column 1"),
-    (b"[]", "scores.json must be a JSON object"),
-    (b'{"release_id": "r1", "kind": "release", "suite": "unit", "models": "x"}',
-     "models: must be an object of figures per model"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"\xff\xfe{}", "1: not UTF-8 text: byte 0xff at column 1"),
+        (b"[]", "scores.json must be a JSON object"),
+        (
+            b'{"release_id": "r1", "kind": "release", "suite": "unit", "models": "x"}',
+            "models: must be an object of figures per model",
+        ),
+    ],
+)
 def test_a_damaged_scores_json_is_one_problem_and_the_trend_leaves_it_out(stored, content, message):
     path = stored / "releases" / "r1" / "scores.json"
     path.write_bytes(content)
@@ -230,11 +269,14 @@ def test_a_damaged_scores_json_is_one_problem_and_the_trend_leaves_it_out(stored
     assert load_trend(stored) == []
 
 
-@pytest.mark.parametrize("content, message", [
-    (b'{"release_id": "r9", "kind": "\xff"}', "1: not UTF-8 text: byte 0xff at column 31"),
-    (b'{"release_id": "r9",\n "kind": "adhoc", "kind": "release"}', "bad JSON: duplicate key \"kind\" in one object"),
-    (b'{"release_id": "r9", "kind": "nightly"', "1: bad JSON: Expecting ',' delimiter (column 39)"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b'{"release_id": "r9", "kind": "\xff"}', "1: not UTF-8 text: byte 0xff at column 31"),
+        (b'{"release_id": "r9",\n "kind": "adhoc", "kind": "release"}', 'bad JSON: duplicate key "kind" in one object'),
+        (b'{"release_id": "r9", "kind": "nightly"', "1: bad JSON: Expecting ',' delimiter (column 39)"),
+    ],
+)
 def test_a_damaged_request_json_is_one_problem_naming_the_file(tmp_path, content, message):
     path = tmp_path / "releases" / "r9" / "request.json"
     path.parent.mkdir(parents=True)
@@ -322,8 +364,9 @@ def test_two_runs_publishing_one_release_id_at_once_the_second_is_refused_not_si
         time.sleep(0.5)
         assert thread.is_alive()  # waiting for the first run
         # the first run finishes r2
-        store.write_scores(ReleaseDocument(release_id="r2", kind="nightly", suite="unit", models={},
-                                           run_id="run-first"))
+        store.write_scores(
+            ReleaseDocument(release_id="r2", kind="nightly", suite="unit", models={}, run_id="run-first")
+        )
     thread.join(timeout=60)
     assert isinstance(outcome["error"], InputError)
     assert "release 'r2' is a finished release" in str(outcome["error"])
@@ -347,6 +390,7 @@ def test_a_file_system_that_refuses_a_write_exits_2_with_one_line_naming_the_pat
 
 # --- the console script ---------------------------------------------------------------------------------------
 
+
 def assert_bad_input(done: subprocess.CompletedProcess, *lines: str) -> None:
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
@@ -361,11 +405,16 @@ def data_dir(tmp_path):
 @pytest.mark.slow
 def test_an_empty_release_id_or_models_list_from_an_unset_variable_is_refused(data_dir):
     done = toolchoice("run", "--data-dir", str(data_dir), "--release", "", "--kind", "release")
-    assert_bad_input(done, "error: <command line>: release: release id '' must be 1-128 characters of letters, "
-                           "digits, '.', '_' or '-', starting with a letter or digit")
+    assert_bad_input(
+        done,
+        "error: <command line>: release: release id '' must be 1-128 characters of letters, "
+        "digits, '.', '_' or '-', starting with a letter or digit",
+    )
     done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--models", " , ")
-    assert_bad_input(done, "error: <command line>: --models: names no model: give LiteLLM model strings, "
-                           "e.g. --models local/bm25-router")
+    assert_bad_input(
+        done,
+        "error: <command line>: --models: names no model: give LiteLLM model strings, e.g. --models local/bm25-router",
+    )
     assert not (data_dir / "releases").exists()
 
 
@@ -374,8 +423,11 @@ def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir):
     shutil.copytree(data_dir / "suites" / DEMO_SUITE, data_dir / "evil")
     (data_dir / "evil" / "suite.yaml").write_text("name: evil\n", encoding="utf-8")
     done = toolchoice("validate", "--data-dir", str(data_dir), "--suite", "../evil")
-    assert_bad_input(done, "error: <command line>: --suite: '../evil' is not a valid suite name (letters, digits, "
-                           "'_', '.', '-'; starting with a letter or digit)")
+    assert_bad_input(
+        done,
+        "error: <command line>: --suite: '../evil' is not a valid suite name (letters, digits, "
+        "'_', '.', '-'; starting with a letter or digit)",
+    )
 
 
 @pytest.mark.slow
@@ -384,8 +436,9 @@ def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir):
     path = data_dir / "releases" / "r1" / "scores.json"
     path.write_bytes(b"\xff\xfe{}")
     done = toolchoice("gate", "r1", "--data-dir", str(data_dir))
-    assert_bad_input(done, f"error: {path}:1: not UTF-8 text: byte 0xff at column 1 (invalid start byte); "
-                           "save the file as UTF-8")
+    assert_bad_input(
+        done, f"error: {path}:1: not UTF-8 text: byte 0xff at column 1 (invalid start byte); save the file as UTF-8"
+    )
 
 
 def demo_baseline(data_dir: Path) -> None:
@@ -401,10 +454,12 @@ def demo_baseline(data_dir: Path) -> None:
 @pytest.mark.parametrize("damage", ["baseline scores.json", "baseline.json", "commit record", "Parquet file"])
 def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_dir, damage):
     demo_baseline(data_dir)
-    target = {"baseline scores.json": data_dir / "releases" / "r1" / "scores.json",
-              "baseline.json": data_dir / "releases" / "baseline.json",
-              "commit record": data_dir / "warehouse" / "_commits" / "r1.json",
-              "Parquet file": data_dir / "warehouse" / Warehouse(data_dir).commit("r1").files["task_scores"]}[damage]
+    target = {
+        "baseline scores.json": data_dir / "releases" / "r1" / "scores.json",
+        "baseline.json": data_dir / "releases" / "baseline.json",
+        "commit record": data_dir / "warehouse" / "_commits" / "r1.json",
+        "Parquet file": data_dir / "warehouse" / Warehouse(data_dir).commit("r1").files["task_scores"],
+    }[damage]
     target.write_text("{", encoding="utf-8")
     before = snapshot(data_dir)
     done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r2", "--no-judge")
@@ -417,15 +472,22 @@ def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_d
 
 # --- end to end through Dagster -------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_ctrl_c_during_the_agents_exits_130_publishes_nothing_and_leaves_earlier_releases(data_dir):
     publish(data_dir, make_suite(6), "r1")
     (data_dir / "toolchoice.yaml").write_text(  # an agent slow enough to be stopped mid-run every time
-        "models:\n  - model: sim/slow\n    params: {sim_latency_ms: 60000}\n", encoding="utf-8")
+        "models:\n  - model: sim/slow\n    params: {sim_latency_ms: 60000}\n", encoding="utf-8"
+    )
     before = snapshot(data_dir)
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
-    process = subprocess.Popen([str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "r2",
-                                "--no-judge"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "r2", "--no-judge"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     journal = data_dir / "cache" / "agent_calls.sqlite"  # opened when the agent_runs step starts
     deadline = time.monotonic() + 120
     while not journal.exists() and process.poll() is None and time.monotonic() < deadline:

@@ -8,15 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from toolchoice_pipeline.ingest.bfcl import bfcl_category, import_bfcl, task_from_bfcl, to_json_schema
-from toolchoice_pipeline.suites.catalog_files import schema_problem
 from toolchoice_pipeline.cli import cli, run_guarded
-from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline.scoring.matching.bfcl import argument_to_possible_answer, possible_answer_to_argument
-from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.execution.tool_names import reverse, safe_tool_names
-
-from toolchoice_pipeline_tests.bfcl_helpers import CATEGORIES, TASK_COUNTS, VERDICTS, answers_file, import_bfcl_suites, questions_file, read_verdicts, suite_name, write_replay_file
+from toolchoice_pipeline.ingest.bfcl import bfcl_category, import_bfcl, task_from_bfcl, to_json_schema
+from toolchoice_pipeline.scoring.matching.bfcl import argument_to_possible_answer, possible_answer_to_argument
+from toolchoice_pipeline.suites.catalog_files import schema_problem
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline_tests.bfcl_helpers import (
+    CATEGORIES,
+    TASK_COUNTS,
+    VERDICTS,
+    answers_file,
+    import_bfcl_suites,
+    questions_file,
+    read_verdicts,
+    suite_name,
+    write_replay_file,
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +51,7 @@ def _write_lines(path: Path, entries: list) -> Path:
 
 # --- the four BFCL files ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("category", CATEGORIES)
 def test_each_category_imports_to_a_suite_that_validates_with_every_task(suites, category):
     suite = suites[category]  # load_suite runs the semantic checks of validate.py; a problem would raise
@@ -53,8 +63,10 @@ def test_each_category_imports_to_a_suite_that_validates_with_every_task(suites,
 
 
 def test_irrelevance_tasks_expect_no_call(suites):
-    assert all(t.expected is not None and t.expected.tool is None and not t.expected.arguments
-               for t in suites["irrelevance"].tasks)
+    assert all(
+        t.expected is not None and t.expected.tool is None and not t.expected.arguments
+        for t in suites["irrelevance"].tasks
+    )
 
 
 def test_parallel_tasks_list_every_expected_call_and_repeat_the_first(suites):
@@ -105,7 +117,7 @@ def test_every_possible_answer_survives_the_round_trip_through_the_task_format(s
             task = tasks[entry["id"]]
             calls = task.expected.calls or [task.expected]
             for truth, call in zip(entry["ground_truth"], calls):
-                (name, parameters), = truth.items()
+                ((name, parameters),) = truth.items()
                 schema = next(t for t in task.tools if t.name == name).parameters["properties"]
                 for parameter, alternatives in parameters.items():
                     back = argument_to_possible_answer(call.arguments[parameter], schema[parameter])
@@ -124,36 +136,62 @@ def test_nested_dict_answers_become_nested_matchers(suites):
 
 # --- schema dialect ---------------------------------------------------------------------------------------------
 
+
 def test_bfcl_types_map_to_json_schema_at_every_depth():
-    bfcl = {"type": "dict", "required": ["a"], "properties": {
-        "a": {"type": "float", "description": "x"},
-        "b": {"type": "tuple", "items": {"type": "float"}},
-        "c": {"type": "any"},
-        "d": {"type": "dict", "properties": {"e": {"type": "array", "items": {"type": "dict", "properties": {
-            "f": {"type": "float"}}}}}},
-    }}
+    bfcl = {
+        "type": "dict",
+        "required": ["a"],
+        "properties": {
+            "a": {"type": "float", "description": "x"},
+            "b": {"type": "tuple", "items": {"type": "float"}},
+            "c": {"type": "any"},
+            "d": {
+                "type": "dict",
+                "properties": {
+                    "e": {"type": "array", "items": {"type": "dict", "properties": {"f": {"type": "float"}}}}
+                },
+            },
+        },
+    }
     converted = to_json_schema(bfcl)
-    assert converted == {"type": "object", "required": ["a"], "properties": {
-        "a": {"type": "number", "description": "x"},
-        "b": {"type": "array", "items": {"type": "number"}},
-        "c": {},
-        "d": {"type": "object", "properties": {"e": {"type": "array", "items": {"type": "object", "properties": {
-            "f": {"type": "number"}}}}}},
-    }}
+    assert converted == {
+        "type": "object",
+        "required": ["a"],
+        "properties": {
+            "a": {"type": "number", "description": "x"},
+            "b": {"type": "array", "items": {"type": "number"}},
+            "c": {},
+            "d": {
+                "type": "object",
+                "properties": {
+                    "e": {"type": "array", "items": {"type": "object", "properties": {"f": {"type": "number"}}}}
+                },
+            },
+        },
+    }
     assert schema_problem(converted) is None
 
 
 def test_an_unknown_bfcl_type_names_file_line_and_field(tmp_path):
-    question = {"id": "simple_java_0", "question": [[{"role": "user", "content": "hi"}]],
-                "function": [{"name": "f", "description": "", "parameters": {"type": "dict", "properties": {
-                    "x": {"type": "String"}}, "required": []}}]}
+    question = {
+        "id": "simple_java_0",
+        "question": [[{"role": "user", "content": "hi"}]],
+        "function": [
+            {
+                "name": "f",
+                "description": "",
+                "parameters": {"type": "dict", "properties": {"x": {"type": "String"}}, "required": []},
+            }
+        ],
+    }
     questions = _write_lines(tmp_path / "q.json", [{**question, "id": "simple_0"}])
     answers = _write_lines(tmp_path / "a.json", [{"id": "simple_0", "ground_truth": [{"f": {"x": ["a"]}}]}])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, answers, "s", tmp_path / "data")
     assert [str(p) for p in caught.value.problems] == [
         f"{questions}:1: function[0].parameters.properties.x.type: unknown BFCL type 'String' (known: any, array, "
-        "boolean, dict, float, integer, number, object, string, tuple); only Python categories can be imported"]
+        "boolean, dict, float, integer, number, object, string, tuple); only Python categories can be imported"
+    ]
 
 
 def test_bfcl_category_comes_from_the_id():
@@ -173,10 +211,19 @@ def test_possible_answer_encoding_rules():
 
 # --- bad input --------------------------------------------------------------------------------------------------
 
+
 def _entry(task_id: str) -> dict:
-    return {"id": task_id, "question": [[{"role": "user", "content": "Factorial of 5?"}]],
-            "function": [{"name": "math.factorial", "description": "", "parameters": {
-                "type": "dict", "properties": {"number": {"type": "integer"}}, "required": ["number"]}}]}
+    return {
+        "id": task_id,
+        "question": [[{"role": "user", "content": "Factorial of 5?"}]],
+        "function": [
+            {
+                "name": "math.factorial",
+                "description": "",
+                "parameters": {"type": "dict", "properties": {"number": {"type": "integer"}}, "required": ["number"]},
+            }
+        ],
+    }
 
 
 def _answer(task_id: str) -> dict:
@@ -192,8 +239,10 @@ def test_mismatched_ids_name_the_answer_file_and_line(tmp_path):
     answers = _write_lines(tmp_path / "a.json", [_answer("simple_0"), _answer("simple_7")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, answers, "s", tmp_path / "data")
-    assert _problems(caught) == [f"{answers}:2: id: answer id 'simple_7' does not match question id 'simple_1' "
-                                 f"({questions}:2); the files pair line by line"]
+    assert _problems(caught) == [
+        f"{answers}:2: id: answer id 'simple_7' does not match question id 'simple_1' "
+        f"({questions}:2); the files pair line by line"
+    ]
 
 
 def test_fewer_answers_than_questions_is_an_error(tmp_path):
@@ -209,12 +258,19 @@ def test_more_answers_than_questions_is_an_error(tmp_path):
     answers = _write_lines(tmp_path / "a.json", [_answer("simple_0"), _answer("simple_1")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, answers, "s", tmp_path / "data")
-    assert _problems(caught) == [f"{answers}:2: id: 2 answers for 1 questions: answer 'simple_1' has no question "
-                                 f"in {questions}"]
+    assert _problems(caught) == [
+        f"{answers}:2: id: 2 answers for 1 questions: answer 'simple_1' has no question in {questions}"
+    ]
 
 
 def test_bad_json_names_file_and_line(tmp_path):
-    questions = _write_lines(tmp_path / "q.json", [_entry("simple_0"), '{"id": "simple_1", "question": [[', ])
+    questions = _write_lines(
+        tmp_path / "q.json",
+        [
+            _entry("simple_0"),
+            '{"id": "simple_1", "question": [[',
+        ],
+    )
     answers = _write_lines(tmp_path / "a.json", [_answer("simple_0"), _answer("simple_1")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, answers, "s", tmp_path / "data")
@@ -228,24 +284,29 @@ def test_multi_turn_questions_are_refused_clearly(tmp_path):
     answers = _write_lines(tmp_path / "a.json", [_answer("simple_0")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, answers, "s", tmp_path / "data")
-    assert _problems(caught) == [f"{questions}:1: question: has 2 turns: multi-turn BFCL categories are not "
-                                 "supported (only single-turn categories can be imported)"]
+    assert _problems(caught) == [
+        f"{questions}:1: question: has 2 turns: multi-turn BFCL categories are not "
+        "supported (only single-turn categories can be imported)"
+    ]
 
 
 def test_multi_turn_categories_are_refused_by_name(tmp_path):
     questions = _write_lines(tmp_path / "q.json", [_entry("multi_turn_base_0")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, None, "s", tmp_path / "data")
-    assert _problems(caught) == [f"{questions}:1: id: category 'multi_turn_base' is multi-turn: multi-turn BFCL "
-                                 "categories are not supported"]
+    assert _problems(caught) == [
+        f"{questions}:1: id: category 'multi_turn_base' is multi-turn: multi-turn BFCL categories are not supported"
+    ]
 
 
 def test_answers_are_required_outside_irrelevance_and_relevance(tmp_path):
     questions = _write_lines(tmp_path / "q.json", [_entry("simple_0")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, None, "s", tmp_path / "data")
-    assert _problems(caught) == [f"{questions}:1: id: category 'simple' needs its possible-answer file (ANSWERS); "
-                                 "only irrelevance and relevance categories come without answers"]
+    assert _problems(caught) == [
+        f"{questions}:1: id: category 'simple' needs its possible-answer file (ANSWERS); "
+        "only irrelevance and relevance categories come without answers"
+    ]
 
 
 def test_a_relevance_file_with_answers_is_refused(tmp_path):
@@ -253,8 +314,7 @@ def test_a_relevance_file_with_answers_is_refused(tmp_path):
     answers = _write_lines(tmp_path / "a.json", [_answer("live_relevance_0-0-0")])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, answers, "s", tmp_path / "data")
-    assert _problems(caught) == [f"{questions}:1: id: category 'live_relevance' expects any call: give no ANSWERS "
-                                 "file"]
+    assert _problems(caught) == [f"{questions}:1: id: category 'live_relevance' expects any call: give no ANSWERS file"]
 
 
 def test_an_answer_for_a_function_the_question_lacks_names_the_answer_line(tmp_path):
@@ -262,17 +322,20 @@ def test_an_answer_for_a_function_the_question_lacks_names_the_answer_line(tmp_p
     answers = _write_lines(tmp_path / "a.json", [{"id": "simple_0", "ground_truth": [{"math.sqrt": {"x": [4]}}]}])
     with pytest.raises(InputError) as caught:
         import_bfcl(questions, answers, "s", tmp_path / "data")
-    assert _problems(caught) == [f"{answers}:1: ground_truth[0]: function 'math.sqrt' is not among the question's "
-                                 "functions (math.factorial)"]
+    assert _problems(caught) == [
+        f"{answers}:1: ground_truth[0]: function 'math.sqrt' is not among the question's functions (math.factorial)"
+    ]
 
 
 def test_a_required_answer_parameter_outside_the_schema_is_kept_and_flagged_on_the_answer_line(tmp_path):
     questions = _write_lines(tmp_path / "q.json", [_entry("simple_0")])
-    answers = _write_lines(tmp_path / "a.json",
-                           [{"id": "simple_0", "ground_truth": [{"math.factorial": {"number": [5], "base": [2]}}]}])
+    answers = _write_lines(
+        tmp_path / "a.json", [{"id": "simple_0", "ground_truth": [{"math.factorial": {"number": [5], "base": [2]}}]}]
+    )
     result = import_bfcl(questions, answers, "s", tmp_path / "data")
     assert [(f.kind, f.file, f.line, f.detail) for f in result.flags] == [
-        ("unpassable", str(answers), 1, "ground_truth[0].math.factorial.base")]
+        ("unpassable", str(answers), 1, "ground_truth[0].math.factorial.base")
+    ]
     [task] = load_suite(tmp_path / "data", "s").tasks
     assert task.tags == ["simple", "flag:unpassable"] and task.expected.arguments == {"number": 5, "base": 2}
 
@@ -280,20 +343,34 @@ def test_a_required_answer_parameter_outside_the_schema_is_kept_and_flagged_on_t
 def test_an_answer_parameter_outside_the_schema_is_still_an_error_in_a_hand_written_suite(tmp_path):
     from toolchoice_pipeline.suites.validate import task_problems
 
-    task = task_from_bfcl(_entry("simple_0"), {"id": "simple_0", "ground_truth": [{"math.factorial": {
-        "number": [5], "base": [2]}}]})
+    task = task_from_bfcl(
+        _entry("simple_0"), {"id": "simple_0", "ground_truth": [{"math.factorial": {"number": [5], "base": [2]}}]}
+    )
     unflagged = task.model_copy(update={"tags": ["simple"]})
     [problem] = task_problems(unflagged, unflagged.tools, "t.jsonl", 1)
-    assert str(problem).startswith("t.jsonl:1: expected.arguments.base: key argument 'base' is not a parameter of "
-                                   "tool 'math.factorial'")
+    assert str(problem).startswith(
+        "t.jsonl:1: expected.arguments.base: key argument 'base' is not a parameter of tool 'math.factorial'"
+    )
     assert task_problems(task, task.tools, "t.jsonl", 1) == []
 
 
 # --- the command line -------------------------------------------------------------------------------------------
 
+
 def test_cli_imports_and_exits_0(tmp_path, capsys):
-    code = run_guarded(cli, ["import", "bfcl", str(questions_file("parallel")), str(answers_file("parallel")),
-                             "--suite", "par", "--data-dir", str(tmp_path)])
+    code = run_guarded(
+        cli,
+        [
+            "import",
+            "bfcl",
+            str(questions_file("parallel")),
+            str(answers_file("parallel")),
+            "--suite",
+            "par",
+            "--data-dir",
+            str(tmp_path),
+        ],
+    )
     assert code == 0
     assert "suite par: 200 tasks (parallel 200), match profile bfcl" in capsys.readouterr().out
     assert len(load_suite(tmp_path, "par").tasks) == 200
@@ -308,20 +385,23 @@ def test_cli_bad_input_exits_2_with_one_line_per_problem(tmp_path, capsys):
 
 
 def test_cli_missing_file_exits_2(tmp_path, capsys):
-    code = run_guarded(cli, ["import", "bfcl", str(tmp_path / "nope.json"), "--suite", "s",
-                             "--data-dir", str(tmp_path)])
+    code = run_guarded(
+        cli, ["import", "bfcl", str(tmp_path / "nope.json"), "--suite", "s", "--data-dir", str(tmp_path)]
+    )
     assert code == 2
     assert capsys.readouterr().err == f"error: {tmp_path / 'nope.json'}: file not found\n"
 
 
 def test_cli_invalid_suite_name_exits_2(tmp_path, capsys):
-    code = run_guarded(cli, ["import", "bfcl", str(questions_file("irrelevance")), "--suite", "../x",
-                             "--data-dir", str(tmp_path)])
+    code = run_guarded(
+        cli, ["import", "bfcl", str(questions_file("irrelevance")), "--suite", "../x", "--data-dir", str(tmp_path)]
+    )
     assert code == 2
     assert "'../x' is not a valid suite name" in capsys.readouterr().err
 
 
 # --- the replay helper ------------------------------------------------------------------------------------------
+
 
 def test_replay_helper_writes_one_line_per_task_preferring_the_given_variant(tmp_path):
     path = tmp_path / "replay.jsonl"
@@ -339,4 +419,8 @@ def test_replay_helper_writes_one_line_per_task_preferring_the_given_variant(tmp
 def test_task_from_bfcl_builds_one_task_from_objects():
     task = task_from_bfcl(_entry("simple_0"), _answer("simple_0"))
     assert (task.id, task.expected.tool, task.expected.arguments, task.tags) == (
-        "simple_0", "math.factorial", {"number": 5}, ["simple"])
+        "simple_0",
+        "math.factorial",
+        {"number": 5},
+        ["simple"],
+    )

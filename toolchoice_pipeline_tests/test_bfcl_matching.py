@@ -13,14 +13,21 @@ from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.scoring.matching.bfcl import call_error, expected_calls, match_bfcl, standardize_string
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.suites.tasks import Task
-
-from toolchoice_pipeline_tests.bfcl_helpers import CATEGORIES, import_bfcl_suites, read_verdicts, suite_name, verdict_reply
+from toolchoice_pipeline_tests.bfcl_helpers import (
+    CATEGORIES,
+    import_bfcl_suites,
+    read_verdicts,
+    suite_name,
+    verdict_reply,
+)
 
 # Every line of bfcl_verdicts.jsonl where we deliberately differ from BFCL, with the reason (docs/bfcl.md).
 DELIBERATE_DIVERGENCES: dict[tuple[str, str], str] = {
-    ("simple_python_337", "case_swap"):
-        "BFCL normalises strings only one level down, so the upper-cased card names inside the lists of the "
-        "`cards` dict fail there while the same strings pass at the top level; we normalise strings at every depth",
+    (
+        "simple_python_337",
+        "case_swap",
+    ): "BFCL normalises strings only one level down, so the upper-cased card names inside the lists of the "
+    "`cards` dict fail there while the same strings pass at the top level; we normalise strings at every depth",
 }
 MIN_AGREEMENT = 0.995
 
@@ -42,7 +49,9 @@ def test_agreement_with_bfcl_verdicts(bfcl_tasks):
             disagreements[(line["task_id"], line["variant"])] = result.reason
     agreement = 1 - len(disagreements) / len(verdicts)
     unlisted = sorted(set(disagreements) - set(DELIBERATE_DIVERGENCES))
-    assert not unlisted, f"disagreements with BFCL not listed as deliberate: {[(k, disagreements[k]) for k in unlisted]}"
+    assert not unlisted, (
+        f"disagreements with BFCL not listed as deliberate: {[(k, disagreements[k]) for k in unlisted]}"
+    )
     stale = sorted(set(DELIBERATE_DIVERGENCES) - set(disagreements))
     assert not stale, f"listed divergences that no longer diverge: {stale}"
     assert len(verdicts) == 7427
@@ -61,12 +70,24 @@ def test_right_tool_follows_the_called_names_on_every_verdict(bfcl_tasks):
 
 # --- focused rules ----------------------------------------------------------------------------------------------
 
-def _task(properties: dict[str, Any], truth: list[dict[str, Any]] | None, required: list[str] | None = None,
-          name: str = "f", extra_functions: list[dict[str, Any]] | None = None) -> Task:
-    function = {"name": name, "description": "", "parameters": {
-        "type": "dict", "properties": properties, "required": required or []}}
-    question = {"id": "t_0", "question": [[{"role": "user", "content": "q"}]],
-                "function": [function, *(extra_functions or [])]}
+
+def _task(
+    properties: dict[str, Any],
+    truth: list[dict[str, Any]] | None,
+    required: list[str] | None = None,
+    name: str = "f",
+    extra_functions: list[dict[str, Any]] | None = None,
+) -> Task:
+    function = {
+        "name": name,
+        "description": "",
+        "parameters": {"type": "dict", "properties": properties, "required": required or []},
+    }
+    question = {
+        "id": "t_0",
+        "question": [[{"role": "user", "content": "q"}]],
+        "function": [function, *(extra_functions or [])],
+    }
     return task_from_bfcl(question, None if truth is None else {"id": "t_0", "ground_truth": truth})
 
 
@@ -158,8 +179,10 @@ def test_no_parameter_outside_the_expected_ones():
 
 
 def test_nested_dicts_the_bfcl_way():
-    task = _task({"budget": {"type": "dict", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}}},
-                 [{"f": {"budget": [{"min": [300], "max": [400, ""]}]}}])
+    task = _task(
+        {"budget": {"type": "dict", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}}},
+        [{"f": {"budget": [{"min": [300], "max": [400, ""]}]}}],
+    )
     assert task.expected.arguments["budget"] == {"min": 300, "max": {"any_of": [400], "optional": True}}
     assert _valid(task, ("f", {"budget": {"min": 300, "max": 400}}))
     assert _valid(task, ("f", {"budget": {"min": 300}}))
@@ -189,8 +212,12 @@ def _parallel(truth: list[dict[str, Any]]) -> Task:
 
 
 def test_parallel_calls_match_in_any_order_and_need_the_exact_count():
-    task = _parallel([{"spotify.play": {"artist": ["Taylor Swift"], "minutes": [20]}},
-                      {"spotify.play": {"artist": ["Maroon 5"], "minutes": [15]}}])
+    task = _parallel(
+        [
+            {"spotify.play": {"artist": ["Taylor Swift"], "minutes": [20]}},
+            {"spotify.play": {"artist": ["Maroon 5"], "minutes": [15]}},
+        ]
+    )
     a = ("spotify.play", {"artist": "Taylor Swift", "minutes": 20})
     b = ("spotify.play", {"artist": "Maroon 5", "minutes": 15})
     assert _valid(task, a, b) and _valid(task, b, a)
@@ -209,8 +236,14 @@ def _greedy_bfcl(task: Task, reply: Reply) -> bool:
         return False
     used: set[int] = set()
     for want in wanted:
-        index = next((i for i, call in enumerate(reply.calls)
-                      if i not in used and call_error(want, call, tools[want.tool]) is None), None)
+        index = next(
+            (
+                i
+                for i, call in enumerate(reply.calls)
+                if i not in used and call_error(want, call, tools[want.tool]) is None
+            ),
+            None,
+        )
         if index is None:
             return False
         used.add(index)
@@ -220,10 +253,18 @@ def _greedy_bfcl(task: Task, reply: Reply) -> bool:
 def test_parallel_calls_are_paired_by_assignment_not_greedily():
     # The first expected call accepts either artist; the second only the first one. BFCL's greedy pass gives the
     # first call to the first expectation and then finds nothing for the second: a valid answer marked wrong.
-    task = _parallel([{"spotify.play": {"artist": ["Taylor Swift", "Maroon 5"], "minutes": [15, 20]}},
-                      {"spotify.play": {"artist": ["Taylor Swift"], "minutes": [20]}}])
-    reply = Reply(calls=[make_call("spotify.play", {"artist": "Taylor Swift", "minutes": 20}),
-                         make_call("spotify.play", {"artist": "Maroon 5", "minutes": 15})])
+    task = _parallel(
+        [
+            {"spotify.play": {"artist": ["Taylor Swift", "Maroon 5"], "minutes": [15, 20]}},
+            {"spotify.play": {"artist": ["Taylor Swift"], "minutes": [20]}},
+        ]
+    )
+    reply = Reply(
+        calls=[
+            make_call("spotify.play", {"artist": "Taylor Swift", "minutes": 20}),
+            make_call("spotify.play", {"artist": "Maroon 5", "minutes": 15}),
+        ]
+    )
     assert _greedy_bfcl(task, reply) is False
     assert match_bfcl(task.expected, reply, task.tools).right_args is True
     swapped = Reply(calls=list(reversed(reply.calls)))
@@ -231,8 +272,11 @@ def test_parallel_calls_are_paired_by_assignment_not_greedily():
 
 
 def test_multiple_choice_needs_the_expected_function():
-    other = {"name": "g", "description": "", "parameters": {"type": "dict", "properties": {
-        "x": {"type": "integer"}}, "required": []}}
+    other = {
+        "name": "g",
+        "description": "",
+        "parameters": {"type": "dict", "properties": {"x": {"type": "integer"}}, "required": []},
+    }
     task = _task({"x": {"type": "integer"}}, [{"f": {"x": [1]}}], extra_functions=[other])
     assert _valid(task, ("f", {"x": 1}))
     result = _grade(task, ("g", {"x": 1}))
@@ -250,7 +294,9 @@ def test_no_call_expected():
     task = _task({"x": {"type": "integer"}}, None)
     assert task.expected.tool is None
     assert (lambda r: (r.right_tool, r.right_args))(match_bfcl(task.expected, Reply(text="No."), task.tools)) == (
-        True, True)
+        True,
+        True,
+    )
     assert not _grade(task, ("f", {"x": 1})).right_tool
 
 

@@ -22,8 +22,17 @@ def without_canary(data_dir):
 
 
 def run(data_dir, release_id):
-    return toolchoice("run", "--data-dir", str(data_dir), "--release", release_id, "--kind", "release",
-                      "--models", "local/bm25-router")
+    return toolchoice(
+        "run",
+        "--data-dir",
+        str(data_dir),
+        "--release",
+        release_id,
+        "--kind",
+        "release",
+        "--models",
+        "local/bm25-router",
+    )
 
 
 def baseline_of(data_dir):

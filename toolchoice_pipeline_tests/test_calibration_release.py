@@ -1,17 +1,26 @@
 """The release's calibration: canary votes among the release's votes, a missing canary said plainly, and a
 failed calibration that blocks promotion (``judge.calibration: fail``) or does not (``warn``)."""
 
+from toolchoice_pipeline.ingest.canary import canary_problem
 from toolchoice_pipeline.judge.calibration import CANARY_MODEL, calibrate, release_calibration
 from toolchoice_pipeline.records.episodes import JudgeVote
-from toolchoice_pipeline.ingest.canary import canary_problem
 from toolchoice_pipeline.releases.document import CalibrationInfo, GateDocument, JudgeInfo, ReleaseDocument
 from toolchoice_pipeline.releases.store import _promotable
 
 
-
 def vote(model, task_id, poll, verdict, cost=0.001):
-    return JudgeVote(model=model, task_id=task_id, poll=poll, verdict=verdict, valid=True, judge_model="j",
-                     rubric_version="r", prompt_tokens=50, completion_tokens=5, cost_usd=cost)
+    return JudgeVote(
+        model=model,
+        task_id=task_id,
+        poll=poll,
+        verdict=verdict,
+        valid=True,
+        judge_model="j",
+        rubric_version="r",
+        prompt_tokens=50,
+        completion_tokens=5,
+        cost_usd=cost,
+    )
 
 
 def canary_votes(verdicts):
@@ -21,8 +30,10 @@ def canary_votes(verdicts):
 def test_a_missing_canary_fails_saying_so_not_toothless():
     result = calibrate({}, {}, None, canary_missing="data/sessions/canary.jsonl: file not found")
     assert not result.passed
-    assert result.message.startswith("judge calibration failed, the judge could not be checked: there is no "
-                                     "canary session to judge (data/sessions/canary.jsonl: file not found)")
+    assert result.message.startswith(
+        "judge calibration failed, the judge could not be checked: there is no "
+        "canary session to judge (data/sessions/canary.jsonl: file not found)"
+    )
     assert "toothless" not in result.message
 
 
@@ -43,11 +54,24 @@ def test_the_release_calibration_uses_the_canary_votes_and_counts_their_cost(tmp
 
 def test_a_blocking_calibration_keeps_a_passing_release_from_being_promoted():
     def document(blocks: bool | None) -> ReleaseDocument:
-        judge = None if blocks is None else JudgeInfo(model="local/catalog-judge", polls=3, rubric_version="rv",
-                                                      calibration=CalibrationInfo(passed=not blocks,
-                                                                                  blocks_promotion=blocks))
-        return ReleaseDocument(release_id="r1", kind="release", suite="s", models={}, judge=judge,
-                               gate=GateDocument(passed=True, max_drop_points=2.0))
+        judge = (
+            None
+            if blocks is None
+            else JudgeInfo(
+                model="local/catalog-judge",
+                polls=3,
+                rubric_version="rv",
+                calibration=CalibrationInfo(passed=not blocks, blocks_promotion=blocks),
+            )
+        )
+        return ReleaseDocument(
+            release_id="r1",
+            kind="release",
+            suite="s",
+            models={},
+            judge=judge,
+            gate=GateDocument(passed=True, max_drop_points=2.0),
+        )
 
     assert not _promotable(document(blocks=True))
     assert _promotable(document(blocks=False))

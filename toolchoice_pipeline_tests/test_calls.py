@@ -14,7 +14,6 @@ from toolchoice_pipeline.records.calls import (
     normalise_response,
     to_openai_message,
 )
-
 from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG_NAMES = [tool["name"] for tool in json.loads((CASES / "catalog.json").read_text())]
@@ -78,4 +77,6 @@ def test_plain_text_holds_no_call(text):
 def test_openai_rendering_round_trips(case):
     reply = normalise_response(case["response"])
     again = from_openai_message(to_openai_message(reply))
-    assert [(c.name, c.arguments, c.flags) for c in again.calls] == [(c.name, c.arguments, c.flags) for c in reply.calls]
+    assert [(c.name, c.arguments, c.flags) for c in again.calls] == [
+        (c.name, c.arguments, c.flags) for c in reply.calls
+    ]

@@ -5,7 +5,6 @@ import json
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, diff_catalogs, merge_live
 from toolchoice_pipeline.suites.catalog_files import parse_tool_dump, schema_problems
-
 from toolchoice_pipeline_tests.conftest import CASES
 
 TOOLS = [ToolDefinition.model_validate(t) for t in json.loads((CASES / "catalog.json").read_text())]
@@ -30,13 +29,21 @@ def test_diff_names_added_removed_and_changed_tools():
     new.append(ToolDefinition(name="mcp__github__search", description="Search GitHub"))
     diff = diff_catalogs(TOOLS, new)
     assert (diff.added, diff.removed, diff.description_changed, diff.parameters_changed) == (
-        ["mcp__github__search"], ["Task"], ["Read"], ["Bash"])
+        ["mcp__github__search"],
+        ["Task"],
+        ["Read"],
+        ["Bash"],
+    )
 
 
 def test_live_dump_merges_under_curated_catalog_and_curated_wins():
     dump = parse_tool_dump(
-        {"tools": [{"name": "Read", "description": "live Read", "inputSchema": {"type": "object"}},
-                   {"name": "mcp__db__query", "description": "Run SQL", "inputSchema": {"type": "object"}}]},
+        {
+            "tools": [
+                {"name": "Read", "description": "live Read", "inputSchema": {"type": "object"}},
+                {"name": "mcp__db__query", "description": "Run SQL", "inputSchema": {"type": "object"}},
+            ]
+        },
         "dump.json",
     )
     merged = merge_live(TOOLS, dump)
@@ -55,8 +62,13 @@ def test_a_schema_checked_again_is_judged_as_it_is_now():
     """The meta-schema check is remembered per schema: an edited schema is checked afresh, and a caller changing
     the problems it got back does not change what the next caller gets."""
     parameters = {"type": "object", "properties": {"n": {"type": "int"}}}
-    bad_type = [(("properties", "n", "type"), "not a valid JSON Schema: 'int' is not a JSON Schema type "
-                                              "(use one of array, boolean, integer, null, number, object, string)")]
+    bad_type = [
+        (
+            ("properties", "n", "type"),
+            "not a valid JSON Schema: 'int' is not a JSON Schema type "
+            "(use one of array, boolean, integer, null, number, object, string)",
+        )
+    ]
     first = schema_problems(parameters)
     assert first == bad_type
     first.clear()
@@ -64,5 +76,6 @@ def test_a_schema_checked_again_is_judged_as_it_is_now():
     parameters["properties"]["n"]["type"] = "integer"
     assert schema_problems(parameters) == []
     parameters["type"] = "array"
-    assert schema_problems(parameters) == [(("type",), 'the top level of parameters must be a JSON Schema object '
-                                                      'with "type": "object" (found "array")')]
+    assert schema_problems(parameters) == [
+        (("type",), 'the top level of parameters must be a JSON Schema object with "type": "object" (found "array")')
+    ]

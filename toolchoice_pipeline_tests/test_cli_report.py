@@ -13,7 +13,15 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_MODELS, copy_data, dagster_instance, materialise, read_scores, set_description, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    DEMO_MODELS,
+    copy_data,
+    dagster_instance,
+    materialise,
+    read_scores,
+    set_description,
+    toolchoice,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -36,8 +44,11 @@ def test_report_prints_each_models_shares_per_release_and_the_gate(data_dir, tmp
     chart = tmp_path / "charts" / "trend.png"
     done = toolchoice("report", "--data-dir", str(data_dir), "--chart", str(chart))
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines()
-            if line.startswith("│") and line.split("│")[1].strip().split(" ")[0] in ("r1", "r2", "r3")}
+    rows = {
+        line.split("│")[1].strip(): line
+        for line in done.stdout.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip().split(" ")[0] in ("r1", "r2", "r3")
+    }
     assert list(rows) == ["r1", "r2 (baseline)", "r3"]  # oldest first; r3 failed, so r2 stays the baseline
     rows = {key.split(" ")[0]: line for key, line in rows.items()}
     for release_id, gate in (("r1", "pass"), ("r2", "pass"), ("r3", "FAIL")):

@@ -16,8 +16,15 @@ import dagster as dg
 import pytest
 
 from toolchoice_pipeline.suites.suite import load_suite
-
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_MODELS, DEMO_SUITE, copy_data, query, read_scores, set_description, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    DEMO_MODELS,
+    DEMO_SUITE,
+    copy_data,
+    query,
+    read_scores,
+    set_description,
+    toolchoice,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -59,15 +66,18 @@ def test_an_unchanged_rerun_with_the_defaults_makes_no_agent_model_call_but_the_
     assert calls[0][0] > 0 and calls[0][0] == calls[0][1]  # every agent call of the re-run came from the cache
     first = query(data_dir, "SELECT sum(cache_hit::INT) FROM agent_calls WHERE release_id = 'r1'")
     assert first == [(0,)]
-    votes = dict(query(data_dir, "SELECT release_id, count(*) FROM judge_votes WHERE model != 'canary' "
-                                 "GROUP BY release_id"))
+    votes = dict(
+        query(data_dir, "SELECT release_id, count(*) FROM judge_votes WHERE model != 'canary' GROUP BY release_id")
+    )
     assert votes[rerun_id] == votes["r1"] == len(DEMO_MODELS) * n_tasks * 3
     # The canary (4 turns) is judged with every release, its votes stored with the others.
-    canary = dict(query(data_dir, "SELECT release_id, count(*) FROM judge_votes WHERE model = 'canary' "
-                                  "GROUP BY release_id"))
+    canary = dict(
+        query(data_dir, "SELECT release_id, count(*) FROM judge_votes WHERE model = 'canary' GROUP BY release_id")
+    )
     assert canary[rerun_id] == canary["r1"] == 4 * 3
     assert {m: f["right_tool_pct"] for m, f in scores["models"].items()} == {
-        m: f["right_tool_pct"] for m, f in read_scores(data_dir, "r1")["models"].items()}
+        m: f["right_tool_pct"] for m, f in read_scores(data_dir, "r1")["models"].items()
+    }
 
 
 def test_a_degraded_description_fails_the_gate_and_exits_1_listing_the_flipped_tasks(runs):
@@ -87,12 +97,16 @@ def test_the_cli_runs_are_recorded_in_the_data_directorys_dagster_instance(runs,
     with dg.DagsterInstance.get() as instance:
         statuses = {run.tags["toolchoice/release"]: run.status for run in instance.get_runs()}
         partitions = set(instance.get_dynamic_partitions("release"))
-    assert statuses == {"r1": dg.DagsterRunStatus.SUCCESS, runs["rerun_id"]: dg.DagsterRunStatus.SUCCESS,
-                        "r3": dg.DagsterRunStatus.FAILURE}
+    assert statuses == {
+        "r1": dg.DagsterRunStatus.SUCCESS,
+        runs["rerun_id"]: dg.DagsterRunStatus.SUCCESS,
+        "r3": dg.DagsterRunStatus.FAILURE,
+    }
     assert partitions == {"r1", runs["rerun_id"], "r3"}
 
 
 # --- bad input: exit 2, one line naming the problem, nothing earlier lost -------------------------------------
+
 
 def _one_line_error(done) -> str:
     assert done.returncode == 2, done.stdout + done.stderr
@@ -113,8 +127,17 @@ def test_a_bad_release_id_exits_2(runs):
 
 
 def test_an_unknown_local_model_exits_2(runs):
-    line = _one_line_error(toolchoice("run", "--data-dir", str(runs["data_dir"]), "--release", "r9",
-                                      "--models", "local/bm25-router,local/no-such-agent"))
+    line = _one_line_error(
+        toolchoice(
+            "run",
+            "--data-dir",
+            str(runs["data_dir"]),
+            "--release",
+            "r9",
+            "--models",
+            "local/bm25-router,local/no-such-agent",
+        )
+    )
     assert "local/no-such-agent" in line and "unknown local model" in line
     assert not (runs["data_dir"] / "releases" / "r9").exists()
 
@@ -129,8 +152,10 @@ def test_reusing_a_finished_release_id_without_force_exits_2_and_keeps_the_relea
 
 def test_forcing_a_baseline_to_rerun_as_another_kind_warns_that_it_stops_being_the_baseline(tmp_path):
     data_dir = copy_data(tmp_path / "data")
-    assert toolchoice("run", "--data-dir", str(data_dir), "--release", "b1", "--kind", "release",
-                      "--no-judge").returncode == 0
+    assert (
+        toolchoice("run", "--data-dir", str(data_dir), "--release", "b1", "--kind", "release", "--no-judge").returncode
+        == 0
+    )
     rerun = toolchoice("run", "--data-dir", str(data_dir), "--release", "b1", "--force", "--no-judge")
     assert rerun.returncode == 0
     assert "warning: b1 is a baseline of suite coding_agent; re-run as kind adhoc it stops being one" in rerun.stderr

@@ -22,10 +22,12 @@ REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 def toolchoice(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the installed ``toolchoice`` console script (next to this interpreter) as a user would."""
     script = Path(sys.executable).with_name("toolchoice")
-    command = [str(script)] if script.exists() else [sys.executable, "-c",
-                                                     "from toolchoice_pipeline.cli import main; main()"]
-    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+    command = (
+        [str(script)] if script.exists() else [sys.executable, "-c", "from toolchoice_pipeline.cli import main; main()"]
+    )
+    return subprocess.run(
+        [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}
+    )
 
 
 def _catalog_version_by_the_recipe(catalog_file: Path) -> str:
@@ -41,8 +43,9 @@ def test_validate_prints_task_count_catalog_version_and_fixture_version(demo_cop
     assert done.returncode == 0, done.stderr
     suite = load_suite(demo_copy / "data", "coding_agent")
     lines = done.stdout.splitlines()
-    assert lines[0] == (f"suite coding_agent: {len(suite.tasks)} tasks, 10 tools (0 from live dumps), "
-                        "match profile key_args")
+    assert lines[0] == (
+        f"suite coding_agent: {len(suite.tasks)} tasks, 10 tools (0 from live dumps), match profile key_args"
+    )
     assert lines[1] == f"catalog_version {_catalog_version_by_the_recipe(suite.directory / 'catalog.yaml')}"
     assert lines[2] == f"fixture_version {suite.fixture_version}"
     assert lines[3] == "models local/bm25-router, local/name-match; judge local/catalog-judge x3 polls"
@@ -62,14 +65,16 @@ def test_an_unknown_field_on_line_2_of_tasks_jsonl_exits_2_naming_the_file_and_l
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
         "error: data/suites/coding_agent/tasks.jsonl:2: priority: unknown field "
-        "(allowed: id, messages, expected, tools, tool_results, tags)"]
+        "(allowed: id, messages, expected, tools, tool_results, tags)"
+    ]
 
 
 @pytest.mark.slow
 def test_the_data_directory_may_come_from_the_environment(demo_copy, tmp_path_factory):
     elsewhere = tmp_path_factory.mktemp("elsewhere")
-    done = toolchoice("validate", "--suite", "coding_agent", cwd=elsewhere,
-                      env={"TOOLCHOICE_DATA_DIR": str(demo_copy / "data")})
+    done = toolchoice(
+        "validate", "--suite", "coding_agent", cwd=elsewhere, env={"TOOLCHOICE_DATA_DIR": str(demo_copy / "data")}
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("suite coding_agent: ")
 
@@ -80,7 +85,8 @@ def test_validating_an_unknown_suite_names_the_suites_there_are(demo_copy, monke
         main(["validate", "--suite", "coding-agent", "--data-dir", "data"])
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines() == [
-        "error: data/suites/coding-agent/suite.yaml: no suite 'coding-agent' (suites in data: coding_agent)"]
+        "error: data/suites/coding-agent/suite.yaml: no suite 'coding-agent' (suites in data: coding_agent)"
+    ]
 
 
 def _schemas(capsys, which: str = "all") -> dict:
@@ -118,8 +124,9 @@ def test_the_printed_task_schema_rejects_an_unknown_field(capsys):
 
 def test_the_printed_config_schema_takes_the_string_shorthand_and_needs_a_model(capsys):
     config = Draft202012Validator(_schemas(capsys, "config"))
-    assert config.is_valid({"models": ["local/bm25-router", {"model": "openai/gpt-4o-mini"}],
-                            "judge": {"model": "local/catalog-judge"}})
+    assert config.is_valid(
+        {"models": ["local/bm25-router", {"model": "openai/gpt-4o-mini"}], "judge": {"model": "local/catalog-judge"}}
+    )
     assert not config.is_valid({"models": []})
     assert not config.is_valid({"models": [{"model": "x", "api_base": "http://localhost"}]})
 

@@ -19,9 +19,23 @@ pytestmark = pytest.mark.slow
 def start(data_dir, release_id: str) -> subprocess.Popen:
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
     env.pop("TOOLCHOICE_DATA_DIR", None)
-    return subprocess.Popen([str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", release_id,
-                             "--kind", "release", "--no-judge"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            str(TOOLCHOICE),
+            "run",
+            "--data-dir",
+            str(data_dir),
+            "--release",
+            release_id,
+            "--kind",
+            "release",
+            "--no-judge",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_two_concurrent_release_runs_are_each_gated_against_the_baseline_in_force_when_promoted(tmp_path):
@@ -31,8 +45,12 @@ def test_two_concurrent_release_runs_are_each_gated_against_the_baseline_in_forc
     for release_id, (code, stderr) in outcomes.items():
         assert "alembic_version" not in stderr, stderr
         assert code == 0, f"{release_id} exited {code}: {stderr}"
-    history = [entry["release_id"] for entry in json.loads(
-        (data_dir / "releases" / "baseline.json").read_text(encoding="utf-8"))["suites"]["coding_agent"]["history"]]
+    history = [
+        entry["release_id"]
+        for entry in json.loads((data_dir / "releases" / "baseline.json").read_text(encoding="utf-8"))["suites"][
+            "coding_agent"
+        ]["history"]
+    ]
     assert sorted(history) == ["rA", "rB"]
     first, second = history
     assert read_scores(data_dir, first)["baseline_release_id"] is None

@@ -81,7 +81,9 @@ def test_a_model_may_be_a_string_or_a_mapping_with_params_price_and_concurrency(
     (tmp_path / "toolchoice.yaml").write_text(
         "models:\n  - local/name-match\n  - model: ollama_chat/llama3.1\n"
         "    params: {api_base: 'http://localhost:11434', temperature: 0}\n"
-        "    price: {input_usd_per_mtok: 0.5, output_usd_per_mtok: 1.5}\n    max_concurrency: 2\n", encoding="utf-8")
+        "    price: {input_usd_per_mtok: 0.5, output_usd_per_mtok: 1.5}\n    max_concurrency: 2\n",
+        encoding="utf-8",
+    )
     config = load_run_config(tmp_path)
     ollama = config.models[1]
     assert ollama.params == {"api_base": "http://localhost:11434", "temperature": 0}
@@ -114,7 +116,8 @@ def test_every_credential_parameter_is_refused(secret):
 
 def test_an_api_key_in_the_file_is_refused_naming_line_field_and_variable(tmp_path):
     (tmp_path / "toolchoice.yaml").write_text(
-        "models:\n  - model: anthropic/claude-sonnet-4-5\n    params:\n      api_key: sk-ant-xyz\n", encoding="utf-8")
+        "models:\n  - model: anthropic/claude-sonnet-4-5\n    params:\n      api_key: sk-ant-xyz\n", encoding="utf-8"
+    )
     with pytest.raises(InputError) as raised:
         load_run_config(tmp_path)
     [problem] = raised.value.problems
@@ -125,7 +128,8 @@ def test_an_api_key_in_the_file_is_refused_naming_line_field_and_variable(tmp_pa
 
 def test_an_api_key_for_the_judge_is_refused_too(tmp_path):
     (tmp_path / "toolchoice.yaml").write_text(
-        "judge:\n  model: {model: openai/gpt-4o, params: {api_key: sk-proj-abc}}\n", encoding="utf-8")
+        "judge:\n  model: {model: openai/gpt-4o, params: {api_key: sk-proj-abc}}\n", encoding="utf-8"
+    )
     with pytest.raises(InputError) as raised:
         load_run_config(tmp_path)
     assert [p.field for p in raised.value.problems] == ["judge.model.params.api_key"]
@@ -134,11 +138,21 @@ def test_an_api_key_for_the_judge_is_refused_too(tmp_path):
 
 
 def test_the_judge_model_may_be_given_as_a_string():
-    assert RunConfig.model_validate({"judge": {"model": "openai/gpt-4o-mini"}}).judge.model.model == "openai/gpt-4o-mini"
+    assert (
+        RunConfig.model_validate({"judge": {"model": "openai/gpt-4o-mini"}}).judge.model.model == "openai/gpt-4o-mini"
+    )
 
 
-@pytest.mark.parametrize("bad", [{"max_steps": 0}, {"judge": {"polls": 0}}, {"cache": {"policy": "always"}},
-                                 {"concurrency": {"per_model": 0}}, {"models": []}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"max_steps": 0},
+        {"judge": {"polls": 0}},
+        {"cache": {"policy": "always"}},
+        {"concurrency": {"per_model": 0}},
+        {"models": []},
+    ],
+)
 def test_out_of_range_values_are_refused(bad):
     with pytest.raises(ValidationError):
         RunConfig.model_validate(bad)

@@ -11,7 +11,6 @@ import dagster as dg
 import pytest
 
 from toolchoice_pipeline.definitions import defs
-
 from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data
 
 #: Every dependency edge of the release graph (child: parents). The chain of ASSET_CHAIN plus the shortcuts
@@ -38,8 +37,10 @@ def test_the_asset_graph_is_the_release_chain_and_nothing_else(graph):
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     assert keys == {"suite_files", *ASSET_CHAIN}
     assert graph.get(dg.AssetKey("suite_files")).is_observable
-    parents = {key.to_user_string(): {p.to_user_string() for p in graph.get(key).parent_keys}
-               for key in graph.get_all_asset_keys()}
+    parents = {
+        key.to_user_string(): {p.to_user_string() for p in graph.get(key).parent_keys}
+        for key in graph.get_all_asset_keys()
+    }
     assert parents == EDGES
     for upstream, downstream in zip(ASSET_CHAIN, ASSET_CHAIN[1:]):
         assert upstream in parents[downstream], f"{upstream} → {downstream} missing"
@@ -48,7 +49,8 @@ def test_the_asset_graph_is_the_release_chain_and_nothing_else(graph):
 def test_every_asset_is_in_one_group_partitioned_by_release_with_kinds_code_version_and_description(graph):
     specs = {spec.key.to_user_string(): spec for spec in defs.resolve_all_asset_specs()}
     assert {name: spec.group_name for name, spec in specs.items() if spec.group_name != "release"} == {
-        "suite_files": "suites"}
+        "suite_files": "suites"
+    }
     for name in ASSET_CHAIN:
         node = graph.get(dg.AssetKey(name))
         spec = specs[name]
@@ -62,8 +64,13 @@ def test_every_asset_is_in_one_group_partitioned_by_release_with_kinds_code_vers
 
 def test_the_release_gate_is_a_blocking_check_on_release_scores_and_the_other_checks_are_there(graph):
     checks = {key.name: graph.get_check_spec(key) for key in graph.asset_check_keys}
-    assert set(checks) == {"release_gate", "judge_calibration", "agent_runs_complete", "task_scores_complete",
-                           "warehouse_schema"}
+    assert set(checks) == {
+        "release_gate",
+        "judge_calibration",
+        "agent_runs_complete",
+        "task_scores_complete",
+        "warehouse_schema",
+    }
     gate = checks["release_gate"]
     assert gate.blocking is True
     assert gate.asset_key == dg.AssetKey("release_scores")
@@ -92,10 +99,19 @@ def test_schedule_nightly_eval_and_sensor_catalog_change_are_running_by_default(
 
 @pytest.mark.slow
 def test_dagster_definitions_validate_accepts_the_workspace(tmp_path):
-    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home"),
-           "TOOLCHOICE_DATA_DIR": str(copy_data(tmp_path / "data"))}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+        "TOOLCHOICE_DATA_DIR": str(copy_data(tmp_path / "data")),
+    }
     (tmp_path / "dagster_home").mkdir()
-    done = subprocess.run([str(BIN / "dagster"), "definitions", "validate", "-w", "workspace.yaml"], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [str(BIN / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation successful for code location toolchoice_pipeline" in done.stdout + done.stderr

@@ -52,8 +52,9 @@ def staged_data_dir(target: Path) -> ToolchoiceResource:
     """A private data directory holding the small demo suite and the request of release ``u1``."""
     data_dir = copy_data(target)
     _small_demo(data_dir)
-    write_request(data_dir, ReleaseRequest(release_id=RELEASE, kind="release", suite=DEMO_SUITE,
-                                           models=list(DEMO_MODELS)))
+    write_request(
+        data_dir, ReleaseRequest(release_id=RELEASE, kind="release", suite=DEMO_SUITE, models=list(DEMO_MODELS))
+    )
     return ToolchoiceResource(data_dir=str(data_dir))
 
 
@@ -88,17 +89,35 @@ def stages(released):
     snapshot = out["release_snapshot"].value
     out["tool_catalog"] = tool_catalog(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot)
     out["eval_tasks"] = eval_tasks(context(toolchoice), release_snapshot=snapshot)
-    out["agent_runs"] = agent_runs(context(toolchoice), toolchoice=toolchoice, progress=ProgressReporter(),
-                                   release_snapshot=snapshot, tool_catalog=out["tool_catalog"].value,
-                                   eval_tasks=out["eval_tasks"].value)
-    out["judge_votes"] = judge_votes(context(toolchoice), toolchoice=toolchoice, progress=ProgressReporter(),
-                                     release_snapshot=snapshot, agent_runs=out["agent_runs"].value)
-    out["task_scores"] = task_scores(context(toolchoice), release_snapshot=snapshot,
-                                     agent_runs=out["agent_runs"].value, judge_votes=out["judge_votes"].value)
-    out["release_scores"] = release_scores(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot,
-                                           agent_runs=out["agent_runs"].value,
-                                           judge_votes=out["judge_votes"].value,
-                                           task_scores=out["task_scores"].value)
+    out["agent_runs"] = agent_runs(
+        context(toolchoice),
+        toolchoice=toolchoice,
+        progress=ProgressReporter(),
+        release_snapshot=snapshot,
+        tool_catalog=out["tool_catalog"].value,
+        eval_tasks=out["eval_tasks"].value,
+    )
+    out["judge_votes"] = judge_votes(
+        context(toolchoice),
+        toolchoice=toolchoice,
+        progress=ProgressReporter(),
+        release_snapshot=snapshot,
+        agent_runs=out["agent_runs"].value,
+    )
+    out["task_scores"] = task_scores(
+        context(toolchoice),
+        release_snapshot=snapshot,
+        agent_runs=out["agent_runs"].value,
+        judge_votes=out["judge_votes"].value,
+    )
+    out["release_scores"] = release_scores(
+        context(toolchoice),
+        toolchoice=toolchoice,
+        release_snapshot=snapshot,
+        agent_runs=out["agent_runs"].value,
+        judge_votes=out["judge_votes"].value,
+        task_scores=out["task_scores"].value,
+    )
     return out
 
 
@@ -134,8 +153,9 @@ def test_eval_tasks_are_the_suites_tasks_with_the_fixture_version(toolchoice):
 
 def test_agent_runs_and_judge_votes_cover_every_model_and_task(stages):
     episodes, votes = stages["agent_runs"].value, stages["judge_votes"].value
-    assert {(e.model, e.task_id) for e in episodes} == {(m, t.id) for m in DEMO_MODELS
-                                                        for t in stages["eval_tasks"].value}
+    assert {(e.model, e.task_id) for e in episodes} == {
+        (m, t.id) for m in DEMO_MODELS for t in stages["eval_tasks"].value
+    }
     polls = stages["judge_votes"].metadata["polls"].value
     episode_votes = [vote for vote in votes if vote.model != CANARY_MODEL]  # the canary is judged with the release
     assert len(episode_votes) == len(episodes) * polls
@@ -183,9 +203,14 @@ def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(st
 def test_judge_calibration_fails_on_an_unreadable_canary_session(stages, toolchoice):
     (toolchoice.path / "sessions").mkdir(exist_ok=True)
     (toolchoice.path / "sessions" / "canary.jsonl").write_text("not a session\n", encoding="utf-8")
-    release_scores(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot_of(toolchoice).value,
-                   agent_runs=stages["agent_runs"].value,
-                   judge_votes=stages["judge_votes"].value, task_scores=stages["task_scores"].value)
+    release_scores(
+        context(toolchoice),
+        toolchoice=toolchoice,
+        release_snapshot=snapshot_of(toolchoice).value,
+        agent_runs=stages["agent_runs"].value,
+        judge_votes=stages["judge_votes"].value,
+        task_scores=stages["task_scores"].value,
+    )
     result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice)
     assert not result.passed and "canary" in result.description
 

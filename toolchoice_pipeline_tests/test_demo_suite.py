@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from toolchoice_pipeline.records.calls import Reply, from_anthropic_content, make_call
-from toolchoice_pipeline.suites.matchers import parse_matcher
-from toolchoice_pipeline.scoring.matching.key_args import match_key_args
 from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY
+from toolchoice_pipeline.records.calls import Reply, from_anthropic_content, make_call
+from toolchoice_pipeline.scoring.matching.key_args import match_key_args
+from toolchoice_pipeline.suites.matchers import parse_matcher
 from toolchoice_pipeline.suites.suite import Suite, load_suite
 from toolchoice_pipeline.suites.tasks import Expected, Task
 from toolchoice_pipeline.suites.validate import task_problems
@@ -32,15 +32,24 @@ REFERENCE_ARGUMENTS = {
     "read-file-005": {"file_path": ".env.example"},
     "read-file-006": {"file_path": "pyproject.toml"},
     "read-file-007": {"file_path": "logs/worker.log"},
-    "edit-file-001": {"file_path": "src/app/config.py", "old_string": "DEFAULT_TIMEOUT = 30",
-                      "new_string": "DEFAULT_TIMEOUT = 60"},
+    "edit-file-001": {
+        "file_path": "src/app/config.py",
+        "old_string": "DEFAULT_TIMEOUT = 30",
+        "new_string": "DEFAULT_TIMEOUT = 60",
+    },
     "edit-file-002": {"file_path": "README.md", "old_string": "recieve", "new_string": "receive", "replace_all": True},
     "edit-file-003": {"file_path": "src/app/worker.py", "old_string": '    print("DEBUG", job)\n', "new_string": ""},
-    "edit-file-004": {"file_path": "src/app/views.py", "old_string": "usr = get_current_user()\n    return render(usr)",
-                      "new_string": "user = get_current_user()\n    return render(user)"},
+    "edit-file-004": {
+        "file_path": "src/app/views.py",
+        "old_string": "usr = get_current_user()\n    return render(usr)",
+        "new_string": "user = get_current_user()\n    return render(user)",
+    },
     "edit-file-005": {"file_path": "requirements.txt", "old_string": "django==4.2.7", "new_string": "django==4.2.16"},
     "write-file-001": {"file_path": ".gitignore", "content": "__pycache__/\n.venv/\n.env\nbuild/\n"},
-    "write-file-002": {"file_path": ".github/workflows/ci.yml", "content": "on: [push, pull_request]\n...\n- run: pytest"},
+    "write-file-002": {
+        "file_path": ".github/workflows/ci.yml",
+        "content": "on: [push, pull_request]\n...\n- run: pytest",
+    },
     "write-file-003": {"file_path": "tests/test_slugify.py", "content": "from app.text import slugify\n"},
     "write-file-005": {"file_path": "docker-compose.yml", "content": "services:\n  db:\n    image: postgres:16\n"},
     "bash-git-001": {"command": "git branch --show-current"},
@@ -78,8 +87,11 @@ REFERENCE_ARGUMENTS = {
     "delegate-002": {"description": "Investigate flaky tests", "prompt": "Find out why tests/integration is flaky"},
     "delegate-003": {"description": "Compare rate limiters", "prompt": "Compare three Python rate-limiting libraries"},
     "followup-bash-001": {"command": "pip install pyyaml"},
-    "followup-edit-001": {"file_path": "src/app/routes.py", "old_string": "status_code=500",
-                          "new_string": "status_code=503"},
+    "followup-edit-001": {
+        "file_path": "src/app/routes.py",
+        "old_string": "status_code=500",
+        "new_string": "status_code=503",
+    },
     "followup-write-001": {"file_path": "scripts/largest_files.sh", "content": "... | sort -rn | head -10\n"},
     "followup-git-001": {"command": 'git add -A && git commit -m "fix ISO date parsing"'},
     "multi-cli-flag-001": {"file_path": "src/app/cli.py"},
@@ -198,8 +210,11 @@ def test_each_expectation_accepts_its_reference_answer(suite):
 
 def test_no_key_argument_expectation_is_vacuous(suite):
     """The right tool called with no arguments is never right-arguments where key arguments are named."""
-    accepted = [task.id for task in suite.tasks if task.expected.arguments
-                and match_key_args(task.expected, _reply(task.expected.tool, {})).right_args]
+    accepted = [
+        task.id
+        for task in suite.tasks
+        if task.expected.arguments and match_key_args(task.expected, _reply(task.expected.tool, {})).right_args
+    ]
     assert accepted == []
 
 
@@ -210,6 +225,7 @@ def test_a_call_where_none_is_expected_is_wrong(suite):
 
 
 # ---- the canary session ----
+
 
 def _canary_lines() -> list[dict]:
     return [json.loads(line) for line in (SESSIONS / "canary.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -222,10 +238,15 @@ def _labels() -> list[dict]:
 def test_the_canary_is_a_claude_code_transcript_of_4_user_prompts():
     lines = _canary_lines()
     entries = [line for line in lines if line.get("type") in ("user", "assistant")]
-    prompts = [e["message"]["content"] for e in entries
-               if e["type"] == "user" and isinstance(e["message"]["content"], str)]
-    assert prompts == ["show me src/app/main.py", "which git branch is this repo on?",
-                       "delete the stale .git/index.lock file", "how many Python files are in src?"]
+    prompts = [
+        e["message"]["content"] for e in entries if e["type"] == "user" and isinstance(e["message"]["content"], str)
+    ]
+    assert prompts == [
+        "show me src/app/main.py",
+        "which git branch is this repo on?",
+        "delete the stale .git/index.lock file",
+        "how many Python files are in src?",
+    ]
     assert {e["sessionId"] for e in entries} == {_labels()[0]["session"]}
     assert {e["cwd"] for e in entries} == {"/home/dev/project"}
     assert [e["parentUuid"] for e in entries] == [None] + [e["uuid"] for e in entries[:-1]]
@@ -235,10 +256,20 @@ def test_the_canary_is_a_claude_code_transcript_of_4_user_prompts():
 
 def test_each_canary_call_is_answered_by_its_tool_result():
     entries = [line for line in _canary_lines() if line.get("type") in ("user", "assistant")]
-    uses = [block for e in entries if e["type"] == "assistant" for block in e["message"]["content"]
-            if block["type"] == "tool_use"]
-    results = [block for e in entries if e["type"] == "user" and isinstance(e["message"]["content"], list)
-               for block in e["message"]["content"] if block["type"] == "tool_result"]
+    uses = [
+        block
+        for e in entries
+        if e["type"] == "assistant"
+        for block in e["message"]["content"]
+        if block["type"] == "tool_use"
+    ]
+    results = [
+        block
+        for e in entries
+        if e["type"] == "user" and isinstance(e["message"]["content"], list)
+        for block in e["message"]["content"]
+        if block["type"] == "tool_result"
+    ]
     assert [use["name"] for use in uses] == ["Read", "WebSearch", "Read", "WebSearch"]
     assert [result["tool_use_id"] for result in results] == [use["id"] for use in uses]
 
@@ -249,17 +280,25 @@ def test_canary_labels_follow_the_ingest_contract_and_validate_against_the_demo_
     assert all(set(label) == {"session", "turn", "expected"} for label in labels)
     assert [label["expected"]["tool"] for label in labels] == ["Read", "Bash", "Bash", "Glob"]
     for label in labels:
-        task = Task(id=f"canary-{label['turn']}", messages=[{"role": "user", "content": "x"}],
-                    expected=Expected.model_validate(label["expected"]))
+        task = Task(
+            id=f"canary-{label['turn']}",
+            messages=[{"role": "user", "content": "x"}],
+            expected=Expected.model_validate(label["expected"]),
+        )
         assert task_problems(task, suite.catalog, "canary.labels.jsonl", label["turn"] + 1) == []
 
 
 def test_the_canary_has_one_good_choice_and_three_bad_ones():
     entries = [line for line in _canary_lines() if line.get("type") == "assistant"]
-    first_calls = [from_anthropic_content(e["message"]["content"]) for e in entries
-                   if any(block["type"] == "tool_use" for block in e["message"]["content"])]
-    verdicts = [match_key_args(Expected.model_validate(label["expected"]), reply).right_args
-                for label, reply in zip(_labels(), first_calls)]
+    first_calls = [
+        from_anthropic_content(e["message"]["content"])
+        for e in entries
+        if any(block["type"] == "tool_use" for block in e["message"]["content"])
+    ]
+    verdicts = [
+        match_key_args(Expected.model_validate(label["expected"]), reply).right_args
+        for label, reply in zip(_labels(), first_calls)
+    ]
     assert verdicts == [True, False, False, False]
 
 

@@ -6,10 +6,9 @@ import sqlite3
 
 import litellm
 
-from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.journal import key_params, request_key
 from toolchoice_pipeline.execution.runner import run_suite_sync
-
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline_tests.execution_support import CATALOG, call, numbered_tasks, register_scripted, write_suite
 
 
@@ -26,8 +25,18 @@ def two_steps(model, messages, tools, metadata):
 
 
 def comparable(episodes):
-    return [(e.model, e.task_id, e.error, [(s.step, s.reply, s.prompt_tokens, s.completion_tokens, s.cost_usd,
-                                            s.latency_ms, s.request_key) for s in e.steps]) for e in episodes]
+    return [
+        (
+            e.model,
+            e.task_id,
+            e.error,
+            [
+                (s.step, s.reply, s.prompt_tokens, s.completion_tokens, s.cost_usd, s.latency_ms, s.request_key)
+                for s in e.steps
+            ],
+        )
+        for e in episodes
+    ]
 
 
 def test_read_write_rerun_makes_no_provider_call_and_keeps_the_original_figures(tmp_path):
@@ -106,8 +115,7 @@ def test_a_changed_tool_description_is_a_new_request(tmp_path):
 
 
 def test_models_and_parameters_are_part_of_the_key_but_secrets_are_not():
-    base = dict(fingerprint=None, task_id="t", step=0, messages=[{"role": "user", "content": "x"}],
-                tools_digest="d")
+    base = dict(fingerprint=None, task_id="t", step=0, messages=[{"role": "user", "content": "x"}], tools_digest="d")
     key = request_key(model="a/m", params=key_params({"temperature": 0}), **base)
     assert key != request_key(model="b/m", params=key_params({"temperature": 0}), **base)
     assert key != request_key(model="a/m", params=key_params({"temperature": 1}), **base)

@@ -9,10 +9,9 @@ import litellm
 import openai
 import pytest
 
-from toolchoice_pipeline.suites.config import ModelSpec, Price, RetryConfig
 from toolchoice_pipeline.execution import llm
 from toolchoice_pipeline.execution.llm import call_cost, complete, is_transient
-
+from toolchoice_pipeline.suites.config import ModelSpec, Price, RetryConfig
 from toolchoice_pipeline_tests.execution_support import register_scripted
 
 RETRIES = RetryConfig(max_attempts=4, initial_wait_s=0.001, max_wait_s=0.01, timeout_s=0.01)
@@ -53,12 +52,15 @@ def test_timeouts_are_retried(waits):
     assert caught.value.attempts == RETRIES.max_attempts
 
 
-@pytest.mark.parametrize("mock", [
-    "litellm.ContextWindowExceededError",
-    litellm.AuthenticationError(message="invalid x-api-key", llm_provider="openai", model="gpt-4o-mini"),
-    litellm.NotFoundError(message="model does not exist", llm_provider="openai", model="gpt-4o-mini"),
-    litellm.BadRequestError(message="bad schema", llm_provider="openai", model="gpt-4o-mini"),
-])
+@pytest.mark.parametrize(
+    "mock",
+    [
+        "litellm.ContextWindowExceededError",
+        litellm.AuthenticationError(message="invalid x-api-key", llm_provider="openai", model="gpt-4o-mini"),
+        litellm.NotFoundError(message="model does not exist", llm_provider="openai", model="gpt-4o-mini"),
+        litellm.BadRequestError(message="bad schema", llm_provider="openai", model="gpt-4o-mini"),
+    ],
+)
 def test_auth_not_found_and_bad_requests_are_not_retried(mock, waits):
     with pytest.raises(openai.APIError) as caught:
         run(failing_call(mock_response=mock))
@@ -68,7 +70,9 @@ def test_auth_not_found_and_bad_requests_are_not_retried(mock, waits):
 
 def test_retry_after_is_honoured(waits):
     limited = litellm.RateLimitError(
-        message="slow down", llm_provider="openai", model="gpt-4o-mini",
+        message="slow down",
+        llm_provider="openai",
+        model="gpt-4o-mini",
         response=httpx.Response(429, headers={"retry-after": "7"}, request=httpx.Request("POST", "https://x.invalid")),
     )
     with pytest.raises(litellm.RateLimitError):
@@ -78,9 +82,13 @@ def test_retry_after_is_honoured(waits):
 
 
 def test_a_transient_failure_then_success_returns_the_reply(waits):
-    outcomes = iter([litellm.InternalServerError(message="boom", llm_provider="scripted", model="m"),
-                     litellm.RateLimitError(message="slow", llm_provider="scripted", model="m"),
-                     {"role": "assistant", "content": "fine"}])
+    outcomes = iter(
+        [
+            litellm.InternalServerError(message="boom", llm_provider="scripted", model="m"),
+            litellm.RateLimitError(message="slow", llm_provider="scripted", model="m"),
+            {"role": "assistant", "content": "fine"},
+        ]
+    )
 
     def script(model, messages, tools, metadata):
         outcome = next(outcomes)
@@ -118,14 +126,20 @@ def test_is_transient_classes():
 
 def test_tool_calls_come_back_in_openai_format():
     def script(model, messages, tools, metadata):
-        return {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": tools[0]["function"]["name"], "arguments": "{}"}}]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": tools[0]["function"]["name"], "arguments": "{}"}}
+            ],
+        }
 
     register_scripted(script)
     tools = [{"type": "function", "function": {"name": "Read", "description": "", "parameters": {"type": "object"}}}]
     done = run(complete(ModelSpec(model="scripted/m"), MESSAGES, retries=RETRIES, tools=tools))
-    assert done.message["tool_calls"] == [{"id": "c1", "type": "function",
-                                           "function": {"name": "Read", "arguments": "{}"}}]
+    assert done.message["tool_calls"] == [
+        {"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}
+    ]
     assert done.prompt_tokens > 0 and done.completion_tokens > 0
     assert done.cost_usd == 0.0  # in-process models are free
 

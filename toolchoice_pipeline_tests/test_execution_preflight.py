@@ -7,11 +7,10 @@ import asyncio
 import litellm
 import pytest
 
-from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
-from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.execution.failures import describe_failure, redact
 from toolchoice_pipeline.execution.preflight import preflight, resolve_model
-
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.execution_support import register_scripted
 
 RETRIES = RetryConfig(max_attempts=1)
@@ -23,11 +22,17 @@ def check(tmp_path, *specs):
 
 def test_no_key_unknown_provider_and_unknown_local_model(tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    result = check(tmp_path, ModelSpec(model="anthropic/claude-sonnet-4-5"), ModelSpec(model="gpt-4o-mini-typo"),
-                   ModelSpec(model="local/nobody"), ModelSpec(model="sim/fine"),
-                   ModelSpec(model="sim/bad", params={"sim_error_rate": 2}))
+    result = check(
+        tmp_path,
+        ModelSpec(model="anthropic/claude-sonnet-4-5"),
+        ModelSpec(model="gpt-4o-mini-typo"),
+        ModelSpec(model="local/nobody"),
+        ModelSpec(model="sim/fine"),
+        ModelSpec(model="sim/bad", params={"sim_error_rate": 2}),
+    )
     assert result["anthropic/claude-sonnet-4-5"].startswith(
-        "anthropic/claude-sonnet-4-5: no API key: set ANTHROPIC_API_KEY in the environment")
+        "anthropic/claude-sonnet-4-5: no API key: set ANTHROPIC_API_KEY in the environment"
+    )
     assert result["gpt-4o-mini-typo"].startswith("gpt-4o-mini-typo: unknown provider")
     assert result["local/nobody"].startswith("local/nobody: unknown local model (known: ")
     assert result["sim/fine"] is None
@@ -36,8 +41,9 @@ def test_no_key_unknown_provider_and_unknown_local_model(tmp_path, monkeypatch):
 
 def test_a_remote_model_gets_a_call_and_its_refusal_is_explained(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnop")
-    refused = litellm.AuthenticationError(message="Incorrect API key provided: sk-test-abcdefghijklmnop",
-                                          llm_provider="openai", model="gpt-4o-mini")
+    refused = litellm.AuthenticationError(
+        message="Incorrect API key provided: sk-test-abcdefghijklmnop", llm_provider="openai", model="gpt-4o-mini"
+    )
     known = ModelSpec(model="openai/gpt-4o-mini", params={"mock_response": refused})
     misspelt = ModelSpec(model="openai/gpt-4o-mni", params={"mock_response": refused})
     fine = ModelSpec(model="openai/gpt-4o", params={"mock_response": "OK"})

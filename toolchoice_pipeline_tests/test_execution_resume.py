@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-
-import pytest
 import signal
 import sqlite3
 import subprocess
 import sys
 
-from toolchoice_pipeline.suites.config import RunConfig
+import pytest
+
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.providers.sim import STATS
-
+from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline_tests.execution_support import numbered_tasks, write_suite
 
 CHILD = """
@@ -35,16 +34,27 @@ print("finished", flush=True)
 
 N_TASKS = 60
 CONFIG = {
-    "models": [{"model": "sim/a", "params": {"sim_latency_ms": 25, "sim_seed": 1}},
-               {"model": "sim/b", "params": {"sim_latency_ms": 25, "sim_seed": 2}}],
+    "models": [
+        {"model": "sim/a", "params": {"sim_latency_ms": 25, "sim_seed": 1}},
+        {"model": "sim/b", "params": {"sim_latency_ms": 25, "sim_seed": 2}},
+    ],
     "concurrency": {"max_in_flight": 4, "per_model": 2},
 }
 
 
 def rows(episodes):
-    return [(e.model, e.task_id, e.error,
-             [(s.step, s.reply, s.prompt_tokens, s.completion_tokens, s.cost_usd, s.error, s.request_key)
-              for s in e.steps]) for e in episodes]
+    return [
+        (
+            e.model,
+            e.task_id,
+            e.error,
+            [
+                (s.step, s.reply, s.prompt_tokens, s.completion_tokens, s.cost_usd, s.error, s.request_key)
+                for s in e.steps
+            ],
+        )
+        for e in episodes
+    ]
 
 
 @pytest.mark.slow
@@ -53,8 +63,9 @@ def test_a_killed_run_resumes_without_asking_a_completed_call_again(tmp_path):
     suite = write_suite(killed_dir, numbered_tasks(N_TASKS))
     config = RunConfig.model_validate(CONFIG)
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(killed_dir), json.dumps(CONFIG)],
-                             stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(killed_dir), json.dumps(CONFIG)], stdout=subprocess.PIPE, text=True, env=env
+    )
     finished = 0
     for line in child.stdout:
         if line.startswith("done"):

@@ -7,11 +7,10 @@ import asyncio
 import litellm
 import pytest
 
-from toolchoice_pipeline.suites.config import ModelSpec, RunConfig
-from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.execution import runner
 from toolchoice_pipeline.execution.runner import run_suite, run_suite_sync
-
+from toolchoice_pipeline.suites.config import ModelSpec, RunConfig
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.execution_support import call, numbered_tasks, register_scripted, write_suite
 
 
@@ -29,10 +28,15 @@ def test_one_episode_per_model_and_task_in_model_then_task_order(tmp_path):
     suite = write_suite(tmp_path, numbered_tasks(7))
     register_scripted(reads, delay_s=0.001)
     events = []
-    episodes = run_suite_sync(suite, config(["scripted/b", "scripted/a"]), data_dir=tmp_path,
-                              progress=lambda model, done, total: events.append((model, done, total)))
+    episodes = run_suite_sync(
+        suite,
+        config(["scripted/b", "scripted/a"]),
+        data_dir=tmp_path,
+        progress=lambda model, done, total: events.append((model, done, total)),
+    )
     assert [(e.model, e.task_id) for e in episodes] == [
-        (m, t.id) for m in ("scripted/b", "scripted/a") for t in suite.tasks]
+        (m, t.id) for m in ("scripted/b", "scripted/a") for t in suite.tasks
+    ]
     assert all(e.error is None for e in episodes)
     for model in ("scripted/a", "scripted/b"):
         counts = [done for m, done, total in events if m == model]
@@ -43,8 +47,10 @@ def test_one_episode_per_model_and_task_in_model_then_task_order(tmp_path):
 def test_global_and_per_model_limits_hold_while_models_interleave(tmp_path):
     suite = write_suite(tmp_path, numbered_tasks(24))
     handler = register_scripted(reads, delay_s=0.02)
-    cfg = config([{"model": "scripted/a"}, {"model": "scripted/b", "max_concurrency": 2}, {"model": "scripted/c"}],
-                 concurrency={"max_in_flight": 7, "per_model": 4})
+    cfg = config(
+        [{"model": "scripted/a"}, {"model": "scripted/b", "max_concurrency": 2}, {"model": "scripted/c"}],
+        concurrency={"max_in_flight": 7, "per_model": 4},
+    )
     run_suite_sync(suite, cfg, data_dir=tmp_path)
     assert handler.max_in_flight == 7
     assert handler.max_in_flight_by_model == {"a": 4, "b": 2, "c": 4}
@@ -73,7 +79,8 @@ def test_a_model_without_its_api_key_fails_alone_with_one_message(tmp_path, monk
     failed = [e for e in episodes if e.model == "openai/gpt-4o-mini"]
     assert {e.error for e in failed} == {
         "openai/gpt-4o-mini: no API key: set OPENAI_API_KEY in the environment "
-        "(keys are read from the environment only, never from files)"}
+        "(keys are read from the environment only, never from files)"
+    }
     assert all(e.steps == [] for e in failed)
     assert all(e.error is None and e.first_call.name == "Read" for e in episodes if e.model == "scripted/ok")
 
@@ -81,8 +88,9 @@ def test_a_model_without_its_api_key_fails_alone_with_one_message(tmp_path, monk
 def test_unknown_providers_and_local_models_fail_alone(tmp_path):
     suite = write_suite(tmp_path, numbered_tasks(2))
     register_scripted(reads)
-    episodes = run_suite_sync(suite, config(["nosuchprovider/model-x", "local/no-such-agent", "scripted/ok"]),
-                              data_dir=tmp_path)
+    episodes = run_suite_sync(
+        suite, config(["nosuchprovider/model-x", "local/no-such-agent", "scripted/ok"]), data_dir=tmp_path
+    )
     errors = {e.model: e.error for e in episodes}
     assert errors["nosuchprovider/model-x"].startswith("nosuchprovider/model-x: unknown provider")
     assert errors["local/no-such-agent"].startswith("local/no-such-agent: unknown local model")
@@ -92,8 +100,9 @@ def test_unknown_providers_and_local_models_fail_alone(tmp_path):
 def test_a_misspelt_model_is_reported_as_not_found_not_as_an_auth_error(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123456")
     suite = write_suite(tmp_path, numbered_tasks(2))
-    refused = litellm.AuthenticationError(message="Incorrect API key provided: sk-test-not-a-real-key-123456",
-                                          llm_provider="openai", model="gpt-4o-mni")
+    refused = litellm.AuthenticationError(
+        message="Incorrect API key provided: sk-test-not-a-real-key-123456", llm_provider="openai", model="gpt-4o-mni"
+    )
     spec = ModelSpec(model="openai/gpt-4o-mni", params={"mock_response": refused})
     episodes = run_suite_sync(suite, config(["openai/gpt-4o-mni"]), data_dir=tmp_path, models=[spec])
     message = episodes[0].error
@@ -151,7 +160,8 @@ def test_replay_paths_are_resolved_against_the_data_dir(tmp_path):
     suite = write_suite(tmp_path, numbered_tasks(2))
     (tmp_path / "recorded").mkdir()
     (tmp_path / "recorded" / "r.jsonl").write_text(
-        '{"task_id": "t000", "tool_calls": [{"name": "Grep", "arguments": {"pattern": "x"}}]}\n')
+        '{"task_id": "t000", "tool_calls": [{"name": "Grep", "arguments": {"pattern": "x"}}]}\n'
+    )
     episodes = run_suite_sync(suite, config(["replay/recorded/r.jsonl"]), data_dir=tmp_path)
     assert episodes[0].model == "replay/recorded/r.jsonl"
     assert episodes[0].first_call.name == "Grep" and episodes[0].error is None

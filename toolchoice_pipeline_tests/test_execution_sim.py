@@ -12,14 +12,26 @@ from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.providers.sim import FAULT_KINDS, STATS, SimSettings, fault_for, plausible_reply
 
 TOOLS = [
-    {"type": "function", "function": {"name": "read_file", "description": "Read a file by its path.",
-                                      "parameters": {"type": "object",
-                                                     "properties": {"path": {"type": "string"},
-                                                                    "lines": {"type": "integer"}},
-                                                     "required": ["path", "lines"]}}},
-    {"type": "function", "function": {"name": "send_email", "description": "Send an email message to someone.",
-                                      "parameters": {"type": "object", "properties": {"to": {"type": "string"}},
-                                                     "required": ["to"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file by its path.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "lines": {"type": "integer"}},
+                "required": ["path", "lines"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "send_email",
+            "description": "Send an email message to someone.",
+            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]},
+        },
+    },
 ]
 
 
@@ -53,10 +65,15 @@ def test_through_litellm_a_retried_request_eventually_gets_through():
     outcomes = []
 
     async def ask():
-        for attempt in range(30):
+        for _attempt in range(30):
             try:
-                await litellm.acompletion(model="sim/m", messages=[{"role": "user", "content": "read_file a.txt"}],
-                                          tools=TOOLS, num_retries=0, **params)
+                await litellm.acompletion(
+                    model="sim/m",
+                    messages=[{"role": "user", "content": "read_file a.txt"}],
+                    tools=TOOLS,
+                    num_retries=0,
+                    **params,
+                )
                 outcomes.append("ok")
                 return
             except litellm.RateLimitError as exc:

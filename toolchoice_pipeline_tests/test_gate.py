@@ -9,7 +9,6 @@ import pytest
 from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline.releases.gate import check_gate, gate_junit_xml, gate_markdown, task_flips
-
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
 
@@ -21,7 +20,8 @@ def test_a_drop_of_more_than_two_points_fails_and_names_metric_and_figures():
     result = check_gate("r2", {"m": figures(81.25, 70.31)}, "r1", {"m": figures(84.38, 70.31)})
     assert not result.passed and result.models["m"].status == "failed"
     assert [f.model_dump(exclude={"reason"}) for f in result.failures] == [
-        {"model": "m", "metric": "right_tool_pct", "baseline": 84.38, "now": 81.25, "drop": 3.13}]
+        {"model": "m", "metric": "right_tool_pct", "baseline": 84.38, "now": 81.25, "drop": 3.13}
+    ]
 
 
 @pytest.mark.parametrize(("now", "passed"), [(82.38, True), (82.37, False), (90.0, True)])
@@ -65,15 +65,37 @@ def test_no_baseline_passes_every_model_as_new():
 
 
 def scores_table(rows):
-    return pa.table({"model": [r[0] for r in rows], "task_id": [r[1] for r in rows],
-                     "right_tool": [r[2] for r in rows], "right_args": [r[3] for r in rows]})
+    return pa.table(
+        {
+            "model": [r[0] for r in rows],
+            "task_id": [r[1] for r in rows],
+            "right_tool": [r[2] for r in rows],
+            "right_args": [r[3] for r in rows],
+        }
+    )
 
 
 def test_flips_list_tasks_that_changed_in_each_direction_and_skip_unscored_ones():
-    baseline = scores_table([("m", "t1", True, True), ("m", "t2", False, False), ("m", "t3", True, True),
-                             ("m", "t4", None, None), ("m", "t5", True, False), ("x", "t1", True, True)])
-    now = scores_table([("m", "t1", False, False), ("m", "t2", True, True), ("m", "t3", True, True),
-                        ("m", "t4", False, False), ("m", "t5", True, True), ("m", "t6", False, False)])
+    baseline = scores_table(
+        [
+            ("m", "t1", True, True),
+            ("m", "t2", False, False),
+            ("m", "t3", True, True),
+            ("m", "t4", None, None),
+            ("m", "t5", True, False),
+            ("x", "t1", True, True),
+        ]
+    )
+    now = scores_table(
+        [
+            ("m", "t1", False, False),
+            ("m", "t2", True, True),
+            ("m", "t3", True, True),
+            ("m", "t4", False, False),
+            ("m", "t5", True, True),
+            ("m", "t6", False, False),
+        ]
+    )
     flips = task_flips(now, baseline)
     assert set(flips) == {"m"}
     assert flips["m"]["right_tool"].model_dump() == {"right_to_wrong": ["t1"], "wrong_to_right": ["t2"]}
@@ -81,8 +103,10 @@ def test_flips_list_tasks_that_changed_in_each_direction_and_skip_unscored_ones(
 
 
 def test_markdown_and_junit_name_the_failure_and_the_flipped_tasks():
-    flips = task_flips(scores_table([("m", "t1", False, False), ("ok", "t1", True, True)]),
-                       scores_table([("m", "t1", True, True), ("ok", "t1", True, True)]))
+    flips = task_flips(
+        scores_table([("m", "t1", False, False), ("ok", "t1", True, True)]),
+        scores_table([("m", "t1", True, True), ("ok", "t1", True, True)]),
+    )
     models = {"m": figures(81.25, 70.31), "ok": figures(90.0, 90.0)}
     baseline = {"m": figures(84.38, 70.31), "ok": figures(90.0, 90.0), "gone": figures(1.0, 1.0)}
     result = check_gate("r2", models, "r1", baseline, flips)
@@ -103,6 +127,7 @@ def test_markdown_and_junit_name_the_failure_and_the_flipped_tasks():
 
 
 # --- toolchoice gate -----------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def stored_releases(tmp_path):

@@ -14,12 +14,12 @@ import yaml
 
 from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
-from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.releases.lineage import Lineage, new_run_id
 from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
-from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.releases.warehouse import Warehouse
+from toolchoice_pipeline.suites.config import load_run_config
+from toolchoice_pipeline.suites.suite import load_suite
 
 SUITE = "coding_agent"
 DEGRADED_TOOL = "Bash"
@@ -44,8 +44,11 @@ def degrade(data_dir, tool, description):
 @pytest.fixture
 def data_dir(tmp_path, repo_data_dir):
     target = tmp_path / "data"
-    shutil.copytree(repo_data_dir, target, ignore=shutil.ignore_patterns(
-        "releases", "warehouse", "cache", "dagster_home", "reports"))
+    shutil.copytree(
+        repo_data_dir,
+        target,
+        ignore=shutil.ignore_patterns("releases", "warehouse", "cache", "dagster_home", "reports"),
+    )
     return target
 
 
@@ -81,12 +84,17 @@ def test_a_degraded_description_fails_the_gate_for_the_affected_model_and_keeps_
     # Both releases are in the warehouse, each row traced to the catalog version that produced it.
     with Warehouse(data_dir).connect() as con:
         versions = dict(con.execute("SELECT DISTINCT release_id, catalog_version FROM task_scores").fetchall())
-        described = con.execute("SELECT release_id, description FROM tool_catalog WHERE tool_name = ? "
-                                "ORDER BY release_id", [DEGRADED_TOOL]).fetchall()
-        flipped = [row[0] for row in con.execute(
-            "SELECT a.task_id FROM task_scores a JOIN task_scores b USING (model, task_id) WHERE a.release_id = 'r1' "
-            "AND b.release_id = 'r2' AND a.model = ? AND a.right_tool AND NOT b.right_tool ORDER BY a.task_id",
-            [ROUTER]).fetchall()]
+        described = con.execute(
+            "SELECT release_id, description FROM tool_catalog WHERE tool_name = ? ORDER BY release_id", [DEGRADED_TOOL]
+        ).fetchall()
+        flipped = [
+            row[0]
+            for row in con.execute(
+                "SELECT a.task_id FROM task_scores a JOIN task_scores b USING (model, task_id) WHERE a.release_id = 'r1' "
+                "AND b.release_id = 'r2' AND a.model = ? AND a.right_tool AND NOT b.right_tool ORDER BY a.task_id",
+                [ROUTER],
+            ).fetchall()
+        ]
     assert versions == {"r1": suite_before.catalog_version, "r2": suite_after.catalog_version}
     assert flipped == lost
     assert described[1] == ("r2", "A utility.") and described[0][1] != "A utility."

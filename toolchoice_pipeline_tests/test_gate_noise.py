@@ -33,8 +33,11 @@ def lineage(release_id: str) -> Lineage:
 
 def scores_of(outcomes: dict[str, list[bool]]) -> list[TaskScore]:
     """Task scores of one model: per task id, the right-tool outcome of each sample (arguments alike)."""
-    return [TaskScore(model=MODEL, task_id=task, sample=s, right_tool=right, right_args=right, calls=1,
-                      first_tool=None) for task, samples in outcomes.items() for s, right in enumerate(samples)]
+    return [
+        TaskScore(model=MODEL, task_id=task, sample=s, right_tool=right, right_args=right, calls=1, first_tool=None)
+        for task, samples in outcomes.items()
+        for s, right in enumerate(samples)
+    ]
 
 
 def gate(baseline: dict[str, list[bool]], now: dict[str, list[bool]], noise: str = "report"):
@@ -63,12 +66,15 @@ def test_the_false_fail_rate_equals_an_exact_enumeration():
     per_task = {x - y: 0.0 for x in range(k + 1) for y in range(k + 1)}
     for x in range(k + 1):
         for y in range(k + 1):
-            per_task[x - y] += math.comb(k, x) * flip ** x * (1 - flip) ** (k - x) * \
-                math.comb(k, y) * flip ** y * (1 - flip) ** (k - y)
+            per_task[x - y] += (
+                math.comb(k, x) * flip**x * (1 - flip) ** (k - x) * math.comb(k, y) * flip**y * (1 - flip) ** (k - y)
+            )
     for limit in (2.0, 10.0, 20.0):
-        expected = sum(math.prod(per_task[d] for d in ds)
-                       for ds in itertools.product(per_task, repeat=n)
-                       if round(100.0 * sum(ds) / (k * n), 2) > limit)
+        expected = sum(
+            math.prod(per_task[d] for d in ds)
+            for ds in itertools.product(per_task, repeat=n)
+            if round(100.0 * sum(ds) / (k * n), 2) > limit
+        )
         assert math.isclose(false_fail_rate(n, k, flip, limit), expected, abs_tol=1e-9)
     assert false_fail_rate(73, 1, 0.05) > 0.25  # the issue's 73-task suite at a 5% flip rate
     k5 = repeats_for_false_fails(73, 0.05)
@@ -91,8 +97,7 @@ def test_require_passes_a_within_noise_drop_with_a_warning():
     assert not reported.passed  # report: the 2-point rule decides
     required = gate(baseline, now, noise="require")
     assert required.passed and not required.failures
-    assert any("within noise" in w and f"[{comparison.ci95[0]}, {comparison.ci95[1]}]" in w
-               for w in required.warnings)
+    assert any("within noise" in w and f"[{comparison.ci95[0]}, {comparison.ci95[1]}]" in w for w in required.warnings)
     document = GateDocument.model_validate(required.to_json())
     assert document.noise == "require" and document.comparisons[0].ci95 == comparison.ci95
     assert "within noise" in gate_markdown(required, {}, {})

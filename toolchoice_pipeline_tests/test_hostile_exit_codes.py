@@ -37,6 +37,7 @@ def stored(tmp_path) -> Path:
 
 # --- output paths --------------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_gate_junit_into_a_missing_directory_is_refused_and_creates_nothing(stored, tmp_path):
     target = tmp_path / "nonexistent" / "dir" / "j.xml"
@@ -75,12 +76,19 @@ DEEP = 100_000
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("document", [
-    '{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}",
-    "[" * DEEP + "]" * DEEP,
-    '{"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"key": "x", "value": '
-    + '{"kvlistValue": {"values": [{"key": "a", "value": ' * 3000 + "{}" + "}]}}" * 3000 + "}]}]}]}]}",
-], ids=["array-in-export", "bare-array", "nested-attribute"])
+@pytest.mark.parametrize(
+    "document",
+    [
+        '{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}",
+        "[" * DEEP + "]" * DEEP,
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"key": "x", "value": '
+        + '{"kvlistValue": {"values": [{"key": "a", "value": ' * 3000
+        + "{}"
+        + "}]}}" * 3000
+        + "}]}]}]}]}",
+    ],
+    ids=["array-in-export", "bare-array", "nested-attribute"],
+)
 def test_ingest_otel_on_a_deeply_nested_document_is_one_line(tmp_path, document):
     trace = tmp_path / "deep.json"
     trace.write_text(document)
@@ -108,13 +116,25 @@ def test_a_device_or_pipe_as_an_input_file_is_refused_before_reading(tmp_path, s
         done = toolchoice("import", "bfcl", device, "--suite", "b", "--data-dir", str(data), timeout=60)
     else:
         catalog = [] if where == "--catalog" else ["--catalog", str(REPO_DATA / "suites" / DEMO_SUITE / "catalog.yaml")]
-        done = toolchoice("ingest", "claude-code", str(session), "--suite", "s", *catalog, where, device,
-                          "--data-dir", str(data), timeout=60)
+        done = toolchoice(
+            "ingest",
+            "claude-code",
+            str(session),
+            "--suite",
+            "s",
+            *catalog,
+            where,
+            device,
+            "--data-dir",
+            str(data),
+            timeout=60,
+        )
     assert_one_error_line(done, 2, device, "not a regular file")
     assert not (data / "suites").exists() or not any((data / "suites").iterdir())
 
 
 # --- OS errors inside Dagster steps ---------------------------------------------------------------------------
+
 
 def _small_run(tmp_path: Path) -> Path:
     data_dir = copy_data(tmp_path / "data")
@@ -147,8 +167,14 @@ def test_a_full_disk_inside_a_step_is_a_bad_environment_never_a_failed_gate(tmp_
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit_kib * 1024, limit_kib * 1024))
 
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
-    done = subprocess.run([str(TOOLCHOICE), "run", "--release", "r1", "--no-judge", "--data-dir", str(data_dir)],
-                          env=env, capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    done = subprocess.run(
+        [str(TOOLCHOICE), "run", "--release", "r1", "--no-judge", "--data-dir", str(data_dir)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit,
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 2, output
     assert "Traceback" not in output and 'File "' not in output

@@ -11,10 +11,9 @@ import pytest
 
 from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.jsonl import Warnings
-from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.suites.suite import load_suite
-
+from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline_tests.conftest import CASES
 from toolchoice_pipeline_tests.test_sanitise import assert_no_secret_in_text, assert_no_secret_in_tree, run_cli
 
@@ -31,14 +30,36 @@ def write_session(path: Path, lines: list[dict]) -> Path:
 
 
 def read_turns(path: Path):
-    return list(read_claude_code(path, shown=path.name, file_index=0, sanitiser=Sanitiser(), ledger=ToolLedger(),
-                                 seen=SeenRecords(), warnings=Warnings(), max_context_chars=32_000))
+    return list(
+        read_claude_code(
+            path,
+            shown=path.name,
+            file_index=0,
+            sanitiser=Sanitiser(),
+            ledger=ToolLedger(),
+            seen=SeenRecords(),
+            warnings=Warnings(),
+            max_context_chars=32_000,
+        )
+    )
 
 
 def ingest(tmp_path: Path, session: Path, capsys, suite: str = "case") -> tuple[Path, str]:
     data_dir = tmp_path / "data"
-    code, out, err = run_cli(["ingest", "claude-code", str(session), "--suite", suite,
-                              "--catalog", str(CASES / "catalog.json"), "--data-dir", str(data_dir)], capsys)
+    code, out, err = run_cli(
+        [
+            "ingest",
+            "claude-code",
+            str(session),
+            "--suite",
+            suite,
+            "--catalog",
+            str(CASES / "catalog.json"),
+            "--data-dir",
+            str(data_dir),
+        ],
+        capsys,
+    )
     assert code == 0, err
     load_suite(data_dir, suite)  # the written suite passes every check load_suite makes
     return data_dir / "suites" / suite, out + err
@@ -84,8 +105,9 @@ def test_I04_secrets_are_redacted_before_anything_is_stored(tmp_path, capsys):
     assert_no_secret_in_text(output, needles, "the CLI output")
     tasks, replay = stored(suite_dir)
     assert len(tasks) == case["want"]["turns"]
-    assert tasks[0]["messages"][0]["content"] == ("Deploy with key [REDACTED:aws_access_key_id] and token "
-                                                  "[REDACTED:github_token], mail [REDACTED:email]")
+    assert tasks[0]["messages"][0]["content"] == (
+        "Deploy with key [REDACTED:aws_access_key_id] and token [REDACTED:github_token], mail [REDACTED:email]"
+    )
     assert "Bearer [REDACTED:anthropic_api_key]" in replay[0]["tool_calls"][0]["arguments"]["command"]
 
 
@@ -104,17 +126,40 @@ def test_I05_tool_results_as_string_or_blocks_both_parse(tmp_path, capsys):
 
 def test_I05_kind_both_result_shapes_reach_the_next_turns_context(tmp_path, capsys):
     lines = INGEST_CASES["I05"]["lines"] + [
-        {"type": "user", "uuid": "u4", "parentUuid": "u3", "sessionId": "s1",
-         "message": {"role": "user", "content": "Thanks, now count the imports"}},
-        {"type": "assistant", "uuid": "a3", "parentUuid": "u4", "sessionId": "s1",
-         "message": {"id": "m3", "role": "assistant", "content": [
-             {"type": "tool_use", "id": "t3", "name": "Grep", "input": {"pattern": "^import", "output_mode": "count"}}]}}]
+        {
+            "type": "user",
+            "uuid": "u4",
+            "parentUuid": "u3",
+            "sessionId": "s1",
+            "message": {"role": "user", "content": "Thanks, now count the imports"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a3",
+            "parentUuid": "u4",
+            "sessionId": "s1",
+            "message": {
+                "id": "m3",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t3",
+                        "name": "Grep",
+                        "input": {"pattern": "^import", "output_mode": "count"},
+                    }
+                ],
+            },
+        },
+    ]
     session = write_session(tmp_path / "I05b.jsonl", lines)
     suite_dir, _ = ingest(tmp_path, session, capsys)
     tasks, _ = stored(suite_dir)
     tool_messages = [m for m in tasks[1]["messages"] if m["role"] == "tool"]
     assert [(m["tool_call_id"], m["content"]) for m in tool_messages] == [
-        ("t1", "src/a.py\nsrc/b.py"), ("t2", "src/a.py:1:import os")]
+        ("t1", "src/a.py\nsrc/b.py"),
+        ("t2", "src/a.py:1:import os"),
+    ]
 
 
 @pytest.mark.parametrize("case_id", sorted(INGEST_CASES))

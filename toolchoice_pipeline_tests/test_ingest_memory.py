@@ -6,8 +6,13 @@ from toolchoice_pipeline.ingest.writer import SuiteWriter
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.tasks import Expected, Task
 
-CATALOG = [ToolDefinition(name="Read", description="Show one file.",
-                          parameters={"type": "object", "properties": {"path": {"type": "string"}}})]
+CATALOG = [
+    ToolDefinition(
+        name="Read",
+        description="Show one file.",
+        parameters={"type": "object", "properties": {"path": {"type": "string"}}},
+    )
+]
 PADDING = "x" * 20_000  # one long transcript turn per task, as ingested sessions have
 
 
@@ -15,8 +20,11 @@ def _commit_peak_bytes(tmp_path, n_tasks: int) -> int:
     """Peak bytes Python allocated while :meth:`SuiteWriter.commit` checked ``n_tasks`` written tasks."""
     with SuiteWriter(tmp_path / f"data-{n_tasks}", "memory") as writer:
         for i in range(n_tasks):
-            task = Task(id=f"t{i}", messages=[{"role": "user", "content": f"{i} {PADDING}"}],
-                        expected=Expected(tool="Read", arguments={}))
+            task = Task(
+                id=f"t{i}",
+                messages=[{"role": "user", "content": f"{i} {PADDING}"}],
+                expected=Expected(tool="Read", arguments={}),
+            )
             writer.add(task, {"task_id": task.id, "message": {"role": "assistant", "content": "ok"}})
         tracemalloc.start()
         try:

@@ -19,16 +19,26 @@ from toolchoice_pipeline_tests.test_ingest import first_calls, ingest, stored
 OTEL = Path(__file__).resolve().parent / "data" / "otel"
 TOOLS_DUMP = OTEL / "ops_agent_tools.json"  # the agent's 4 tools, as a live dump (OpenAI tools format)
 SYSTEM = "You are an on-call assistant for a small web shop. Use the tools to inspect and act on services."
-PROMPTS = ["Is the checkout service healthy right now?",
-           "Show me the error logs for checkout from the last 30 minutes.",
-           "Restart checkout please.",
-           "Thanks, that's all for the restart.",
-           "Give me a one-line incident summary.",
-           "Now page the payments team with it.",
-           "What's the status of the search service?",
-           "Page the search on-call: search latency is high."]
-FIRST_CALLS = [["get_service_status"], ["query_logs"], ["restart_service"], [], [], ["page_oncall"],
-               ["get_service_status"], ["page_oncall"]]
+PROMPTS = [
+    "Is the checkout service healthy right now?",
+    "Show me the error logs for checkout from the last 30 minutes.",
+    "Restart checkout please.",
+    "Thanks, that's all for the restart.",
+    "Give me a one-line incident summary.",
+    "Now page the payments team with it.",
+    "What's the status of the search service?",
+    "Page the search on-call: search latency is high.",
+]
+FIRST_CALLS = [
+    ["get_service_status"],
+    ["query_logs"],
+    ["restart_service"],
+    [],
+    [],
+    ["page_oncall"],
+    ["get_service_status"],
+    ["page_oncall"],
+]
 TOOL_NAMES = {"get_service_status", "query_logs", "restart_service", "page_oncall"}
 # fixture -> True when its trace records the tool definitions
 PRODUCERS = {
@@ -64,8 +74,11 @@ def test_every_producer_gives_the_eight_prompts_with_their_first_calls(fixture, 
     tasks, replay = ingested(capsys, tmp_path, fixture)
     assert [t["messages"][-1]["content"] for t in tasks] == PROMPTS
     assert first_calls(replay) == FIRST_CALLS
-    assert replay[1]["tool_calls"][0]["arguments"] == {"service": "checkout", "query": "level:error",
-                                                       "since_minutes": 30}
+    assert replay[1]["tool_calls"][0]["arguments"] == {
+        "service": "checkout",
+        "query": "level:error",
+        "since_minutes": 30,
+    }
     load_suite(tmp_path / "data", "s")
 
 
@@ -130,15 +143,18 @@ def test_the_curated_catalog_is_used_only_when_chosen(tmp_path, capsys):
     assert manifest["sessions"][0]["catalog_sources"] == {"curated": 6}
 
 
-@pytest.mark.parametrize("fixture,setting", [
-    ("openai-v2-2.1b0-no-content", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
-    ("openai-v2-2.4b0-no-content", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
-    ("openllmetry-0.62.4-no-content", "TRACELOOP_TRACE_CONTENT"),
-    ("openlit-1.45.0-no-content", "capture_message_content"),
-    ("pydantic-ai-0.8.1-no-content", "include_content"),
-    ("pydantic-ai-2.68.0-no-content", "include_content"),
-    ("langtrace-3.8.21-no-content", "TRACE_PROMPT_COMPLETION_DATA"),
-])
+@pytest.mark.parametrize(
+    "fixture,setting",
+    [
+        ("openai-v2-2.1b0-no-content", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
+        ("openai-v2-2.4b0-no-content", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
+        ("openllmetry-0.62.4-no-content", "TRACELOOP_TRACE_CONTENT"),
+        ("openlit-1.45.0-no-content", "capture_message_content"),
+        ("pydantic-ai-0.8.1-no-content", "include_content"),
+        ("pydantic-ai-2.68.0-no-content", "include_content"),
+        ("langtrace-3.8.21-no-content", "TRACE_PROMPT_COMPLETION_DATA"),
+    ],
+)
 def test_content_capture_off_is_one_error_naming_the_setting(fixture, setting, tmp_path, capsys):
     code, out, err = run(capsys, files(fixture), tmp_path / "data", "--catalog-dump", str(TOOLS_DUMP))
     assert code == 2, out
@@ -162,8 +178,7 @@ def test_definitions_cut_by_the_attribute_length_limit_are_named(fixture, tmp_pa
 
 
 @pytest.mark.parametrize("fixture", ["pydantic-ai-0.8.1", "pydantic-ai-2.68.0"])
-def test_a_framework_retry_is_no_turn_and_the_follow_up_after_the_structured_answer_is_kept(
-        fixture, tmp_path, capsys):
+def test_a_framework_retry_is_no_turn_and_the_follow_up_after_the_structured_answer_is_kept(fixture, tmp_path, capsys):
     tasks, replay = ingested(capsys, tmp_path, fixture)
     assert [t["id"].rsplit("-", 1)[1] for t in tasks] == ["t0", "t1", "t2", "t3", "t4", "t5", "t0", "t1"]
     follow_up = tasks[5]["messages"]
@@ -178,8 +193,9 @@ def test_a_framework_retry_is_no_turn_and_the_follow_up_after_the_structured_ans
 def test_a_label_without_session_is_refused_when_the_files_hold_several_sessions(fixture, tmp_path, capsys):
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"turn": 0, "expected": {"tool": "get_service_status"}}) + "\n")
-    code, _, err = run(capsys, files(fixture), tmp_path / "data", "--labels", str(labels),
-                       "--catalog-dump", str(TOOLS_DUMP))
+    code, _, err = run(
+        capsys, files(fixture), tmp_path / "data", "--labels", str(labels), "--catalog-dump", str(TOOLS_DUMP)
+    )
     assert code == 2 and "labels.jsonl:1: session: required: the ingested files hold 2 sessions" in err
 
 
@@ -205,8 +221,9 @@ def test_a_label_with_session_is_used_when_the_file_holds_several_sessions(tmp_p
     fixture = files("openllmetry-0.62.4")
     ingested(capsys, tmp_path / "first", "openllmetry-0.62.4")
     session = json.loads((tmp_path / "first" / "data" / "suites" / "s" / "ingest.json").read_text())["sessions"][0]
-    labels.write_text(json.dumps({"session": session["session"], "turn": 0,
-                                  "expected": {"tool": "get_service_status"}}) + "\n")
+    labels.write_text(
+        json.dumps({"session": session["session"], "turn": 0, "expected": {"tool": "get_service_status"}}) + "\n"
+    )
     code, out, err = run(capsys, fixture, tmp_path / "data", "--labels", str(labels))
     assert code == 0, err
     assert "(1 labelled)" in out
@@ -239,8 +256,10 @@ def test_a_tool_defined_differently_by_two_agents_keeps_each_definition_per_task
     tasks, _ = stored(tmp_path / "data")
     manifest = json.loads((tmp_path / "data" / "suites" / "s" / "ingest.json").read_text())
     assert "get_service_status" in manifest["catalog"]["conflicts"]
-    schemas = {json.dumps(next(t for t in task["tools"] if t["name"] == "get_service_status")["parameters"],
-                          sort_keys=True) for task in tasks}
+    schemas = {
+        json.dumps(next(t for t in task["tools"] if t["name"] == "get_service_status")["parameters"], sort_keys=True)
+        for task in tasks
+    }
     assert len(schemas) == 2
 
 

@@ -5,23 +5,28 @@ import shutil
 
 import pytest
 
-from toolchoice_pipeline.records.calls import from_openai_message
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, RetryConfig, load_run_config
 from toolchoice_pipeline.execution.llm import complete
+from toolchoice_pipeline.ingest.canary import (
+    CANARY_CATALOG,
+    PACKAGED_CANARY,
+    canary_labels,
+    canary_source,
+    canary_turns,
+    describe_canary,
+    read_session_turns,
+)
 from toolchoice_pipeline.judge import judge_episodes_sync, majority_verdicts
+from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq, cohen_kappa
+from toolchoice_pipeline.providers import register_providers
+from toolchoice_pipeline.records.calls import from_openai_message
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
 from toolchoice_pipeline.scoring import score_episodes
-from toolchoice_pipeline.suites.suite import load_suite
-from toolchoice_pipeline.ingest.canary import CANARY_CATALOG, canary_labels, canary_turns, read_session_turns
-from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq, cohen_kappa
 from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
-from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY, canary_source, describe_canary
-from toolchoice_pipeline.util.errors import display_path
-from toolchoice_pipeline.providers import register_providers
-
+from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, RetryConfig, load_run_config
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.errors import InputError, display_path
 from toolchoice_pipeline_tests.conftest import DATA
 
 RETRIES = RetryConfig(max_attempts=1)
@@ -29,12 +34,14 @@ RETRIES = RetryConfig(max_attempts=1)
 
 def names_only(catalog: list[ToolDefinition]) -> list[ToolDefinition]:
     """The catalog with every description removed (tool and parameter descriptions): names and schemas only."""
+
     def strip(schema):
         if isinstance(schema, dict):
             return {k: strip(v) for k, v in schema.items() if k != "description"}
         if isinstance(schema, list):
             return [strip(v) for v in schema]
         return schema
+
     return [ToolDefinition(name=t.name, parameters=strip(t.parameters)) for t in catalog]
 
 
@@ -164,8 +171,9 @@ def test_a_data_dirs_own_canary_without_a_user_turn_is_bad_input(tmp_path):
 def test_a_data_dir_without_a_canary_uses_the_packaged_one_and_validate_says_which(tmp_path):
     assert canary_source(tmp_path) == PACKAGED_CANARY
     assert [i.task_id for i in canary_turns(tmp_path)] == ["canary-0", "canary-1", "canary-2", "canary-3"]
-    assert describe_canary(tmp_path) == (f"judge canary {display_path(PACKAGED_CANARY / 'canary.jsonl')} "
-                                         "(the packaged canary)")
+    assert describe_canary(tmp_path) == (
+        f"judge canary {display_path(PACKAGED_CANARY / 'canary.jsonl')} (the packaged canary)"
+    )
     (tmp_path / "sessions").mkdir()
     shutil.copy(PACKAGED_CANARY / "canary.jsonl", tmp_path / "sessions" / "canary.jsonl")
     assert canary_source(tmp_path) == tmp_path / "sessions"
@@ -188,17 +196,25 @@ def test_session_reader_joins_the_lines_of_one_message_and_skips_meta_lines(tmp_
     assert (session, turn) == ("s", 0)
     assert conversation == [{"role": "user", "content": "Show me src/server.py"}]
     assert reply.text == "Reading it." and [(c.name, c.arguments) for c in reply.calls] == [
-        ("Read", {"file_path": "src/server.py"})]
+        ("Read", {"file_path": "src/server.py"})
+    ]
 
 
 async def first_steps(suite, models):
     """Each model's first-step reply on every task, through LiteLLM (the local baseline agents)."""
+
     async def one(model, task):
         catalog = suite.task_catalog(task)
-        done = await complete(ModelSpec(model=model), task.message_dicts(), retries=RETRIES,
-                              tools=[tool.to_openai_tool() for tool in catalog])
-        return Episode(model=model, task_id=task.id,
-                       steps=[StepRecord(step=0, reply=from_openai_message(done.message))])
+        done = await complete(
+            ModelSpec(model=model),
+            task.message_dicts(),
+            retries=RETRIES,
+            tools=[tool.to_openai_tool() for tool in catalog],
+        )
+        return Episode(
+            model=model, task_id=task.id, steps=[StepRecord(step=0, reply=from_openai_message(done.message))]
+        )
+
     return await asyncio.gather(*(one(m, t) for m in models for t in suite.tasks))
 
 

@@ -8,14 +8,13 @@ import litellm
 import pytest
 from litellm import CustomLLM
 
-from toolchoice_pipeline.records.calls import Reply, ToolCall
-from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline.judge import JudgeItem, judge_items
 from toolchoice_pipeline.judge.call_params import poll_params, refused_temperature
 from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.providers.response import fill_response
-
+from toolchoice_pipeline.records.calls import Reply, ToolCall
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline_tests.conftest import DATA
 from toolchoice_pipeline_tests.test_judge_polling import CATALOG, VALID_CORRECT
 
@@ -29,12 +28,26 @@ class NoTemperatureJudge(CustomLLM):
         super().__init__()
         self.sent: list[dict] = []
 
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
-                   api_key, logging_obj, optional_params, *args, **kwargs):
+    def completion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        *args,
+        **kwargs,
+    ):
         self.sent.append(dict(optional_params))
         if optional_params.get("temperature") is not None:
             raise litellm.UnsupportedParamsError(
-                status_code=400, message=f"{model} does not support temperature={optional_params['temperature']}")
+                status_code=400, message=f"{model} does not support temperature={optional_params['temperature']}"
+            )
         return fill_response(model_response, {"content": VALID_CORRECT}, model=f"scripted/{model}", prompt=messages)
 
     async def acompletion(self, *args, **kwargs):
@@ -53,8 +66,13 @@ def judge(**params) -> JudgeConfig:
 
 
 def poll_once(config: JudgeConfig):
-    item = JudgeItem(model="m", task_id="t1", conversation=[{"role": "user", "content": "show me app.py"}],
-                     catalog=CATALOG, reply=Reply(calls=[ToolCall(name="Read", arguments={"file_path": "app.py"})]))
+    item = JudgeItem(
+        model="m",
+        task_id="t1",
+        conversation=[{"role": "user", "content": "show me app.py"}],
+        catalog=CATALOG,
+        reply=Reply(calls=[ToolCall(name="Read", arguments={"file_path": "app.py"})]),
+    )
     return asyncio.run(judge_items([item], config, retries=RETRIES))
 
 
@@ -85,8 +103,7 @@ def test_a_configured_temperature_is_honoured_not_overridden():
     class Recorder(NoTemperatureJudge):
         def completion(self, model, messages, api_base, custom_prompt_dict, model_response, *args, **kwargs):
             seen.append(dict(kwargs.get("optional_params") or args[4]))
-            return fill_response(model_response, {"content": VALID_CORRECT}, model=f"scripted/{model}",
-                                 prompt=messages)
+            return fill_response(model_response, {"content": VALID_CORRECT}, model=f"scripted/{model}", prompt=messages)
 
     register_providers(extra={"scripted": Recorder()})
     votes = poll_once(judge(temperature=0.2))
@@ -102,5 +119,6 @@ def test_unsupported_parameters_are_left_to_litellms_drop_params_and_a_configure
     refused = refused_temperature(JudgeConfig(model={"model": "openai/o3-mini", "params": {"temperature": 0.7}}))
     assert refused.startswith("openai/o3-mini does not take the configured judge.model.params.temperature=0.7")
     assert refused_temperature(JudgeConfig(model={"model": "openai/o3-mini", "params": {"temperature": 1}})) is None
-    assert refused_temperature(JudgeConfig(model={"model": "openai/gpt-4o-mini",
-                                                  "params": {"temperature": 0.7}})) is None
+    assert (
+        refused_temperature(JudgeConfig(model={"model": "openai/gpt-4o-mini", "params": {"temperature": 0.7}})) is None
+    )

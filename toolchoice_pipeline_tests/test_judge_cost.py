@@ -2,16 +2,16 @@
 unjudged episodes flagged, counted and warned about."""
 
 from toolchoice_pipeline.cli.run_display import judge_warnings, scores_table
-from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, Price
 from toolchoice_pipeline.execution.llm import is_priced
 from toolchoice_pipeline.judge.preflight import unpriced_under_budget
 from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.document import JudgeInfo, ReleaseDocument
 from toolchoice_pipeline.releases.report import score_cells
-from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.scoring import summarise
+from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.scoring.task_scores import score_episode
+from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, Price
 from toolchoice_pipeline.suites.tasks import Task
 
 PRICE = Price(input_usd_per_mtok=1.0, output_usd_per_mtok=2.0)
@@ -36,9 +36,18 @@ def test_an_unpriced_judge_under_a_budget_is_refused_unless_it_has_a_price():
 
 def figures_of(n_tasks: int) -> dict:
     """A ``models`` entry of ``scores.json`` for ``n_tasks`` tasks that cost nothing."""
-    return {"n_tasks": n_tasks, "errors": 0, "right_tool_pct": None, "right_args_pct": None, "calls_per_task": None,
-            "tsq_mean": None, "agent_cost_usd": 0.0, "judge_cost_usd": 0.0, "latency_ms_p50": None,
-            "latency_ms_p95": None}
+    return {
+        "n_tasks": n_tasks,
+        "errors": 0,
+        "right_tool_pct": None,
+        "right_args_pct": None,
+        "calls_per_task": None,
+        "tsq_mean": None,
+        "agent_cost_usd": 0.0,
+        "judge_cost_usd": 0.0,
+        "latency_ms_p50": None,
+        "latency_ms_p95": None,
+    }
 
 
 def test_an_unpriced_cost_shows_unpriced_never_zero():
@@ -46,9 +55,14 @@ def test_an_unpriced_cost_shows_unpriced_never_zero():
     cells = score_cells(figures, agent_priced=False, judge_priced=False)
     assert cells.count("unpriced") == 2 and "0.0000" not in cells
     assert score_cells(figures).count("0.0000") == 2
-    scores = ReleaseDocument(release_id="r", kind="adhoc", suite="s", catalog_version="c",
-                             judge=JudgeInfo(model="openai/x", polls=3, rubric_version="rv"),
-                             models={"openai/y": ModelScores.model_validate(figures)})
+    scores = ReleaseDocument(
+        release_id="r",
+        kind="adhoc",
+        suite="s",
+        catalog_version="c",
+        judge=JudgeInfo(model="openai/x", polls=3, rubric_version="rv"),
+        models={"openai/y": ModelScores.model_validate(figures)},
+    )
     table = scores_table(scores, frozenset({"openai/x"}))
     agent_column = [c for c in table.columns if c.header == "agent USD"][0]
     judge_column = [c for c in table.columns if c.header == "judge USD"][0]
@@ -56,19 +70,36 @@ def test_an_unpriced_cost_shows_unpriced_never_zero():
 
 
 def vote(task_id, poll, *, valid, error=None):
-    return JudgeVote(model="m", task_id=task_id, poll=poll, valid=valid, verdict="correct" if valid else None,
-                     judge_model="j", rubric_version="r", prompt_tokens=100, completion_tokens=10, error=error)
+    return JudgeVote(
+        model="m",
+        task_id=task_id,
+        poll=poll,
+        valid=valid,
+        verdict="correct" if valid else None,
+        judge_model="j",
+        rubric_version="r",
+        prompt_tokens=100,
+        completion_tokens=10,
+        error=error,
+    )
 
 
 def test_budget_exhaustion_is_flagged_counted_and_warned_and_unjudged_episodes_too():
     exhausted = "judge_budget_exhausted: the run's judge spend reached budget_usd=0.01 before this poll"
-    tasks = [Task.model_validate({"id": f"t{i}", "messages": [{"role": "user", "content": "hi"}],
-                                  "expected": {"tool": None}}) for i in range(5)]
+    tasks = [
+        Task.model_validate(
+            {"id": f"t{i}", "messages": [{"role": "user", "content": "hi"}], "expected": {"tool": None}}
+        )
+        for i in range(5)
+    ]
     scores = []
     for task in tasks:
         episode = Episode(model="m", task_id=task.id, steps=[StepRecord(step=0, reply=Reply(text="hello"))])
-        votes = ([vote(task.id, 0, valid=True)] if task.id in ("t0", "t1", "t2")
-                 else [vote(task.id, 0, valid=False, error=exhausted)])
+        votes = (
+            [vote(task.id, 0, valid=True)]
+            if task.id in ("t0", "t1", "t2")
+            else [vote(task.id, 0, valid=False, error=exhausted)]
+        )
         scores.append(score_episode(episode, task, [], "key_args", votes))
     assert [s.flags for s in scores][3:] == [["judge_failed", "judge_budget_exhausted"]] * 2
     assert all(s.judge_tokens == 110 for s in scores)
@@ -76,10 +107,14 @@ def test_budget_exhaustion_is_flagged_counted_and_warned_and_unjudged_episodes_t
     assert model.flags["judge_budget_exhausted"] == 2 and model.n_unjudged == 2 and model.judge_tokens == 550
     assert model.tsq_mean == 1.0  # from the 3 judged episodes only: hence the warning
     judge = JudgeInfo(model="j", polls=1, rubric_version="r", budget_usd=0.01)
-    warnings = judge_warnings(ReleaseDocument(release_id="r", kind="adhoc", suite="s", judge=judge, models={"m": model}))
-    assert warnings == ["m: 2 of 5 episodes have no valid judge vote (40%): its TSQ comes from the other 3 only",
-                        "m: judge budget exhausted (budget_usd=0.01): 2 episodes not fully judged "
-                        "(flag judge_budget_exhausted)"]
+    warnings = judge_warnings(
+        ReleaseDocument(release_id="r", kind="adhoc", suite="s", judge=judge, models={"m": model})
+    )
+    assert warnings == [
+        "m: 2 of 5 episodes have no valid judge vote (40%): its TSQ comes from the other 3 only",
+        "m: judge budget exhausted (budget_usd=0.01): 2 episodes not fully judged (flag judge_budget_exhausted)",
+    ]
     one_in_forty = ModelScores.model_validate({**figures_of(40), "n_unjudged": 2})
-    assert judge_warnings(ReleaseDocument(release_id="r", kind="adhoc", suite="s",
-                                          models={"m": one_in_forty})) == []  # 5% is not more than 5%
+    assert (
+        judge_warnings(ReleaseDocument(release_id="r", kind="adhoc", suite="s", models={"m": one_in_forty})) == []
+    )  # 5% is not more than 5%

@@ -5,22 +5,32 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline.judge import JudgeItem, build_judge_messages, judge_items, parse_verdict, read_judge_input
+from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.providers.offline_judge.arguments import names_literal, numbers
 from toolchoice_pipeline.providers.offline_judge.fit import capabilities, terms
 from toolchoice_pipeline.providers.offline_judge.mentions import tool_mentions
 from toolchoice_pipeline.providers.offline_judge.model import assess, catalog_judge
-from toolchoice_pipeline.providers import register_providers
-
+from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG = [ToolDefinition(**tool) for tool in json.loads((CASES / "catalog.json").read_text())]
-NAMES_ONLY = [ToolDefinition(name=t.name, parameters={"type": "object", "properties": {
-    key: {k: v for k, v in prop.items() if k != "description"} for key, prop in t.parameters["properties"].items()},
-    "required": t.parameters.get("required", [])}) for t in CATALOG]
+NAMES_ONLY = [
+    ToolDefinition(
+        name=t.name,
+        parameters={
+            "type": "object",
+            "properties": {
+                key: {k: v for k, v in prop.items() if k != "description"}
+                for key, prop in t.parameters["properties"].items()
+            },
+            "required": t.parameters.get("required", []),
+        },
+    )
+    for t in CATALOG
+]
 
 
 def call(name, **arguments) -> Reply:
@@ -32,15 +42,18 @@ def verdict(request, reply, catalog=CATALOG, earlier=()):
     return assess(read_judge_input(build_judge_messages(conversation, catalog, reply)))
 
 
-@pytest.mark.parametrize("request_text, reply, want", [
-    ("Show me src/server.py", call("Read", file_path="src/server.py"), "correct"),
-    ("Which git branch is this repo on?", call("Bash", command="git branch --show-current"), "correct"),
-    ("Which git branch is this repo on?", call("WebSearch", query="which git branch"), "incorrect"),
-    ("Delete the stale lock file .git/index.lock", call("Bash", command="rm .git/index.lock"), "correct"),
-    ("Delete the stale lock file .git/index.lock", call("Read", file_path=".git/index.lock"), "incorrect"),
-    ("How many Python files are in src?", call("Glob", pattern="src/**/*.py"), "correct"),
-    ("List the Python files in src", call("WebSearch", query="python files"), "incorrect"),
-])
+@pytest.mark.parametrize(
+    "request_text, reply, want",
+    [
+        ("Show me src/server.py", call("Read", file_path="src/server.py"), "correct"),
+        ("Which git branch is this repo on?", call("Bash", command="git branch --show-current"), "correct"),
+        ("Which git branch is this repo on?", call("WebSearch", query="which git branch"), "incorrect"),
+        ("Delete the stale lock file .git/index.lock", call("Bash", command="rm .git/index.lock"), "correct"),
+        ("Delete the stale lock file .git/index.lock", call("Read", file_path=".git/index.lock"), "incorrect"),
+        ("How many Python files are in src?", call("Glob", pattern="src/**/*.py"), "correct"),
+        ("List the Python files in src", call("WebSearch", query="python files"), "incorrect"),
+    ],
+)
 def test_catalog_grounded_verdicts(request_text, reply, want):
     assert verdict(request_text, reply).verdict == want
 
@@ -56,8 +69,10 @@ def test_arguments_failing_the_json_schema_are_incorrect():
 
 
 def test_a_call_written_in_text_is_incorrect():
-    reply = Reply(text='<tool_call>{"name": "Read"', calls=[ToolCall(name="Read", raw_arguments='{"name": "Read"',
-                                                                  flags=[FLAG_INVALID_CALL])])
+    reply = Reply(
+        text='<tool_call>{"name": "Read"',
+        calls=[ToolCall(name="Read", raw_arguments='{"name": "Read"', flags=[FLAG_INVALID_CALL])],
+    )
     assert verdict("Show me src/server.py", reply).verdict == "incorrect"
 
 
@@ -72,33 +87,42 @@ def test_no_call_is_wrong_when_a_tool_clearly_fitted_and_the_judge_abstains_on_c
 
 
 def test_a_follow_up_is_judged_with_the_earlier_turn():
-    earlier = [{"role": "user", "content": "The build leaves a stale lock file behind."},
-               {"role": "assistant", "content": "Shall I delete the stale lock file?"}]
+    earlier = [
+        {"role": "user", "content": "The build leaves a stale lock file behind."},
+        {"role": "assistant", "content": "Shall I delete the stale lock file?"},
+    ]
     assert verdict("yes, do it", call("Read", file_path="x.lock"), earlier=earlier).verdict == "incorrect"
     assert verdict("yes, do it", call("Bash", command="rm x.lock"), earlier=earlier).verdict == "correct"
 
 
 def test_negated_capabilities_are_read_from_descriptions():
-    read = capabilities("Read", "Show the contents of one local file. Read-only: cannot create, change or delete "
-                                "anything.")
+    read = capabilities(
+        "Read", "Show the contents of one local file. Read-only: cannot create, change or delete anything."
+    )
     assert terms("show")[0] in read.positive and terms("delete")[0] not in read.positive
     hit = [d for d in read.denials if d.hit_by(set(terms("delete the file")))]
     assert hit
-    web = capabilities("WebSearch", "Search the PUBLIC internet. Knows nothing about local files, this repository "
-                                    "or the machine's state.")
+    web = capabilities(
+        "WebSearch",
+        "Search the PUBLIC internet. Knows nothing about local files, this repository or the machine's state.",
+    )
     assert not web.positive & set(terms("local files repository state"))
     assert [d for d in web.denials if d.hit_by(set(terms("list the local files")))]
 
 
 def test_names_only_catalog_gives_no_grounds_to_object():
-    found = verdict("Delete the stale lock file .git/index.lock", call("Read", file_path=".git/index.lock"),
-                    catalog=NAMES_ONLY)
+    found = verdict(
+        "Delete the stale lock file .git/index.lock", call("Read", file_path=".git/index.lock"), catalog=NAMES_ONLY
+    )
     assert found.verdict == "correct" and "nothing to object to" in found.conclusion
 
 
 def test_reasoning_goes_step_by_step_and_the_answer_is_the_structured_json():
-    messages = build_judge_messages([{"role": "user", "content": "Which git branch is this repo on?"}], CATALOG,
-                                    call("WebSearch", query="git branch"))
+    messages = build_judge_messages(
+        [{"role": "user", "content": "Which git branch is this repo on?"}],
+        CATALOG,
+        call("WebSearch", query="git branch"),
+    )
     parsed = parse_verdict(catalog_judge(messages, [], {})["content"])
     assert parsed.verdict == "incorrect"
     lines = parsed.reasoning.splitlines()
@@ -107,8 +131,9 @@ def test_reasoning_goes_step_by_step_and_the_answer_is_the_structured_json():
 
 
 def test_wording_varies_by_seed_only_above_temperature_zero_and_the_verdict_never_does():
-    messages = build_judge_messages([{"role": "user", "content": "Delete .git/index.lock"}], CATALOG,
-                                    call("Read", file_path=".git/index.lock"))
+    messages = build_judge_messages(
+        [{"role": "user", "content": "Delete .git/index.lock"}], CATALOG, call("Read", file_path=".git/index.lock")
+    )
     hot = [json.loads(catalog_judge(messages, [], {"temperature": 0.7, "seed": s})["content"]) for s in range(12)]
     cold = [json.loads(catalog_judge(messages, [], {"temperature": 0, "seed": s})["content"]) for s in range(12)]
     assert len({answer["reasoning"] for answer in hot}) > 1
@@ -123,14 +148,20 @@ def test_an_input_that_is_not_a_judge_prompt_gets_an_unparseable_refusal():
 
 def test_through_litellm_the_local_judge_gives_three_valid_votes():
     register_providers()
-    item = JudgeItem(model="m", task_id="t", conversation=[{"role": "user", "content": "Delete .git/index.lock"}],
-                     catalog=CATALOG, reply=call("Read", file_path=".git/index.lock"))
+    item = JudgeItem(
+        model="m",
+        task_id="t",
+        conversation=[{"role": "user", "content": "Delete .git/index.lock"}],
+        catalog=CATALOG,
+        reply=call("Read", file_path=".git/index.lock"),
+    )
     votes = asyncio.run(judge_items([item], JudgeConfig(), retries=RetryConfig(max_attempts=1)))
     assert [(v.valid, v.verdict, v.judge_model) for v in votes] == [(True, "incorrect", "local/catalog-judge")] * 3
     assert all(v.cost_usd == 0.0 and v.prompt_tokens > 0 for v in votes)
 
 
 # --- faults found in end-to-end runs (real sessions, BFCL gold replay): one small catalog each ---------------
+
 
 def tool(name, description, properties=None, required=(), closed=True):
     schema = {"type": "object", "properties": properties or {}, "required": list(required)}
@@ -141,12 +172,24 @@ def tool(name, description, properties=None, required=(), closed=True):
 
 TEXT = {"type": "string"}
 NAMING_CATALOG = [
-    tool("Read", "Return the text of one local file. It cannot change or delete files.",
-         {"file_path": TEXT}, ["file_path"]),
-    tool("Task", "Hand a piece of work to a helper agent that has the same tools and reports back when done.",
-         {"prompt": TEXT}, ["prompt"]),
-    tool("WebSearch", "Search the public internet for pages. It knows nothing about the local files.",
-         {"query": TEXT}, ["query"]),
+    tool(
+        "Read",
+        "Return the text of one local file. It cannot change or delete files.",
+        {"file_path": TEXT},
+        ["file_path"],
+    ),
+    tool(
+        "Task",
+        "Hand a piece of work to a helper agent that has the same tools and reports back when done.",
+        {"prompt": TEXT},
+        ["prompt"],
+    ),
+    tool(
+        "WebSearch",
+        "Search the public internet for pages. It knows nothing about the local files.",
+        {"query": TEXT},
+        ["query"],
+    ),
     tool("Bash", "Run a shell command: tests, builds, deleting files.", {"command": TEXT}, ["command"]),
 ]
 
@@ -165,13 +208,19 @@ def test_a_tool_the_user_names_counts_as_an_instruction():
 
 
 def test_naming_a_tool_does_not_override_what_its_description_denies_or_what_the_user_rules_out():
-    denied = verdict("delete the stale notes file with the Read tool", call("Read", file_path="notes"),
-                     NAMING_CATALOG)
+    denied = verdict("delete the stale notes file with the Read tool", call("Read", file_path="notes"), NAMING_CATALOG)
     assert denied.verdict == "incorrect" and "rules out" in denied.conclusion
-    assert verdict("delete the stale notes file with the Read tool", call("Bash", command="rm notes"),
-                   NAMING_CATALOG).verdict == "correct"
-    ruled_out = verdict("don't use the Bash tool for this, show me what the notes file says",
-                        call("Bash", command="cat notes"), NAMING_CATALOG)
+    assert (
+        verdict(
+            "delete the stale notes file with the Read tool", call("Bash", command="rm notes"), NAMING_CATALOG
+        ).verdict
+        == "correct"
+    )
+    ruled_out = verdict(
+        "don't use the Bash tool for this, show me what the notes file says",
+        call("Bash", command="cat notes"),
+        NAMING_CATALOG,
+    )
     assert ruled_out.verdict == "incorrect" and "ruled out Bash" in ruled_out.conclusion
 
 
@@ -187,13 +236,28 @@ def test_an_ordinary_word_that_is_also_a_tool_name_is_not_an_instruction():
 
 
 CONDITIONAL_CATALOG = [
-    tool("forest_growth_forecast", "Predicts the forest growth over the next N years.", {
-        "location": TEXT, "years": {"type": "integer"},
-        "include_human_impact": {"type": "boolean", "description": "Whether or not to include the impact of human "
-                                 "activities in the forecast. If not provided, defaults to false."}},
-        ["location", "years"], closed=False),
-    tool("get_weather", "Current weather for a city. It cannot forecast forest growth or human impact.",
-         {"city": TEXT}, ["city"], closed=False),
+    tool(
+        "forest_growth_forecast",
+        "Predicts the forest growth over the next N years.",
+        {
+            "location": TEXT,
+            "years": {"type": "integer"},
+            "include_human_impact": {
+                "type": "boolean",
+                "description": "Whether or not to include the impact of human "
+                "activities in the forecast. If not provided, defaults to false.",
+            },
+        },
+        ["location", "years"],
+        closed=False,
+    ),
+    tool(
+        "get_weather",
+        "Current weather for a city. It cannot forecast forest growth or human impact.",
+        {"city": TEXT},
+        ["city"],
+        closed=False,
+    ),
 ]
 
 
@@ -204,39 +268,77 @@ def test_conditions_and_defaults_in_a_description_are_not_denials():
     assert found.verdict == "correct" and "human" in found.conclusion
     # A real denial still counts ("cannot forecast forest growth").
     assert verdict(request, call("get_weather", city="Yellowstone"), CONDITIONAL_CATALOG).verdict == "incorrect"
-    caps = capabilities("t", "If the file does not exist, it is created. If not provided, defaults to 10. Whether "
-                             "or not to sort. It searches inside files, not file names. Not for quick lookups. It "
-                             "never deletes anything. The helper does not see this conversation.")
+    caps = capabilities(
+        "t",
+        "If the file does not exist, it is created. If not provided, defaults to 10. Whether "
+        "or not to sort. It searches inside files, not file names. Not for quick lookups. It "
+        "never deletes anything. The helper does not see this conversation.",
+    )
     assert sorted(sorted(d.terms) for d in caps.denials) == [
-        ["convers", "see"], ["delet"], ["file", "name"], ["lookup", "quick"]]
+        ["convers", "see"],
+        ["delet"],
+        ["file", "name"],
+        ["lookup", "quick"],
+    ]
 
 
 DATE_CATALOG = [
-    tool("air_quality", "Retrieve the air quality index for a location on a date.",
-         {"location": TEXT, "date": {"type": "string", "description": "The date (month-day-year)."}},
-         ["location", "date"]),
-    tool("get_best_sushi_places", "Returns the best sushi places given the city, review rate and top number.",
-         {"city": TEXT, "top": {"type": "integer"}, "review_rate": {"type": "number"}}, ["city", "top"]),
-    tool("paint_requirement", "Calculate the gallons of paint required for a wall.",
-         {"width": {"type": "integer"}, "height": {"type": "integer"}, "coverage": {"type": "integer"},
-          "unit": TEXT}, ["width", "height", "coverage"]),
+    tool(
+        "air_quality",
+        "Retrieve the air quality index for a location on a date.",
+        {"location": TEXT, "date": {"type": "string", "description": "The date (month-day-year)."}},
+        ["location", "date"],
+    ),
+    tool(
+        "get_best_sushi_places",
+        "Returns the best sushi places given the city, review rate and top number.",
+        {"city": TEXT, "top": {"type": "integer"}, "review_rate": {"type": "number"}},
+        ["city", "top"],
+    ),
+    tool(
+        "paint_requirement",
+        "Calculate the gallons of paint required for a wall.",
+        {"width": {"type": "integer"}, "height": {"type": "integer"}, "coverage": {"type": "integer"}, "unit": TEXT},
+        ["width", "height", "coverage"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("request_text, reply, want", [
-    ("What is the air quality index in London on 2022/08/16?",
-     call("air_quality", location="London", date="08-16-2022"), "correct"),
-    ("What is the air quality index in London on 2022/08/16?",
-     call("air_quality", location="London", date="August 16, 2022"), "correct"),
-    ("What is the air quality index in London on 2022/08/16?",
-     call("air_quality", location="London", date="2021-01-01"), "incorrect"),
-    ("Top five sushi restaurants in Tokyo rated above 4/5?",
-     call("get_best_sushi_places", city="Tokyo", top=5, review_rate=4.0), "correct"),
-    ("Top five sushi restaurants in Tokyo rated above 4/5?",
-     call("get_best_sushi_places", city="Tokyo", top=5, review_rate=3.0), "incorrect"),
-    ("How much paint for a wall 20ft wide and 12ft high, if a gallon covers 350 sq.ft?",
-     call("paint_requirement", width=20, height=12, coverage=350, unit="feet"), "correct"),
-])
+@pytest.mark.parametrize(
+    "request_text, reply, want",
+    [
+        (
+            "What is the air quality index in London on 2022/08/16?",
+            call("air_quality", location="London", date="08-16-2022"),
+            "correct",
+        ),
+        (
+            "What is the air quality index in London on 2022/08/16?",
+            call("air_quality", location="London", date="August 16, 2022"),
+            "correct",
+        ),
+        (
+            "What is the air quality index in London on 2022/08/16?",
+            call("air_quality", location="London", date="2021-01-01"),
+            "incorrect",
+        ),
+        (
+            "Top five sushi restaurants in Tokyo rated above 4/5?",
+            call("get_best_sushi_places", city="Tokyo", top=5, review_rate=4.0),
+            "correct",
+        ),
+        (
+            "Top five sushi restaurants in Tokyo rated above 4/5?",
+            call("get_best_sushi_places", city="Tokyo", top=5, review_rate=3.0),
+            "incorrect",
+        ),
+        (
+            "How much paint for a wall 20ft wide and 12ft high, if a gallon covers 350 sq.ft?",
+            call("paint_requirement", width=20, height=12, coverage=350, unit="feet"),
+            "correct",
+        ),
+    ],
+)
 def test_values_in_the_request_match_reformatted_arguments_by_value(request_text, reply, want):
     assert verdict(request_text, reply, DATE_CATALOG).verdict == want
 
@@ -252,11 +354,21 @@ def test_numbers_compare_by_value_whatever_their_format():
 
 
 def test_what_the_user_named_may_be_the_job_of_a_later_call_of_the_step():
-    catalog = [tool("find_movie_showing", "Find theatres showing a movie at a time.",
-                    {"movie": TEXT, "time": TEXT}, ["movie", "time"])]
+    catalog = [
+        tool(
+            "find_movie_showing",
+            "Find theatres showing a movie at a time.",
+            {"movie": TEXT, "time": TEXT},
+            ["movie", "time"],
+        )
+    ]
     request = "Find theatres with Tenet at 5 pm and No Time To Die at 7:30 pm."
-    both = Reply(calls=[ToolCall(name="find_movie_showing", arguments={"movie": "Tenet", "time": "5 pm"}),
-                        ToolCall(name="find_movie_showing", arguments={"movie": "No Time To Die", "time": "7:30 pm"})])
+    both = Reply(
+        calls=[
+            ToolCall(name="find_movie_showing", arguments={"movie": "Tenet", "time": "5 pm"}),
+            ToolCall(name="find_movie_showing", arguments={"movie": "No Time To Die", "time": "7:30 pm"}),
+        ]
+    )
     assert verdict(request, both, catalog).verdict == "correct"
     assert verdict(request, call("find_movie_showing", movie="Tenet", time="5 pm"), catalog).verdict == "incorrect"
 
@@ -265,16 +377,20 @@ SHELL = {"command": TEXT, "description": TEXT}
 
 
 def test_an_undeclared_extra_argument_fails_the_call_but_the_reasoning_says_the_tool_was_right():
-    closed = [tool("Bash", "Run a shell command: start servers, tests, builds.", SHELL, ["command"]),
-              tool("Read", "Return the text of one local file.", {"file_path": TEXT}, ["file_path"])]
+    closed = [
+        tool("Bash", "Run a shell command: start servers, tests, builds.", SHELL, ["command"]),
+        tool("Read", "Return the text of one local file.", {"file_path": TEXT}, ["file_path"]),
+    ]
     reply = call("Bash", command="mix phx.server", run_in_background=True)
     found = verdict("run the phoenix server in the background", reply, closed)
     assert found.verdict == "incorrect"
     assert found.conclusion.startswith("the tool is right (Bash")
     assert '"run_in_background", which its parameter schema does not declare' in found.conclusion
     # A schema that does not close the object allows the extra argument: the same call is correct.
-    open_ = [tool("Bash", "Run a shell command: start servers, tests, builds.", SHELL, ["command"], closed=False),
-             closed[1]]
+    open_ = [
+        tool("Bash", "Run a shell command: start servers, tests, builds.", SHELL, ["command"], closed=False),
+        closed[1],
+    ]
     assert verdict("run the phoenix server in the background", reply, open_).verdict == "correct"
     # Any other schema failure (a missing required argument) is reported as it is, not as a right tool.
     missing = verdict("run the phoenix server in the background", call("Bash", description="start"), closed)
@@ -284,14 +400,20 @@ def test_an_undeclared_extra_argument_fails_the_call_but_the_reasoning_says_the_
 
 def test_a_tool_whose_own_schema_is_invalid_fails_the_call_and_a_fixed_schema_is_checked_afresh():
     def read_tool(kind: str) -> list[ToolDefinition]:
-        return [ToolDefinition(name="Read", description="Return the text of one local file.",
-                               parameters={"type": "object", "properties": {"file_path": {"type": kind}},
-                                           "required": ["file_path"]})]
+        return [
+            ToolDefinition(
+                name="Read",
+                description="Return the text of one local file.",
+                parameters={"type": "object", "properties": {"file_path": {"type": kind}}, "required": ["file_path"]},
+            )
+        ]
 
     reply = call("Read", file_path="src/server.py")
     for _ in range(2):  # the second time from the judge's memory of the schema check
         broken = verdict("Show me src/server.py", reply, read_tool("text"))
         assert broken.verdict == "incorrect"
-        assert "the tool's parameter schema is itself invalid ('text' is not valid under any of the given " \
-               "schemas)" in broken.conclusion
+        assert (
+            "the tool's parameter schema is itself invalid ('text' is not valid under any of the given "
+            "schemas)" in broken.conclusion
+        )
     assert verdict("Show me src/server.py", reply, read_tool("string")).verdict == "correct"

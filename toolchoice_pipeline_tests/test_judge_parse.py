@@ -5,7 +5,6 @@ import json
 import pytest
 
 from toolchoice_pipeline.judge.parse import VERDICT_SCHEMA, parse_verdict, response_format_for
-
 from toolchoice_pipeline_tests.conftest import CASES
 
 JUDGE_CASES = {c["id"]: c for c in map(json.loads, (CASES / "judge_cases.jsonl").read_text().splitlines()) if c}
@@ -29,16 +28,19 @@ def test_j04_outputs_are_each_invalid(output):
     assert not parse_verdict(output).valid
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("", "empty output"),
-    (None, "empty output"),
-    ("<html><body>502 Bad Gateway</body></html>", "HTML"),
-    ("The agent picked the right tool, so I would call this correct.", "prose only"),
-    ('{"reasoning": "fine", "verdict": "mostly correct"}', "not one of"),
-    ('{"reasoning": "fine", "verdict": true}', "not one of"),
-    ('{"verdict": "correct"}', "no reasoning"),
-    ('["correct"]', "not an object"),
-])
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("", "empty output"),
+        (None, "empty output"),
+        ("<html><body>502 Bad Gateway</body></html>", "HTML"),
+        ("The agent picked the right tool, so I would call this correct.", "prose only"),
+        ('{"reasoning": "fine", "verdict": "mostly correct"}', "not one of"),
+        ('{"reasoning": "fine", "verdict": true}', "not one of"),
+        ('{"verdict": "correct"}', "no reasoning"),
+        ('["correct"]', "not an object"),
+    ],
+)
 def test_unusable_outputs_are_invalid_with_a_reason(output, reason):
     parsed = parse_verdict(output)
     assert not parsed.valid
@@ -46,21 +48,27 @@ def test_unusable_outputs_are_invalid_with_a_reason(output, reason):
 
 
 def test_reasoning_in_prose_then_a_json_verdict_is_extracted():
-    text = ('Step 1: the user wants to delete a file.\nStep 2: Read cannot delete.\n'
-            '{"reasoning": "Read is read-only", "verdict": "incorrect"}')
+    text = (
+        "Step 1: the user wants to delete a file.\nStep 2: Read cannot delete.\n"
+        '{"reasoning": "Read is read-only", "verdict": "incorrect"}'
+    )
     assert parse_verdict(text).verdict == "incorrect"
 
 
 def test_fenced_json_is_extracted_and_the_last_verdict_object_counts():
-    text = ('Draft: {"reasoning": "first thought", "verdict": "incorrect"}\nOn reflection:\n'
-            '```json\n{"reasoning": "Glob fits better", "verdict": "incorrect"}\n```')
+    text = (
+        'Draft: {"reasoning": "first thought", "verdict": "incorrect"}\nOn reflection:\n'
+        '```json\n{"reasoning": "Glob fits better", "verdict": "incorrect"}\n```'
+    )
     parsed = parse_verdict(text)
     assert parsed.verdict == "incorrect" and parsed.reasoning == "Glob fits better"
 
 
 def test_a_draft_and_a_final_object_that_disagree_are_an_invalid_vote():
-    text = ('Draft: {"reasoning": "first thought", "verdict": "correct"}\nOn reflection:\n'
-            '```json\n{"reasoning": "Glob fits better", "verdict": "incorrect"}\n```')
+    text = (
+        'Draft: {"reasoning": "first thought", "verdict": "correct"}\nOn reflection:\n'
+        '```json\n{"reasoning": "Glob fits better", "verdict": "incorrect"}\n```'
+    )
     parsed = parse_verdict(text)
     assert not parsed.valid and parsed.error.startswith("conflicting verdicts")
 

@@ -9,9 +9,6 @@ import pytest
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
-from toolchoice_pipeline.records.calls import Reply, ToolCall
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, Price, RetryConfig
 from toolchoice_pipeline.judge import (
     FLAG_BUDGET_EXHAUSTED,
     FLAG_JUDGE_FAILED,
@@ -27,10 +24,12 @@ from toolchoice_pipeline.judge import (
 )
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.providers.response import fill_response
+from toolchoice_pipeline.records.calls import Reply, ToolCall
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, Price, RetryConfig
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task
-
 from toolchoice_pipeline_tests.conftest import CASES
 
 JUDGE_CASES = {c["id"]: c for c in map(json.loads, (CASES / "judge_cases.jsonl").read_text().splitlines()) if c}
@@ -49,15 +48,29 @@ class ScriptedJudge(CustomLLM):
         self.usage = usage
         self.calls: list[dict] = []
 
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
-                   api_key, logging_obj, optional_params, *args, **kwargs):
+    def completion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        *args,
+        **kwargs,
+    ):
         self.calls.append({"messages": messages, "params": dict(optional_params)})
         output = self.outputs.pop(0) if self.outputs else VALID_CORRECT
         if isinstance(output, Exception):
             raise output
         response = fill_response(model_response, {"content": output}, model=f"scripted/{model}", prompt=messages)
-        response.usage = litellm.Usage(prompt_tokens=self.usage[0], completion_tokens=self.usage[1],
-                                       total_tokens=sum(self.usage))
+        response.usage = litellm.Usage(
+            prompt_tokens=self.usage[0], completion_tokens=self.usage[1], total_tokens=sum(self.usage)
+        )
         return response
 
     async def acompletion(self, *args, **kwargs):
@@ -71,13 +84,23 @@ def scripted(outputs, **kwargs) -> ScriptedJudge:
 
 
 def judge_config(polls=3, max_attempts=1, budget_usd=None, price=None, temperature=0.7) -> JudgeConfig:
-    return JudgeConfig(model=ModelSpec(model="scripted/judge", max_concurrency=1, price=price), polls=polls,
-                       max_attempts=max_attempts, temperature=temperature, budget_usd=budget_usd)
+    return JudgeConfig(
+        model=ModelSpec(model="scripted/judge", max_concurrency=1, price=price),
+        polls=polls,
+        max_attempts=max_attempts,
+        temperature=temperature,
+        budget_usd=budget_usd,
+    )
 
 
 def item(task_id="t1", model="m") -> JudgeItem:
-    return JudgeItem(model=model, task_id=task_id, conversation=[{"role": "user", "content": "show me app.py"}],
-                     catalog=CATALOG, reply=Reply(calls=[ToolCall(name="Read", arguments={"file_path": "app.py"})]))
+    return JudgeItem(
+        model=model,
+        task_id=task_id,
+        conversation=[{"role": "user", "content": "show me app.py"}],
+        catalog=CATALOG,
+        reply=Reply(calls=[ToolCall(name="Read", arguments={"file_path": "app.py"})]),
+    )
 
 
 def run(items, judge, **kwargs):
@@ -87,8 +110,11 @@ def run(items, judge, **kwargs):
 def test_a_valid_answer_becomes_one_valid_vote_per_poll_with_lineage():
     handler = scripted([VALID_CORRECT, VALID_INCORRECT, VALID_CORRECT])
     votes = run([item()], judge_config())
-    assert [(v.poll, v.verdict, v.valid) for v in votes] == [(0, "correct", True), (1, "incorrect", True),
-                                                             (2, "correct", True)]
+    assert [(v.poll, v.verdict, v.valid) for v in votes] == [
+        (0, "correct", True),
+        (1, "incorrect", True),
+        (2, "correct", True),
+    ]
     assert {(v.judge_model, v.rubric_version) for v in votes} == {("scripted/judge", RUBRIC_VERSION)}
     assert votes[1].reasoning == "WebSearch knows nothing about local files."
     assert tsq_by_episode(votes) == {("m", "t1"): pytest.approx(2 / 3)}
@@ -170,9 +196,9 @@ def test_polls_are_never_served_from_litellm_cache():
     previous = litellm.cache
     litellm.cache = Cache(type="local")
     try:
-        judge = judge_config(polls=3).model_copy(update={"model": ModelSpec(model="scripted/judge",
-                                                                            max_concurrency=1,
-                                                                            params={"caching": True})})
+        judge = judge_config(polls=3).model_copy(
+            update={"model": ModelSpec(model="scripted/judge", max_concurrency=1, params={"caching": True})}
+        )
         run([item()], judge)
         run([item()], judge)
     finally:
@@ -181,7 +207,9 @@ def test_polls_are_never_served_from_litellm_cache():
 
 
 def test_a_provider_failure_is_an_invalid_vote_not_a_crash_and_no_key_is_stored():
-    fake_key = "sk-" + "proj-" + "abcdefghijklmnopqrstuvwxyz0123"  # a planted fake, assembled so no key sits in the repo
+    fake_key = (
+        "sk-" + "proj-" + "abcdefghijklmnopqrstuvwxyz0123"
+    )  # a planted fake, assembled so no key sits in the repo
     scripted([CustomLLMError(401, f"Incorrect API key provided: {fake_key}")])
     (vote,) = run([item()], judge_config(polls=1, max_attempts=3))
     assert not vote.valid and vote.attempts == 1
@@ -211,12 +239,21 @@ def test_zero_budget_makes_no_call():
 
 def test_judge_episodes_judges_first_steps_with_the_task_messages_and_catalog(tmp_path: Path):
     handler = scripted([VALID_CORRECT] * 10)
-    inline = [ToolDefinition(name="get_weather", description="Current weather for a city.",
-                             parameters={"type": "object", "properties": {"city": {"type": "string"}}})]
+    inline = [
+        ToolDefinition(
+            name="get_weather",
+            description="Current weather for a city.",
+            parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+        )
+    ]
     tasks = [
         Task(id="a", messages=[{"role": "user", "content": "show me app.py"}], expected={"tool": "Read"}),
-        Task(id="b", messages=[{"role": "user", "content": "weather in Oslo?"}], expected={"tool": "get_weather"},
-             tools=inline),
+        Task(
+            id="b",
+            messages=[{"role": "user", "content": "weather in Oslo?"}],
+            expected={"tool": "get_weather"},
+            tools=inline,
+        ),
         Task(id="c", messages=[{"role": "user", "content": "hi"}], expected={"tool": None}),
     ]
     suite = Suite(spec=SuiteSpec(name="s"), directory=tmp_path, curated=CATALOG, live=[], tasks=tasks)
@@ -228,8 +265,13 @@ def test_judge_episodes_judges_first_steps_with_the_task_messages_and_catalog(tm
         Episode(model="m", task_id="c", error="provider down"),
     ]
     progress = []
-    votes = judge_episodes_sync(suite, episodes, judge_config(polls=2), retries=RETRIES,
-                                progress=lambda done, total: progress.append((done, total)))
+    votes = judge_episodes_sync(
+        suite,
+        episodes,
+        judge_config(polls=2),
+        retries=RETRIES,
+        progress=lambda done, total: progress.append((done, total)),
+    )
     assert [(v.task_id, v.poll) for v in votes] == [("b", 0), ("b", 1), ("a", 0), ("a", 1)]
     sent_b = read_judge_input(handler.calls[0]["messages"])
     assert [t["name"] for t in sent_b.catalog] == ["get_weather"]

@@ -2,9 +2,8 @@
 
 import pytest
 
-from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
-
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 from toolchoice_pipeline_tests.conftest import DATA
 
 RETRIES = RetryConfig(max_attempts=1)

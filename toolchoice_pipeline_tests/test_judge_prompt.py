@@ -4,9 +4,6 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall
-from toolchoice_pipeline.util.canonical import short_hash
-from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.judge import prompt
 from toolchoice_pipeline.judge.prompt import (
     RUBRIC_VERSION,
@@ -14,7 +11,9 @@ from toolchoice_pipeline.judge.prompt import (
     build_judge_messages,
     read_judge_input,
 )
-
+from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG = [ToolDefinition(**tool) for tool in json.loads((CASES / "catalog.json").read_text())]
@@ -39,7 +38,7 @@ def test_input_carries_every_tool_with_description_and_parameters():
     messages = build_judge_messages(CONVERSATION, CATALOG, Reply(calls=[ToolCall(name="Bash", arguments={})]))
     catalog_section = _section(_user_text(messages), "tool_catalog")
     for tool in CATALOG:
-        line = next(json.loads(l) for l in catalog_section.splitlines() if f'"name": "{tool.name}"' in l)
+        line = next(json.loads(text) for text in catalog_section.splitlines() if f'"name": "{tool.name}"' in text)
         assert line == tool.as_dict()
 
 
@@ -49,8 +48,13 @@ def test_input_carries_earlier_turns_so_a_follow_up_can_be_judged():
 
 
 def test_chosen_calls_are_in_the_model_output_section_next_to_the_model_text():
-    reply = Reply(text="Removing the lock.", calls=[ToolCall(name="Bash", arguments={"command": "rm .git/index.lock"}),
-                                                     ToolCall(name="Read", arguments={"file_path": "a.py"})])
+    reply = Reply(
+        text="Removing the lock.",
+        calls=[
+            ToolCall(name="Bash", arguments={"command": "rm .git/index.lock"}),
+            ToolCall(name="Read", arguments={"file_path": "a.py"}),
+        ],
+    )
     text = _user_text(build_judge_messages(CONVERSATION, CATALOG, reply))
     output = _section(text, "model_output")
     assert "called 2 tool(s), in this order: Bash, Read" in output
@@ -65,15 +69,19 @@ def test_no_call_is_rendered_explicitly():
 
 
 def test_a_call_written_in_text_is_shown_with_its_problem():
-    reply = Reply(text='<tool_call>{"name": "Bash"', calls=[ToolCall(name="Bash", raw_arguments='{"name": "Bash"',
-                                                                   flags=[FLAG_INVALID_CALL])])
+    reply = Reply(
+        text='<tool_call>{"name": "Bash"',
+        calls=[ToolCall(name="Bash", raw_arguments='{"name": "Bash"', flags=[FLAG_INVALID_CALL])],
+    )
     calls = read_judge_input(build_judge_messages(CONVERSATION, CATALOG, reply)).calls
-    assert calls == [{"name": "Bash", "arguments": None, "raw_arguments": '{"name": "Bash"',
-                      "problem": prompt.PROBLEM_INVALID_CALL}]
+    assert calls == [
+        {"name": "Bash", "arguments": None, "raw_arguments": '{"name": "Bash"', "problem": prompt.PROBLEM_INVALID_CALL}
+    ]
 
 
-@pytest.mark.parametrize("catalog, reply", [([], Reply(text="hi")), (CATALOG, None)],
-                         ids=["no catalog", "no chosen call"])
+@pytest.mark.parametrize(
+    "catalog, reply", [([], Reply(text="hi")), (CATALOG, None)], ids=["no catalog", "no chosen call"]
+)
 def test_j06_input_without_catalog_or_chosen_call_is_an_error(catalog, reply):
     with pytest.raises(JudgeInputError, match=JUDGE_CASES["J06"]["want"]["error"]):
         build_judge_messages(CONVERSATION, catalog, reply)
@@ -98,7 +106,14 @@ def test_rubric_asks_for_steps_then_the_structured_verdict():
 
 
 def test_rubric_version_is_the_hash_of_the_template_texts():
-    assert RUBRIC_VERSION == short_hash([prompt.RUBRIC, prompt.INPUT_TEMPLATE, prompt.SUMMARY_CALLS,
-                                         prompt.SUMMARY_NO_CALL, prompt.PROBLEM_INVALID_CALL,
-                                         prompt.PROBLEM_INVALID_ARGUMENTS])
+    assert RUBRIC_VERSION == short_hash(
+        [
+            prompt.RUBRIC,
+            prompt.INPUT_TEMPLATE,
+            prompt.SUMMARY_CALLS,
+            prompt.SUMMARY_NO_CALL,
+            prompt.PROBLEM_INVALID_CALL,
+            prompt.PROBLEM_INVALID_ARGUMENTS,
+        ]
+    )
     assert RUBRIC_VERSION != short_hash([prompt.RUBRIC + " ", prompt.INPUT_TEMPLATE])

@@ -3,33 +3,51 @@ the request needs, a mutating tool is wrong for a read request, and no evidence 
 
 import json
 
-from toolchoice_pipeline.records.calls import Reply, ToolCall
-from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.judge import build_judge_messages, read_judge_input
+from toolchoice_pipeline.judge.prompt import RUBRIC
 from toolchoice_pipeline.providers.offline_judge.arguments import request_literals
 from toolchoice_pipeline.providers.offline_judge.model import assess
-from toolchoice_pipeline.judge.prompt import RUBRIC
-
+from toolchoice_pipeline.records.calls import Reply, ToolCall
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG = [ToolDefinition(**tool) for tool in json.loads((CASES / "catalog.json").read_text())]
-SPOTIFY = ToolDefinition(name="spotify.play", description="Play specific tracks from a given artist for a specific "
-                         "time duration.", parameters={"type": "object", "properties": {
-                             "artist": {"type": "string", "description": "The artist whose songs you want to play."},
-                             "duration": {"type": "integer", "description": "The duration, in minutes."}},
-                             "required": ["artist", "duration"]})
-EM_FORCE = ToolDefinition(name="calculate_em_force", description="Calculate the induced electromagnetic force.",
-                          parameters={"type": "object", "properties": {"b_field": {"type": "integer"},
-                                                                       "area": {"type": "integer"},
-                                                                       "d_time": {"type": "integer"}}})
+SPOTIFY = ToolDefinition(
+    name="spotify.play",
+    description="Play specific tracks from a given artist for a specific time duration.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "artist": {"type": "string", "description": "The artist whose songs you want to play."},
+            "duration": {"type": "integer", "description": "The duration, in minutes."},
+        },
+        "required": ["artist", "duration"],
+    },
+)
+EM_FORCE = ToolDefinition(
+    name="calculate_em_force",
+    description="Calculate the induced electromagnetic force.",
+    parameters={
+        "type": "object",
+        "properties": {"b_field": {"type": "integer"}, "area": {"type": "integer"}, "d_time": {"type": "integer"}},
+    },
+)
 DASHBOARDS = [
-    ToolDefinition(name="get_dashboard", description="Return a monitoring dashboard by its name.",
-                   parameters={"type": "object", "properties": {"name": {"type": "string"}}}),
-    ToolDefinition(name="delete_dashboard", description="Remove a monitoring dashboard by its name.",
-                   parameters={"type": "object", "properties": {"name": {"type": "string"}}}),
+    ToolDefinition(
+        name="get_dashboard",
+        description="Return a monitoring dashboard by its name.",
+        parameters={"type": "object", "properties": {"name": {"type": "string"}}},
+    ),
+    ToolDefinition(
+        name="delete_dashboard",
+        description="Remove a monitoring dashboard by its name.",
+        parameters={"type": "object", "properties": {"name": {"type": "string"}}},
+    ),
 ]
-PLAY = ("Play songs from the artists Taylor Swift and Maroon 5, with a play time of 20 minutes and 15 minutes "
-        "respectively, on Spotify.")
+PLAY = (
+    "Play songs from the artists Taylor Swift and Maroon 5, with a play time of 20 minutes and 15 minutes "
+    "respectively, on Spotify."
+)
 
 
 def calls(*pairs) -> Reply:
@@ -41,8 +59,10 @@ def grade(request, reply, catalog=CATALOG):
 
 
 def test_a_step_making_every_call_the_request_needs_is_correct_and_a_partial_step_is_not():
-    full = calls(("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
-                 ("spotify.play", {"artist": "Maroon 5", "duration": 15}))
+    full = calls(
+        ("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
+        ("spotify.play", {"artist": "Maroon 5", "duration": 15}),
+    )
     partial = calls(("spotify.play", {"artist": "Taylor Swift", "duration": 20}))
     assert grade(PLAY, full, [SPOTIFY]).verdict == "correct"
     found = grade(PLAY, partial, [SPOTIFY])
@@ -51,8 +71,10 @@ def test_a_step_making_every_call_the_request_needs_is_correct_and_a_partial_ste
 
 
 def test_a_call_to_a_tool_that_serves_no_part_of_the_request_fails_the_step():
-    swapped = calls(("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
-                    ("calculate_em_force", {"b_field": 5, "area": 2, "d_time": 4}))
+    swapped = calls(
+        ("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
+        ("calculate_em_force", {"b_field": 5, "area": 2, "d_time": 4}),
+    )
     found = grade(PLAY, swapped, [SPOTIFY, EM_FORCE])
     assert found.verdict == "incorrect" and "calculate_em_force serves no part of the request" in found.conclusion
 
@@ -70,11 +92,17 @@ def test_a_tool_that_changes_state_is_incorrect_for_a_read_request():
     assert write.verdict == "incorrect" and "changes or deletes state" in write.conclusion
     delete = grade("Get the dashboard named latency", calls(("delete_dashboard", {"name": "latency"})), DASHBOARDS)
     assert delete.verdict == "incorrect" and "changes or deletes state" in delete.conclusion
-    assert grade("Get the dashboard named latency", calls(("get_dashboard", {"name": "latency"})),
-                 DASHBOARDS).verdict == "correct"
+    assert (
+        grade("Get the dashboard named latency", calls(("get_dashboard", {"name": "latency"})), DASHBOARDS).verdict
+        == "correct"
+    )
     # Asked to change something, the mutating tool is fine.
-    assert grade("Delete the dashboard named latency", calls(("delete_dashboard", {"name": "latency"})),
-                 DASHBOARDS).verdict == "correct"
+    assert (
+        grade(
+            "Delete the dashboard named latency", calls(("delete_dashboard", {"name": "latency"})), DASHBOARDS
+        ).verdict
+        == "correct"
+    )
 
 
 def test_with_no_evidence_the_judge_abstains_whatever_the_choice():
@@ -88,8 +116,11 @@ def test_the_abstention_reaches_the_parser_as_an_invalid_vote_with_its_reason():
     from toolchoice_pipeline.judge import parse_verdict
     from toolchoice_pipeline.providers.offline_judge.model import catalog_judge
 
-    messages = build_judge_messages([{"role": "user", "content": "Who won the 1998 football world cup?"}],
-                                    [SPOTIFY, EM_FORCE], Reply(text="France."))
+    messages = build_judge_messages(
+        [{"role": "user", "content": "Who won the 1998 football world cup?"}],
+        [SPOTIFY, EM_FORCE],
+        Reply(text="France."),
+    )
     parsed = parse_verdict(catalog_judge(messages, [], {})["content"])
     assert not parsed.valid and parsed.abstained and "no evidence" in parsed.error
 
@@ -104,21 +135,27 @@ def test_a_missing_space_after_a_full_stop_is_not_a_file_name_and_a_context_date
 
 def test_the_rubric_asks_for_the_whole_step_and_safe_tools():
     assert "a call the request needs is missing" in RUBRIC
-    assert "never \"better alternatives\"" in RUBRIC
+    assert 'never "better alternatives"' in RUBRIC
     assert "changes or deletes state" in RUBRIC and "only asks to read or look" in RUBRIC
 
 
 def test_a_call_whose_arguments_name_nothing_the_request_names_fails_a_several_tool_step():
-    video = ToolDefinition(name="play_video", description="Play a video for a specific time duration.",
-                           parameters={"type": "object", "properties": {"title": {"type": "string"},
-                                                                        "minutes": {"type": "integer"}}})
-    swapped = calls(("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
-                    ("play_video", {"title": "Inception", "minutes": 90}))
+    video = ToolDefinition(
+        name="play_video",
+        description="Play a video for a specific time duration.",
+        parameters={"type": "object", "properties": {"title": {"type": "string"}, "minutes": {"type": "integer"}}},
+    )
+    swapped = calls(
+        ("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
+        ("play_video", {"title": "Inception", "minutes": 90}),
+    )
     found = grade(PLAY, swapped, [SPOTIFY, video])
     assert found.verdict == "incorrect" and "call 2 (play_video) of the step serves no part" in found.conclusion
     # The same tool called for each part it serves is not "idle", even when one call repeats a value.
-    both = calls(("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
-                 ("spotify.play", {"artist": "Maroon 5", "duration": 15}))
+    both = calls(
+        ("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
+        ("spotify.play", {"artist": "Maroon 5", "duration": 15}),
+    )
     assert grade(PLAY, both, [SPOTIFY, video]).verdict == "correct"
 
 
@@ -126,12 +163,19 @@ def test_request_values_skip_qualifiers_aliases_markers_and_catalog_names():
     from toolchoice_pipeline.providers.offline_judge.coverage import request_values
 
     catalog = json.dumps([{"name": "update_user_info", "description": "Play on Spotify"}]).lower()
-    text = ("Tax for $30.45 in Chicago, Illinois and 1.2 billion in Apple Inc. (AAPL) on Spotify.\n"
-            "1. Use 'update_user_info' for 'The Office' with x^2 and a loss of -7")
+    text = (
+        "Tax for $30.45 in Chicago, Illinois and 1.2 billion in Apple Inc. (AAPL) on Spotify.\n"
+        "1. Use 'update_user_info' for 'The Office' with x^2 and a loss of -7"
+    )
     values = request_values(text, catalog)
     assert [(v.kind, v.value) for v in values] == [
-        ("number", 30.45), ("name", "chicago"), ("number", 1.2e9), ("name", "apple inc"), ("name", "the office"),
-        ("number", -7.0)]
+        ("number", 30.45),
+        ("name", "chicago"),
+        ("number", 1.2e9),
+        ("name", "apple inc"),
+        ("name", "the office"),
+        ("number", -7.0),
+    ]
     assert values[3].aliases == ("aapl",)
 
 
@@ -143,8 +187,13 @@ def test_a_listed_value_no_call_serves_is_missing_only_when_the_request_asks_for
     # One value the call does not pass, but nothing says the request wants several calls.
     assert unserved_values("Get the ROI of $2000 with a gain of $500 in 2 years.", [{"i": 2000, "g": 500}]) == []
     # A sign does not matter: "a loss of $1000" is served by -1000.
-    assert unserved_values("ROI of $2000 with a gain of $500, and also of $5000 with a loss of $1000.",
-                           [{"i": 2000, "g": 500}, {"i": 5000, "g": -1000}]) == []
+    assert (
+        unserved_values(
+            "ROI of $2000 with a gain of $500, and also of $5000 with a loss of $1000.",
+            [{"i": 2000, "g": 500}, {"i": 5000, "g": -1000}],
+        )
+        == []
+    )
 
 
 def test_a_step_that_calls_the_named_tool_may_call_another_tool_too():

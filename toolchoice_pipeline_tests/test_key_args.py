@@ -8,11 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolchoice_pipeline.records.calls import Reply, ToolCall, flag_hallucinated, make_call, normalise_response
-from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.scoring.matching.key_args import match_key_args, values_match
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.tasks import Expected, Task
-
 from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG = [ToolDefinition.model_validate(tool) for tool in json.loads((CASES / "catalog.json").read_text())]
@@ -21,8 +20,16 @@ SCORING_CASES = [json.loads(line) for line in (CASES / "scoring_cases.jsonl").re
 
 def case_as_task(case: dict) -> Task:
     """A shared case in the project's own task format (the neutral layout's fields mapped one to one)."""
-    return Task.model_validate({"id": case["id"], "messages": case["messages"], "expected": case["expected"],
-                                "tools": None, "tool_results": None, "tags": []})
+    return Task.model_validate(
+        {
+            "id": case["id"],
+            "messages": case["messages"],
+            "expected": case["expected"],
+            "tools": None,
+            "tool_results": None,
+            "tags": [],
+        }
+    )
 
 
 @pytest.mark.parametrize("case", SCORING_CASES, ids=[c["id"] for c in SCORING_CASES])
@@ -32,7 +39,10 @@ def test_shared_scoring_case_gives_the_wanted_outcome(case):
     result = match_reply(task.expected, reply, CATALOG, "key_args")
     want = case["want"]
     assert (result.right_tool, result.right_args, len(reply.calls)) == (
-        want["right_tool"], want["right_args"], want["calls"]), result.reason
+        want["right_tool"],
+        want["right_args"],
+        want["calls"],
+    ), result.reason
 
 
 def call(name="Read", arguments=None, flags=()):
@@ -107,13 +117,17 @@ def test_the_first_listed_call_decides():
 # --- properties ----------------------------------------------------------------------------------------------
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-10**12, max_value=10**12),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**12), max_value=10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.one_of(st.lists(children, max_size=3),
-                               st.dictionaries(st.text(max_size=6), children, max_size=3)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=12,
 )
 argument_objects = st.dictionaries(st.text(min_size=1, max_size=8), json_values, max_size=4)
@@ -123,8 +137,7 @@ accented = st.text(alphabet="ae\u00e9\u00e8\u00f1\u00fc\u00c5\u1e9b\u0323 x", ma
 accented_keys = st.text(alphabet="ab\u00e9\u00f1\u00fc ", min_size=1, max_size=6)
 accented_values = st.recursive(
     st.one_of(accented, st.integers(-5, 5), st.booleans()),
-    lambda children: st.one_of(st.lists(children, max_size=3),
-                               st.dictionaries(accented_keys, children, max_size=3)),
+    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(accented_keys, children, max_size=3)),
     max_leaves=10,
 )
 
@@ -163,9 +176,11 @@ def test_json_string_and_object_arguments_give_the_same_result(expected_argument
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(accented_keys, accented_values, max_size=3),
-       st.dictionaries(accented_keys, accented_values, max_size=3),
-       st.booleans())
+@given(
+    st.dictionaries(accented_keys, accented_values, max_size=3),
+    st.dictionaries(accented_keys, accented_values, max_size=3),
+    st.booleans(),
+)
 def test_nfc_and_nfd_strings_give_the_same_result(expected_arguments, arguments, overlap):
     if overlap:
         arguments = {**arguments, **expected_arguments}

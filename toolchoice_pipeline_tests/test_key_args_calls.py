@@ -5,10 +5,14 @@ from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.scoring.matching.key_args import match_key_args
 from toolchoice_pipeline.suites.tasks import Expected
 
-PLAY = Expected(tool="spotify.play", arguments={"artist": "Taylor Swift"}, calls=[
-    {"tool": "spotify.play", "arguments": {"artist": "Taylor Swift", "duration": 20}},
-    {"tool": "spotify.play", "arguments": {"artist": "Maroon 5", "duration": {"any_of": [15, 900]}}},
-])
+PLAY = Expected(
+    tool="spotify.play",
+    arguments={"artist": "Taylor Swift"},
+    calls=[
+        {"tool": "spotify.play", "arguments": {"artist": "Taylor Swift", "duration": 20}},
+        {"tool": "spotify.play", "arguments": {"artist": "Maroon 5", "duration": {"any_of": [15, 900]}}},
+    ],
+)
 
 
 def reply(*calls) -> Reply:

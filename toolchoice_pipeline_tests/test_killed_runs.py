@@ -29,8 +29,12 @@ def test_a_sigkilled_run_is_marked_failed_at_the_next_tick_and_the_sensor_run_go
     home = data_dir / "dagster_home"
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
     env.pop("TOOLCHOICE_DATA_DIR", None)
-    process = subprocess.Popen([str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "k1"], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "k1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     try:
         deadline = time.monotonic() + 300
@@ -49,7 +53,9 @@ def test_a_sigkilled_run_is_marked_failed_at_the_next_tick_and_the_sensor_run_go
         with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as context:
             first = catalog_change(context)
         assert instance.get_run_by_id(killed.run_id).status == dg.DagsterRunStatus.FAILURE
-        failure = [e for e in instance.all_logs(killed.run_id) if e.dagster_event_type == dg.DagsterEventType.RUN_FAILURE]
+        failure = [
+            e for e in instance.all_logs(killed.run_id) if e.dagster_event_type == dg.DagsterEventType.RUN_FAILURE
+        ]
         assert failure and "is gone" in failure[-1].message
 
         set_description(data_dir, "Bash", "A utility.")

@@ -6,7 +6,6 @@ from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.store import publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.suites.config import RunConfig
-
 from toolchoice_pipeline_tests.release_helpers import make_suite
 
 SIM_MS = 40.0
@@ -15,10 +14,12 @@ SIM_MS = 40.0
 def test_provider_time_and_client_queueing_are_stored_apart(tmp_path):
     suite = make_suite(12)
     # 8 workers share 2 in-flight slots: most calls wait for a slot, and that wait is ours, not the provider's.
-    config = RunConfig.model_validate({
-        "models": [{"model": "sim/slow", "params": {"sim_latency_ms": SIM_MS}}],
-        "concurrency": {"max_in_flight": 2, "per_model": 8},
-    })
+    config = RunConfig.model_validate(
+        {
+            "models": [{"model": "sim/slow", "params": {"sim_latency_ms": SIM_MS}}],
+            "concurrency": {"max_in_flight": 2, "per_model": 8},
+        }
+    )
     episodes = run_suite_sync(suite, config, data_dir=tmp_path, cache_policy="off")
     steps = [step for episode in episodes for step in episode.steps]
     assert steps and all(step.provider_ms is not None for step in steps)

@@ -38,8 +38,12 @@ REST = ("judge_votes", "task_scores", "release_scores", "baseline")
 def run_assets(data_dir, instance, release_id: str, names: tuple[str, ...]):
     """``release_job`` restricted to ``names`` for one partition, as a run launched with a selection."""
     job = build_definitions(str(data_dir)).resolve_job_def("release_job")
-    return job.execute_in_process(partition_key=release_id, instance=instance, raise_on_error=False,
-                                  asset_selection=[dg.AssetKey(name) for name in names])
+    return job.execute_in_process(
+        partition_key=release_id,
+        instance=instance,
+        raise_on_error=False,
+        asset_selection=[dg.AssetKey(name) for name in names],
+    )
 
 
 def staged_episodes(data_dir, release_id: str):
@@ -62,8 +66,16 @@ def edited_mid_run(tmp_path_factory):
         original = set_description(data_dir, EDITED_TOOL, EDIT)
         edited = load_suite(data_dir, DEMO_SUITE).catalog_version
         rest = run_assets(data_dir, instance, "r1", REST)
-        yield {"data_dir": data_dir, "instance": instance, "seen": seen, "edited": edited, "first": first,
-               "rest": rest, "original": original, "episodes_before": episodes_before}
+        yield {
+            "data_dir": data_dir,
+            "instance": instance,
+            "seen": seen,
+            "edited": edited,
+            "first": first,
+            "rest": rest,
+            "original": original,
+            "episodes_before": episodes_before,
+        }
 
 
 @pytest.mark.slow
@@ -72,8 +84,9 @@ def test_after_a_mid_run_edit_the_release_carries_the_catalog_its_agents_saw(edi
     assert edited_mid_run["first"].success and edited_mid_run["rest"].success
     assert seen != edited_mid_run["edited"]
     assert read_scores(data_dir, "r1")["catalog_version"] == seen
-    [(description,)] = query(data_dir, "SELECT description FROM tool_catalog WHERE release_id = 'r1' "
-                                       "AND tool_name = ?", [EDITED_TOOL])
+    [(description,)] = query(
+        data_dir, "SELECT description FROM tool_catalog WHERE release_id = 'r1' AND tool_name = ?", [EDITED_TOOL]
+    )
     assert description == edited_mid_run["original"] != EDIT
     assert query(data_dir, "SELECT DISTINCT catalog_version FROM agent_calls WHERE release_id = 'r1'") == [(seen,)]
     metadata = materialised_assets(edited_mid_run["first"])
@@ -121,8 +134,12 @@ def test_the_snapshot_version_follows_what_is_evaluated_not_when_or_as_what(tmp_
     data_dir = copy_data(tmp_path / "data")
     write_request(data_dir, ReleaseRequest(release_id="r3", requested_by="test"))
     snapshot, _ = pin_snapshot(data_dir, "r3")
-    same = snapshot.model_copy(update={"resolved_at": "2000-01-01T00:00:00+00:00",
-                                       "request": snapshot.request.model_copy(update={"kind": "release"})})
+    same = snapshot.model_copy(
+        update={
+            "resolved_at": "2000-01-01T00:00:00+00:00",
+            "request": snapshot.request.model_copy(update={"kind": "release"}),
+        }
+    )
     assert same.content_version() == snapshot.content_version()
     fewer = snapshot.model_copy(update={"tasks": snapshot.tasks[1:]})
     assert fewer.content_version() != snapshot.content_version()
@@ -134,16 +151,26 @@ def ui_launch(data_dir, instance, release_id: str, run_config: dict | None = Non
     from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
 
     defs = build_definitions(str(data_dir))
-    keys = [key for key, spec in ((s.key, s) for s in defs.resolve_all_asset_specs()) if spec.group_name == RELEASE_GROUP]
+    keys = [
+        key for key, spec in ((s.key, s) for s in defs.resolve_all_asset_specs()) if spec.group_name == RELEASE_GROUP
+    ]
     job = defs.resolve_implicit_global_asset_job_def()
     assert job.executor_def is dg.in_process_executor
-    return job.execute_in_process(partition_key=release_id, instance=instance, raise_on_error=False,
-                                  asset_selection=keys, run_config=run_config or {})
+    return job.execute_in_process(
+        partition_key=release_id,
+        instance=instance,
+        raise_on_error=False,
+        asset_selection=keys,
+        run_config=run_config or {},
+    )
 
 
 def failure_descriptions(result) -> list[str]:
-    return [event.step_failure_data.user_failure_data.description for event in result.all_events
-            if event.is_step_failure and event.step_failure_data.user_failure_data]
+    return [
+        event.step_failure_data.user_failure_data.description
+        for event in result.all_events
+        if event.is_step_failure and event.step_failure_data.user_failure_data
+    ]
 
 
 @pytest.mark.slow
@@ -157,13 +184,22 @@ def test_a_partition_added_in_the_ui_runs_what_the_launchpad_says_or_is_refused(
         assert "release ui-1 has no request: give ops.release_snapshot.config.suite and .kind" in message
         assert not (data_dir / "releases" / "ui-1").exists()
 
-        config = {"ops": {"release_snapshot": {"config": {"suite": DEMO_SUITE, "kind": "nightly",
-                                                          "models": ["local/name-match"], "judge": False}}}}
+        config = {
+            "ops": {
+                "release_snapshot": {
+                    "config": {"suite": DEMO_SUITE, "kind": "nightly", "models": ["local/name-match"], "judge": False}
+                }
+            }
+        }
         launched = ui_launch(data_dir, instance, "ui-1", config)
         assert launched.success, failure_descriptions(launched)
         scores = read_scores(data_dir, "ui-1")
         assert (scores["kind"], scores["suite"], list(scores["models"]), scores["judge"]) == (
-            "nightly", DEMO_SUITE, ["local/name-match"], None)
+            "nightly",
+            DEMO_SUITE,
+            ["local/name-match"],
+            None,
+        )
         assert read_snapshot(data_dir, "ui-1").request.requested_by == "dagster-ui"
 
         config["ops"]["release_snapshot"]["config"]["kind"] = "release"
@@ -178,7 +214,6 @@ def test_re_running_judge_votes_of_a_release_re_asks_no_finished_poll_and_a_new_
     step of a forced re-run): every poll comes from the journal, the votes are the same; another release polls
     afresh."""
     from toolchoice_pipeline.defs.staging import read_records, staged_path
-
     from toolchoice_pipeline_tests.pipeline_helpers import materialise
 
     data_dir = copy_data(tmp_path / "data")

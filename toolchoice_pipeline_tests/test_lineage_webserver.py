@@ -32,8 +32,9 @@ def _get(url: str) -> bytes | None:
 
 
 def graphql(base: str, query: str) -> dict:
-    request = urllib.request.Request(f"{base}/graphql", data=json.dumps({"query": query}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{base}/graphql", data=json.dumps({"query": query}).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         body = json.loads(response.read())
     assert "errors" not in body, body
@@ -59,14 +60,23 @@ def served(tmp_path_factory):
     home = root / "dagster_home"
     home.mkdir()
     data_dir = copy_data(root / "data")
-    env = {**os.environ, "DAGSTER_HOME": str(home), "TOOLCHOICE_DATA_DIR": str(data_dir),
-           "DAGSTER_DISABLE_TELEMETRY": "yes"}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "TOOLCHOICE_DATA_DIR": str(data_dir),
+        "DAGSTER_DISABLE_TELEMETRY": "yes",
+    }
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = (root / "webserver.log").open("w")
     process = subprocess.Popen(
         [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port), "-w", "workspace.yaml"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while _get(f"{base}/server_info") is None:
@@ -88,8 +98,11 @@ def webserver(served) -> str:
 
 
 def _location_status(base: str) -> str | None:
-    data = graphql(base, "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
-                         "locationOrLoadError { __typename ... on PythonError { message } } } } } }")
+    data = graphql(
+        base,
+        "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
+        "locationOrLoadError { __typename ... on PythonError { message } } } } } }",
+    )
     entries = data["workspaceOrError"]["locationEntries"]
     [entry] = entries
     assert entry["locationOrLoadError"] is None or entry["locationOrLoadError"]["__typename"] != "PythonError", entry
@@ -104,9 +117,12 @@ def test_server_info_reports_the_installed_dagster(webserver):
 
 
 def test_the_ui_shows_the_lineage_from_the_suite_files_to_baseline(webserver):
-    nodes = graphql(webserver, "{ assetNodes { assetKey { path } dependencyKeys { path } groupName isPartitioned "
-                               "isObservable isMaterializable partitionDefinition { name type } kinds opVersion "
-                               "description } }")["assetNodes"]
+    nodes = graphql(
+        webserver,
+        "{ assetNodes { assetKey { path } dependencyKeys { path } groupName isPartitioned "
+        "isObservable isMaterializable partitionDefinition { name type } kinds opVersion "
+        "description } }",
+    )["assetNodes"]
     by_name = {"/".join(n["assetKey"]["path"]): n for n in nodes}
     assert set(by_name) == {"suite_files", *ASSET_CHAIN}
     parents = {name: {"/".join(d["path"]) for d in node["dependencyKeys"]} for name, node in by_name.items()}
@@ -123,27 +139,44 @@ def test_the_ui_shows_the_lineage_from_the_suite_files_to_baseline(webserver):
 
 
 def test_the_ui_shows_release_gate_as_the_blocking_check_on_release_scores(webserver):
-    nodes = graphql(webserver, "{ assetNodes { assetKey { path } assetChecksOrError { __typename "
-                               "... on AssetChecks { checks { name blocking description } } } } }")["assetNodes"]
-    checks = {(tuple(n["assetKey"]["path"]), c["name"]): c["blocking"]
-              for n in nodes for c in n["assetChecksOrError"]["checks"]}
+    nodes = graphql(
+        webserver,
+        "{ assetNodes { assetKey { path } assetChecksOrError { __typename "
+        "... on AssetChecks { checks { name blocking description } } } } }",
+    )["assetNodes"]
+    checks = {
+        (tuple(n["assetKey"]["path"]), c["name"]): c["blocking"]
+        for n in nodes
+        for c in n["assetChecksOrError"]["checks"]
+    }
     assert checks[(("release_scores",), "release_gate")] is True
     assert [key for key, blocking in checks.items() if blocking] == [(("release_scores",), "release_gate")]
     assert (("release_scores",), "judge_calibration") in checks
 
 
 def test_the_ui_shows_the_schedule_and_the_sensor_running(webserver):
-    data = graphql(webserver, "{ repositoriesOrError { ... on RepositoryConnection { nodes { name "
-                              "schedules { name cronSchedule executionTimezone scheduleState { status } } "
-                              "sensors { name sensorState { status } } } } } }")
+    data = graphql(
+        webserver,
+        "{ repositoriesOrError { ... on RepositoryConnection { nodes { name "
+        "schedules { name cronSchedule executionTimezone scheduleState { status } } "
+        "sensors { name sensorState { status } } } } } }",
+    )
     [repository] = data["repositoriesOrError"]["nodes"]
-    assert repository["schedules"] == [{"name": "nightly_eval", "cronSchedule": "0 2 * * *",
-                                        "executionTimezone": "UTC", "scheduleState": {"status": "RUNNING"}}]
+    assert repository["schedules"] == [
+        {
+            "name": "nightly_eval",
+            "cronSchedule": "0 2 * * *",
+            "executionTimezone": "UTC",
+            "scheduleState": {"status": "RUNNING"},
+        }
+    ]
     assert repository["sensors"] == [{"name": "catalog_change", "sensorState": {"status": "RUNNING"}}]
 
 
-STALENESS = ("{ assetNodes { assetKey { path } staleStatus(partition: \"r1\") dataVersion(partition: \"r1\") "
-             "staleCauses(partition: \"r1\") { key { path } reason } } }")
+STALENESS = (
+    '{ assetNodes { assetKey { path } staleStatus(partition: "r1") dataVersion(partition: "r1") '
+    'staleCauses(partition: "r1") { key { path } reason } } }'
+)
 SNAPSHOT_ASSETS = ("release_snapshot", "tool_catalog", "eval_tasks")
 
 
@@ -172,8 +205,7 @@ def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(
         observe = defs.resolve_job_def("observe_suite_files")
         assert observe.execute_in_process(instance=instance).success
         release_job = defs.resolve_job_def("release_job")
-        assert release_job.execute_in_process(partition_key="r1", instance=instance,
-                                              asset_selection=selection).success
+        assert release_job.execute_in_process(partition_key="r1", instance=instance, asset_selection=selection).success
         fresh = _staleness(base)
         assert {name: fresh[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(SNAPSHOT_ASSETS, "FRESH")
         pinned_catalog = fresh["tool_catalog"]["dataVersion"]
@@ -185,11 +217,15 @@ def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(
         stale = _staleness(base)
         assert stale["suite_files"]["dataVersion"] != observed_before
         assert {name: stale[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == {
-            "release_snapshot": "STALE", "tool_catalog": "FRESH", "eval_tasks": "FRESH"}
+            "release_snapshot": "STALE",
+            "tool_catalog": "FRESH",
+            "eval_tasks": "FRESH",
+        }
         assert {"/".join(c["key"]["path"]) for c in stale["release_snapshot"]["staleCauses"]} == {"suite_files"}
 
-        assert release_job.execute_in_process(partition_key="r1", instance=instance,
-                                              asset_selection=[dg.AssetKey("release_snapshot")]).success
+        assert release_job.execute_in_process(
+            partition_key="r1", instance=instance, asset_selection=[dg.AssetKey("release_snapshot")]
+        ).success
         again = _staleness(base)
         assert again["release_snapshot"]["dataVersion"] == fresh["release_snapshot"]["dataVersion"]
         assert again["tool_catalog"]["dataVersion"] == pinned_catalog

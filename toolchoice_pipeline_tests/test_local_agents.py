@@ -7,8 +7,6 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.records.calls import from_openai_message
-from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.providers import local_agents
 from toolchoice_pipeline.providers.local_agents import (
     bm25_router,
@@ -19,8 +17,9 @@ from toolchoice_pipeline.providers.local_agents import (
     split_negations,
     words,
 )
+from toolchoice_pipeline.records.calls import from_openai_message
+from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.suites.suite import load_suite
-
 from toolchoice_pipeline_tests.conftest import CASES, DATA
 
 CATALOG = json.loads((CASES / "catalog.json").read_text())
@@ -78,8 +77,13 @@ def run_episode(agent, request, results=None, max_steps=8, tools=TOOLS):
             return called, reply
         for call in reply["tool_calls"]:
             called.append((call["function"]["name"], json.loads(call["function"]["arguments"])))
-            messages.append({"role": "tool", "tool_call_id": call["id"],
-                             "content": (results or {}).get(call["function"]["name"], "no result in this evaluation")})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": (results or {}).get(call["function"]["name"], "no result in this evaluation"),
+                }
+            )
     raise AssertionError(f"episode did not end within {max_steps} steps: {called}")
 
 
@@ -92,28 +96,43 @@ def run_episode(agent, request, results=None, max_steps=8, tools=TOOLS):
         ("List all python files under src/", "Glob", {"pattern": "**/*.py", "path": "src/"}),
         ("Run the test suite with `pytest -x tests/`", "Bash", {"command": "pytest -x tests/"}),
         ("Delete the build/ directory", "Bash", {"command": "rm -rf build/"}),
-        ("Create a file notes.txt containing 'hello world'", "Write",
-         {"file_path": "notes.txt", "content": "hello world"}),
-        ("In src/app.py replace 'DEBUG = True' with 'DEBUG = False'", "Edit",
-         {"file_path": "src/app.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"}),
-        ("Search the web for the latest pandas release notes", "WebSearch",
-         {"query": "the latest pandas release notes"}),
-        ("Fetch https://example.com/docs/page.html and summarise it", "WebFetch",
-         {"url": "https://example.com/docs/page.html"}),
+        (
+            "Create a file notes.txt containing 'hello world'",
+            "Write",
+            {"file_path": "notes.txt", "content": "hello world"},
+        ),
+        (
+            "In src/app.py replace 'DEBUG = True' with 'DEBUG = False'",
+            "Edit",
+            {"file_path": "src/app.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"},
+        ),
+        (
+            "Search the web for the latest pandas release notes",
+            "WebSearch",
+            {"query": "the latest pandas release notes"},
+        ),
+        (
+            "Fetch https://example.com/docs/page.html and summarise it",
+            "WebFetch",
+            {"url": "https://example.com/docs/page.html"},
+        ),
         ("Show the first 40 lines of README.md", "Read", {"file_path": "README.md", "limit": 40}),
         ("Delegate the refactoring of the payments module to a helper agent", "Task", {}),
     ],
 )
-def test_router_calls_the_tool_whose_description_fits_with_arguments_from_the_request(request_text, tool,
-                                                                                        key_arguments):
+def test_router_calls_the_tool_whose_description_fits_with_arguments_from_the_request(
+    request_text, tool, key_arguments
+):
     name, arguments = first_call(ask(bm25_router, request_text))
     assert name == tool
     assert {key: arguments.get(key) for key in key_arguments} == key_arguments
 
 
 @pytest.mark.parametrize("agent", AGENTS.values(), ids=AGENTS.keys())
-@pytest.mark.parametrize("request_text", ["What does the acronym CRUD stand for?", "Say hello in French.",
-                                          "Explain what a Python decorator is"])
+@pytest.mark.parametrize(
+    "request_text",
+    ["What does the acronym CRUD stand for?", "Say hello in French.", "Explain what a Python decorator is"],
+)
 def test_agents_answer_in_text_when_no_tool_fits(agent, request_text):
     reply = ask(agent, request_text)
     assert "tool_calls" not in reply and isinstance(reply["content"], str) and reply["content"]
@@ -158,8 +177,11 @@ def test_arguments_are_parameters_of_the_chosen_tool_with_their_types(agent):
 
 
 def test_degrading_a_description_changes_the_routers_choices():
-    depends_on_grep = ["Where is load_settings defined?", "Find every call to parse_config in the codebase",
-                       "Find the definition of class UserRepository"]
+    depends_on_grep = [
+        "Where is load_settings defined?",
+        "Find every call to parse_config in the codebase",
+        "Find the definition of class UserRepository",
+    ]
     unrelated = ["Fetch https://example.com/docs/page.html and summarise it", "Delete the build/ directory"]
     before = {request: first_call(ask(bm25_router, request)) for request in depends_on_grep + unrelated}
     assert all(before[request][0] == "Grep" for request in depends_on_grep)
@@ -190,37 +212,62 @@ def test_negation_cues_and_redirections_become_denied_words():
     parts = split_negations("Search the PUBLIC internet. Knows nothing about local files or this repository.")
     assert set(words("local files repository")) <= set(parts.denied)
 
-    parts = split_negations("Run a shell command. Prefer Read to show a file, Grep to search contents.",
-                            ("Read", "Grep"))
+    parts = split_negations(
+        "Run a shell command. Prefer Read to show a file, Grep to search contents.", ("Read", "Grep")
+    )
     assert parts.credited == {"Read": words("show a file"), "Grep": words("search contents")}
     assert "show" in parts.denied and "show" not in words(parts.positive)
 
 
 def test_a_tool_that_denies_the_requested_capability_loses_the_request():
-    manager = {"type": "function", "function": {
-        "name": "RepoFiles", "description": "Manage the files of the repository: list them and show them.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}
-    shell = {"type": "function", "function": {
-        "name": "Shell", "description": "Run a shell command, e.g. to delete, move or copy files.",
-        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}
+    manager = {
+        "type": "function",
+        "function": {
+            "name": "RepoFiles",
+            "description": "Manage the files of the repository: list them and show them.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+    shell = {
+        "type": "function",
+        "function": {
+            "name": "Shell",
+            "description": "Run a shell command, e.g. to delete, move or copy files.",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+        },
+    }
     request = "manage the repository files: delete old.txt"
     plain = rank_tools(catalog_index([manager, shell]), request)
     assert plain.denied == {} and first_call(ask(bm25_router, request, [manager, shell]))[0] == "RepoFiles"
 
-    denying = with_description([manager, shell], "RepoFiles",
-                               "Manage the files of the repository: list them and show them. It cannot delete files.")
+    denying = with_description(
+        [manager, shell],
+        "RepoFiles",
+        "Manage the files of the repository: list them and show them. It cannot delete files.",
+    )
     ranking = rank_tools(catalog_index(denying), request)
     assert ranking.denied == {"RepoFiles": ["delet"]}
     assert dict((i, s) for s, i in ranking.scored)[0] == pytest.approx(
-        local_agents.NEGATION_FACTOR * dict((i, s) for s, i in plain.scored)[0])
+        local_agents.NEGATION_FACTOR * dict((i, s) for s, i in plain.scored)[0]
+    )
     assert first_call(ask(bm25_router, request, denying)) == ("Shell", {"command": "rm old.txt"})
 
 
 def test_a_single_tool_catalog_still_routes_and_abstains():
-    weather = [{"type": "function", "function": {
-        "name": "get_weather", "description": "Current weather for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
-                       "required": ["city"]}}}]
+    weather = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Current weather for a city.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string", "description": "City name"}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
     assert first_call(ask(bm25_router, "What's the weather like in Paris right now?", weather))[0] == "get_weather"
     assert first_call(ask(bm25_router, "Write a limerick about cheese", weather)) is None
 
@@ -238,8 +285,11 @@ def test_short_agreement_is_read_with_the_earlier_turns():
 
 
 def test_a_two_step_request_makes_two_calls_the_second_using_the_first_result_then_ends():
-    called, final = run_episode(bm25_router, "Find where load_settings is defined and then show me that file",
-                                {"Grep": "src/settings.py:12: def load_settings():"})
+    called, final = run_episode(
+        bm25_router,
+        "Find where load_settings is defined and then show me that file",
+        {"Grep": "src/settings.py:12: def load_settings():"},
+    )
     assert called == [("Grep", {"pattern": "load_settings"}), ("Read", {"file_path": "src/settings.py"})]
     assert final["content"].startswith("Done")
 
@@ -256,8 +306,10 @@ def test_name_match_is_a_different_and_cruder_baseline():
     assert first_call(ask(bm25_router, "Where is load_settings defined?"))[0] == "Grep"
     name, arguments = first_call(ask(name_match, "grep for TODO in src/"))
     assert name == "Grep" and set(arguments) == {"pattern"}
-    assert first_call(ask(name_match, "Run the test suite with `pytest -x tests/` please")) == \
-        ("Bash", {"command": "pytest -x tests/"})
+    assert first_call(ask(name_match, "Run the test suite with `pytest -x tests/` please")) == (
+        "Bash",
+        {"command": "pytest -x tests/"},
+    )
 
 
 def test_values_are_extracted_from_a_request_by_kind():
@@ -281,9 +333,15 @@ def test_agents_answer_through_litellm(model):
     from toolchoice_pipeline.providers import register_providers
 
     register_providers()
-    response = asyncio.run(litellm.acompletion(
-        model=model, messages=[{"role": "user", "content": "grep the codebase for load_settings"}], tools=TOOLS,
-        num_retries=0, max_retries=0))
+    response = asyncio.run(
+        litellm.acompletion(
+            model=model,
+            messages=[{"role": "user", "content": "grep the codebase for load_settings"}],
+            tools=TOOLS,
+            num_retries=0,
+            max_retries=0,
+        )
+    )
     reply = from_openai_message(response.choices[0].message.model_dump())
     assert [call.name for call in reply.calls] == ["Grep"]
     assert response.usage.prompt_tokens > 0

@@ -12,17 +12,21 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 import yaml
 
-from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 from toolchoice_pipeline.execution import llm
 from toolchoice_pipeline.execution.failures import describe_failure
 from toolchoice_pipeline.execution.llm import MalformedReply, complete
-
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 from toolchoice_pipeline_tests.test_cli_validate import toolchoice
 
 RETRIES = RetryConfig(max_attempts=3, initial_wait_s=0.001, max_wait_s=0.01, timeout_s=10)
-GOOD = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
+GOOD = {
+    "id": "c1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
+    "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+}
 NO_CHOICES = {"id": "c0", "object": "chat.completion", "created": 1, "model": "m", "choices": []}
 
 
@@ -87,10 +91,16 @@ def test_a_reply_with_no_choices_is_retried_and_the_next_good_reply_is_used(prov
     assert completion.message["content"] == "hi" and completion.attempts == 3 and provider.requests == 3
 
 
-@pytest.mark.parametrize("reply, cause", [
-    (NO_CHOICES, "the provider's reply has no choices"),
-    ({**NO_CHOICES, "choices": [{"index": 0, "finish_reason": "stop", "message": None}]}, "Invalid response object"),
-])
+@pytest.mark.parametrize(
+    "reply, cause",
+    [
+        (NO_CHOICES, "the provider's reply has no choices"),
+        (
+            {**NO_CHOICES, "choices": [{"index": 0, "finish_reason": "stop", "message": None}]},
+            "Invalid response object",
+        ),
+    ],
+)
 def test_replies_that_stay_malformed_become_an_infrastructure_error_naming_the_cause(provider_factory, reply, cause):
     provider = provider_factory([reply])
     with pytest.raises(Exception) as caught:
@@ -111,8 +121,20 @@ def test_toolchoice_run_stops_on_a_model_whose_replies_stay_malformed_and_prints
     config["models"] = [{"model": "openai/m", "params": {"api_base": provider.api_base}}]
     config["retries"] = {"max_attempts": 2, "initial_wait_s": 0.001, "max_wait_s": 0.01, "timeout_s": 10}
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    done = toolchoice("run", "--suite", "coding_agent", "--release", "r1", "--models", "openai/m", "--no-judge",
-                      "--data-dir", "data", cwd=demo_copy, env={"OPENAI_API_KEY": "test-" + "not-a-real-key"})
+    done = toolchoice(
+        "run",
+        "--suite",
+        "coding_agent",
+        "--release",
+        "r1",
+        "--models",
+        "openai/m",
+        "--no-judge",
+        "--data-dir",
+        "data",
+        cwd=demo_copy,
+        env={"OPENAI_API_KEY": "test-" + "not-a-real-key"},
+    )
     output = done.stdout + done.stderr
     # A model whose every reply is malformed fails its preflight call: the run stops before scoring (exit 3, not
     # the gate's 1) and names the cause.

@@ -85,7 +85,8 @@ def test_a_commit_record_is_written_only_if_absent(tmp_path, bucket_url):
 
 
 def test_the_writer_that_loses_the_race_for_a_new_release_commits_nothing_and_removes_its_files(
-        tmp_path, bucket_url, monkeypatch):
+    tmp_path, bucket_url, monkeypatch
+):
     first, second = Warehouse(tmp_path / "a", url=bucket_url), Warehouse(tmp_path / "b", url=bucket_url)
     lineage, tables = release_tables("r1")
     won = first.write_release(lineage, tables, kind="release")
@@ -101,7 +102,8 @@ def test_the_writer_that_loses_the_race_for_a_new_release_commits_nothing_and_re
 
 
 def test_publishing_with_the_warehouse_url_in_the_environment_gates_against_a_baseline_on_the_store(
-        tmp_path, bucket_url, monkeypatch):
+    tmp_path, bucket_url, monkeypatch
+):
     monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
     suite = make_suite(10)
     publish(tmp_path, suite, "r1")
@@ -111,13 +113,15 @@ def test_publishing_with_the_warehouse_url_in_the_environment_gates_against_a_ba
     assert second.gate.to_json()["flips"]["local/a"]["right_tool"]["right_to_wrong"] == ["t03"]
     assert not (tmp_path / "warehouse").exists()
     with Warehouse(tmp_path).connect() as con:
-        assert con.execute("SELECT count(*) FROM task_scores WHERE release_id = 'r2' AND NOT right_tool"
-                           ).fetchone() == (1,)
+        assert con.execute(
+            "SELECT count(*) FROM task_scores WHERE release_id = 'r2' AND NOT right_tool"
+        ).fetchone() == (1,)
 
 
 @pytest.mark.slow
 def test_toolchoice_run_writes_a_whole_release_to_the_object_store_readable_through_the_duckdb_file(
-        tmp_path, bucket_url, monkeypatch):
+    tmp_path, bucket_url, monkeypatch
+):
     monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
     data_dir = copy_data(tmp_path / "data")
     done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge")
@@ -126,8 +130,9 @@ def test_toolchoice_run_writes_a_whole_release_to_the_object_store_readable_thro
     scores = read_scores(data_dir, "r1")
     with Warehouse(tmp_path / "another-machine", url=bucket_url).connect() as con:
         shown = counts(con, "r1")
-        per_model = dict(con.execute("SELECT model, right_tool_pct FROM release_scores WHERE release_id = 'r1'"
-                                     ).fetchall())
+        per_model = dict(
+            con.execute("SELECT model, right_tool_pct FROM release_scores WHERE release_id = 'r1'").fetchall()
+        )
     assert shown["task_scores"] == sum(m["n_tasks"] for m in scores["models"].values()) > 0
     assert all(shown[name] > 0 for name in ("agent_calls", "release_scores", "tool_catalog"))
     assert per_model == pytest.approx({model: m["right_tool_pct"] for model, m in scores["models"].items()})

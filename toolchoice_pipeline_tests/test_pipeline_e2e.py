@@ -18,9 +18,23 @@ from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
-
 from toolchoice_pipeline_tests.bfcl_helpers import answers_file, questions_file, read_verdicts, write_replay_file
-from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, DEMO_MODELS, DEMO_SUITE, LINEAGE_COLUMNS, TEST_DATA, WAREHOUSE_TABLES, check_evaluations, copy_data, dagster_instance, materialise, materialised_assets, query, read_scores, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    ASSET_CHAIN,
+    DEMO_MODELS,
+    DEMO_SUITE,
+    LINEAGE_COLUMNS,
+    TEST_DATA,
+    WAREHOUSE_TABLES,
+    check_evaluations,
+    copy_data,
+    dagster_instance,
+    materialise,
+    materialised_assets,
+    query,
+    read_scores,
+    toolchoice,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -73,12 +87,12 @@ def test_every_table_is_parquet_under_its_release_partition_and_readable_through
     for table in WAREHOUSE_TABLES:
         files = list((data_dir / "warehouse" / table / "release_id=r1").glob("*.parquet"))
         assert len(files) == 1, f"{table}: {files}"
-        rows = query(data_dir, f"SELECT {', '.join(LINEAGE_COLUMNS)}, count(*) FROM {table} "
-                               f"GROUP BY ALL")
+        rows = query(data_dir, f"SELECT {', '.join(LINEAGE_COLUMNS)}, count(*) FROM {table} GROUP BY ALL")
         assert rows == [("r1", DEMO_SUITE, suite.catalog_version, result.run_id, rows[0][-1])], table
         assert rows[0][-1] > 0
-        nulls = query(data_dir, f"SELECT count(*) FROM {table} WHERE "
-                                + " OR ".join(f"{c} IS NULL" for c in LINEAGE_COLUMNS))
+        nulls = query(
+            data_dir, f"SELECT count(*) FROM {table} WHERE " + " OR ".join(f"{c} IS NULL" for c in LINEAGE_COLUMNS)
+        )
         assert nulls == [(0,)], table
     n_tasks = len(suite.tasks)
     assert query(data_dir, "SELECT count(*) FROM task_scores") == [(2 * n_tasks,)]
@@ -90,8 +104,13 @@ def test_every_table_is_parquet_under_its_release_partition_and_readable_through
 def test_the_stored_shares_are_the_shares_of_the_stored_task_scores(demo):
     data_dir, _, _ = demo
     scores = read_scores(data_dir, "r1")
-    recomputed = dict(query(data_dir, "SELECT model, round(100 * avg(right_tool::INT), 2) FROM task_scores "
-                                      "WHERE error IS NULL AND right_tool IS NOT NULL GROUP BY model"))
+    recomputed = dict(
+        query(
+            data_dir,
+            "SELECT model, round(100 * avg(right_tool::INT), 2) FROM task_scores "
+            "WHERE error IS NULL AND right_tool IS NOT NULL GROUP BY model",
+        )
+    )
     assert recomputed == {model: scores["models"][model]["right_tool_pct"] for model in DEMO_MODELS}
     views = dict(query(data_dir, "SELECT model, right_args_pct FROM release_scores"))
     assert views == {model: scores["models"][model]["right_args_pct"] for model in DEMO_MODELS}
@@ -103,7 +122,8 @@ def test_tool_catalog_reports_the_catalog_version_as_its_data_version(demo):
     materialisation = materialised_assets(result)["tool_catalog"]
     assert materialisation.tags["dagster/data_version"] == version
     stored = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=dg.AssetKey("tool_catalog"), asset_partitions=["r1"]), limit=1).records
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("tool_catalog"), asset_partitions=["r1"]), limit=1
+    ).records
     assert stored[0].asset_materialization.tags["dagster/data_version"] == version
 
 
@@ -146,10 +166,16 @@ def test_a_release_kind_release_that_passes_becomes_the_baseline(demo):
 def test_stage_outputs_stay_in_staging_and_out_of_the_duckdb_views(demo):
     data_dir, _, _ = demo
     staged = data_dir / "warehouse" / "_staging" / "release_id=r1"
-    assert {p.stem for p in staged.glob("*.parquet")} >= {"tool_catalog", "eval_tasks", "agent_runs", "judge_votes",
-                                                         "task_scores"}
-    views = {row[0] for row in query(data_dir, "SELECT table_name FROM information_schema.tables "
-                                               "WHERE table_type = 'VIEW'")}
+    assert {p.stem for p in staged.glob("*.parquet")} >= {
+        "tool_catalog",
+        "eval_tasks",
+        "agent_runs",
+        "judge_votes",
+        "task_scores",
+    }
+    views = {
+        row[0] for row in query(data_dir, "SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'")
+    }
     assert views == {*WAREHOUSE_TABLES, "releases"}
     definitions = dict(query(data_dir, "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal"))
     for table in WAREHOUSE_TABLES:  # each view reads its table's committed files, never the staged outputs
@@ -161,28 +187,49 @@ def test_stage_outputs_stay_in_staging_and_out_of_the_duckdb_views(demo):
 
 # --- input no one here wrote --------------------------------------------------------------------------------
 
+
 def test_the_imported_bfcl_simple_python_suite_runs_through_the_job_with_a_replay_model(tmp_path):
     """All 400 tasks, judge off (``judge=False``, as ``--no-judge``) to keep the test short: the judge is
     covered on the demo suite above. Replies: BFCL's own synthetic outputs, ints-as-floats where the
     verdicts file has one, else numbers-as-strings, else the gold answer; each task's right arguments must equal
     BFCL's own verdict on the reply chosen for it."""
     data_dir = copy_data(tmp_path / "data")
-    assert run_guarded(cli, ["import", "bfcl", str(questions_file("simple_python")),
-                             str(answers_file("simple_python")), "--suite", "bfcl_simple_python",
-                             "--data-dir", str(data_dir)]) == 0
-    chosen = write_replay_file(data_dir / "replays" / "bfcl_simple_python.jsonl",
-                               prefer=("int_as_float", "number_as_string"), categories=["simple_python"])
+    assert (
+        run_guarded(
+            cli,
+            [
+                "import",
+                "bfcl",
+                str(questions_file("simple_python")),
+                str(answers_file("simple_python")),
+                "--suite",
+                "bfcl_simple_python",
+                "--data-dir",
+                str(data_dir),
+            ],
+        )
+        == 0
+    )
+    chosen = write_replay_file(
+        data_dir / "replays" / "bfcl_simple_python.jsonl",
+        prefer=("int_as_float", "number_as_string"),
+        categories=["simple_python"],
+    )
     assert len(chosen) == 400 and len(set(chosen.values())) == 3
     model = "replay/replays/bfcl_simple_python.jsonl"
     with dagster_instance(tmp_path / "dagster_home") as instance:
-        result = materialise(data_dir, instance, "bfcl-1", kind="release", suite="bfcl_simple_python",
-                             models=[model], judge=False)
+        result = materialise(
+            data_dir, instance, "bfcl-1", kind="release", suite="bfcl_simple_python", models=[model], judge=False
+        )
     assert result.success
     evaluations = check_evaluations(result)
     assert all(e.passed for e in evaluations.values()), {n: e.description for n, e in evaluations.items()}
 
-    valid = {line["task_id"]: line["bfcl_valid"] for line in read_verdicts()
-             if line["category"] == "simple_python" and chosen.get(line["task_id"]) == line["variant"]}
+    valid = {
+        line["task_id"]: line["bfcl_valid"]
+        for line in read_verdicts()
+        if line["category"] == "simple_python" and chosen.get(line["task_id"]) == line["variant"]
+    }
     stored = dict(query(data_dir, "SELECT task_id, right_args FROM task_scores WHERE model = ?", [model]))
     assert stored == valid
     scores = read_scores(data_dir, "bfcl-1")
@@ -197,8 +244,10 @@ def test_the_imported_bfcl_simple_python_suite_runs_through_the_job_with_a_repla
 def test_ingested_claude_code_sessions_run_through_toolchoice_run(tmp_path):
     data_dir = copy_data(tmp_path / "data")
     sessions = sorted((TEST_DATA / "transcripts" / "claude_code").glob("*.jsonl"))
-    assert run_guarded(cli, ["ingest", "claude-code", *map(str, sessions), "--suite", "s",
-                             "--data-dir", str(data_dir)]) == 0
+    assert (
+        run_guarded(cli, ["ingest", "claude-code", *map(str, sessions), "--suite", "s", "--data-dir", str(data_dir)])
+        == 0
+    )
     suite = load_suite(data_dir, "s")
     [model] = suite.spec.models
     assert model.startswith("replay/")
@@ -213,17 +262,34 @@ def test_ingested_claude_code_sessions_run_through_toolchoice_run(tmp_path):
     assert figures["right_tool_pct"] is None and figures["n_unlabelled"] == len(suite.tasks)
     assert query(data_dir, "SELECT DISTINCT suite, catalog_version FROM task_scores") == [("s", suite.catalog_version)]
     first_tools = Counter(row[0] for row in query(data_dir, "SELECT first_tool FROM task_scores"))
-    recorded = Counter(json.loads(line)["tool_calls"][0]["name"] if json.loads(line)["tool_calls"] else None
-                       for line in (data_dir / "suites" / "s" / "replay.jsonl").read_text().splitlines())
+    recorded = Counter(
+        json.loads(line)["tool_calls"][0]["name"] if json.loads(line)["tool_calls"] else None
+        for line in (data_dir / "suites" / "s" / "replay.jsonl").read_text().splitlines()
+    )
     assert first_tools == recorded
 
 
 def test_the_ingested_canary_scores_tsq_a_quarter_with_the_offline_judge(tmp_path):
     data_dir = copy_data(tmp_path / "data")
     from toolchoice_pipeline.ingest.canary import PACKAGED_CANARY as sessions
-    assert run_guarded(cli, ["ingest", "claude-code", str(sessions / "canary.jsonl"), "--labels",
-                             str(sessions / "canary.labels.jsonl"), "--suite", "canary",
-                             "--data-dir", str(data_dir)]) == 0
+
+    assert (
+        run_guarded(
+            cli,
+            [
+                "ingest",
+                "claude-code",
+                str(sessions / "canary.jsonl"),
+                "--labels",
+                str(sessions / "canary.labels.jsonl"),
+                "--suite",
+                "canary",
+                "--data-dir",
+                str(data_dir),
+            ],
+        )
+        == 0
+    )
     done = toolchoice("run", "--suite", "canary", "--release", "canary-1", "--data-dir", str(data_dir))
     assert done.returncode == 0, done.stdout + done.stderr
     scores = read_scores(data_dir, "canary-1")
@@ -232,6 +298,9 @@ def test_the_ingested_canary_scores_tsq_a_quarter_with_the_offline_judge(tmp_pat
     assert scores["judge"]["model"] == "local/catalog-judge"
     assert figures["tsq_mean"] == 0.25
     assert figures["right_tool_pct"] == 25.0  # one good choice, three bad ones (the labels agree)
-    polls = query(data_dir, "SELECT task_id, count(*), sum((verdict = 'correct')::INT) FROM judge_votes "
-                            "WHERE release_id = 'canary-1' AND model != 'canary' GROUP BY task_id ORDER BY task_id")
+    polls = query(
+        data_dir,
+        "SELECT task_id, count(*), sum((verdict = 'correct')::INT) FROM judge_votes "
+        "WHERE release_id = 'canary-1' AND model != 'canary' GROUP BY task_id ORDER BY task_id",
+    )
     assert [row[1] for row in polls] == [3, 3, 3, 3] and sum(row[2] for row in polls) == 3

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from toolchoice_pipeline_tests.pipeline_helpers import check_evaluations, copy_data, dagster_instance, materialise, materialised_assets
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    check_evaluations,
+    copy_data,
+    dagster_instance,
+    materialise,
+    materialised_assets,
+)
 
 
 def _set_judge(data_dir, model: str) -> None:
@@ -38,8 +44,9 @@ def test_one_broken_model_is_kept_apart_and_fails_the_gate_as_not_evaluated(tmp_
     replay = data_dir / "empty_replay.jsonl"
     replay.write_text("", encoding="utf-8")  # a replay with no line for any task: every episode errors
     with dagster_instance(tmp_path / "home") as instance:
-        result = materialise(data_dir, instance, "r1", kind="release",
-                             models=["local/bm25-router", f"replay/{replay.name}"], judge=False)
+        result = materialise(
+            data_dir, instance, "r1", kind="release", models=["local/bm25-router", f"replay/{replay.name}"], judge=False
+        )
     gate = check_evaluations(result)["release_gate"]
     assert not gate.passed and not result.success
     import json

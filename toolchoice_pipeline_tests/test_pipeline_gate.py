@@ -13,8 +13,17 @@ import pytest
 
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
-
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, check_evaluations, copy_data, dagster_instance, materialise, materialised_assets, query, read_scores, set_description
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    DEMO_SUITE,
+    check_evaluations,
+    copy_data,
+    dagster_instance,
+    materialise,
+    materialised_assets,
+    query,
+    read_scores,
+    set_description,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -50,8 +59,11 @@ def test_the_degraded_release_fails_the_run_at_the_blocking_gate(two_releases):
     assert gate.metadata["baseline_release_id"].value == "r1"
     # every other check of the run passed: only the gate stops it
     assert {name: e.passed for name, e in check_evaluations(second).items() if name != "release_gate"} == {
-        "judge_calibration": True, "agent_runs_complete": True, "task_scores_complete": True,
-        "warehouse_schema": True}
+        "judge_calibration": True,
+        "agent_runs_complete": True,
+        "task_scores_complete": True,
+        "warehouse_schema": True,
+    }
 
 
 def test_baseline_is_not_materialised_and_r1_stays_the_baseline(two_releases):
@@ -78,10 +90,16 @@ def test_the_failed_release_scores_and_gate_report_are_readable_with_the_flipped
 
     # The flips are exactly the tasks the router had right in r1 and wrong in r2, read back from DuckDB,
     # and among them tasks that need the degraded tool.
-    flipped = [row[0] for row in query(
-        data_dir, "SELECT a.task_id FROM task_scores a JOIN task_scores b USING (model, task_id) "
-                  "WHERE a.release_id = 'r1' AND b.release_id = 'r2' AND a.model = ? AND a.right_tool "
-                  "AND NOT b.right_tool ORDER BY a.task_id", [ROUTER])]
+    flipped = [
+        row[0]
+        for row in query(
+            data_dir,
+            "SELECT a.task_id FROM task_scores a JOIN task_scores b USING (model, task_id) "
+            "WHERE a.release_id = 'r1' AND b.release_id = 'r2' AND a.model = ? AND a.right_tool "
+            "AND NOT b.right_tool ORDER BY a.task_id",
+            [ROUTER],
+        )
+    ]
     assert flipped == lost
     expected = {t.id: t.expected.tool for t in load_suite(data_dir, DEMO_SUITE).tasks if t.expected}
     assert any(expected[task_id] == "Bash" for task_id in lost)

@@ -24,8 +24,10 @@ SIM = "sim/stochastic"
 
 
 def config(seed: int) -> str:
-    return (f"models:\n  - model: {SIM}\n    params: {{sim_latency_ms: 0, sim_flip_rate: 0.1, sim_seed: {seed}}}\n"
-            "gate:\n  noise: require\n")
+    return (
+        f"models:\n  - model: {SIM}\n    params: {{sim_latency_ms: 0, sim_flip_rate: 0.1, sim_seed: {seed}}}\n"
+        "gate:\n  noise: require\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +58,11 @@ def test_samples_votes_and_scores_are_stored_per_sample(two_releases):
     assert model["flaky_tasks"] and model["flip_rate"] > 0
     assert model["pass_k_pct"] <= model["right_tool_pct"] <= model["pass_at_k_pct"]
     for table in ("task_scores", "agent_calls", "judge_votes"):
-        rows = query(data_dir, f"SELECT sample, count(DISTINCT task_id) FROM {table} WHERE release_id = 'r1' "
-                               "GROUP BY sample ORDER BY sample")
+        rows = query(
+            data_dir,
+            f"SELECT sample, count(DISTINCT task_id) FROM {table} WHERE release_id = 'r1' "
+            "GROUP BY sample ORDER BY sample",
+        )
         assert [sample for sample, _ in rows] == [0, 1, 2], table
     [(pass_k,)] = query(data_dir, "SELECT pass_k_pct FROM release_scores WHERE release_id = 'r1'")
     assert pass_k == model["pass_k_pct"]

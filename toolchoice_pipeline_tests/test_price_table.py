@@ -8,9 +8,11 @@ import os
 import subprocess
 import sys
 
-PROBE = ("import toolchoice_pipeline, litellm, os; "
-         "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP']); "
-         "print(litellm.model_cost['gpt-4o-mini']['input_cost_per_token'] > 0)")
+PROBE = (
+    "import toolchoice_pipeline, litellm, os; "
+    "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP']); "
+    "print(litellm.model_cost['gpt-4o-mini']['input_cost_per_token'] > 0)"
+)
 
 
 def _probe(**extra: str) -> subprocess.CompletedProcess:

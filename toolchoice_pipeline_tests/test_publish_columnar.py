@@ -14,13 +14,26 @@ from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.suites.suite import load_suite
-
 from toolchoice_pipeline_tests.bfcl_helpers import import_bfcl_suites, read_verdicts, suite_name, verdict_reply
 from toolchoice_pipeline_tests.test_demo_suite import REPO_DATA
 from toolchoice_pipeline_tests.test_scoring_columnar import random_release
 
-SCORE_FIELDS = ["model", "task_id", "right_tool", "right_args", "calls", "first_tool", "tsq", "error", "flags", "tags",
-                "latency_ms", "agent_cost_usd", "judge_cost_usd", "provider_ms"]
+SCORE_FIELDS = [
+    "model",
+    "task_id",
+    "right_tool",
+    "right_args",
+    "calls",
+    "first_tool",
+    "tsq",
+    "error",
+    "flags",
+    "tags",
+    "latency_ms",
+    "agent_cost_usd",
+    "judge_cost_usd",
+    "provider_ms",
+]
 
 
 def random_votes(episodes: list[Episode], seed: int) -> list[JudgeVote]:
@@ -29,9 +42,18 @@ def random_votes(episodes: list[Episode], seed: int) -> list[JudgeVote]:
     for episode in episodes:
         for poll in range(rng.choice([0, 3])):
             valid = rng.random() < 0.85
-            votes.append(JudgeVote(model=episode.model, task_id=episode.task_id, poll=poll, valid=valid,
-                                   verdict=rng.choice(["correct", "incorrect"]) if valid else None,
-                                   judge_model="local/catalog-judge", rubric_version="r", cost_usd=rng.uniform(0, 1e-4)))
+            votes.append(
+                JudgeVote(
+                    model=episode.model,
+                    task_id=episode.task_id,
+                    poll=poll,
+                    valid=valid,
+                    verdict=rng.choice(["correct", "incorrect"]) if valid else None,
+                    judge_model="local/catalog-judge",
+                    rubric_version="r",
+                    cost_usd=rng.uniform(0, 1e-4),
+                )
+            )
     return votes
 
 
@@ -39,8 +61,9 @@ def assert_published_equals_pure(data_dir, suite, episodes, votes):
     lineage = Lineage(release_id="r1", suite=suite.name, catalog_version=suite.catalog_version, run_id="run")
     published = publish_release(data_dir, suite, lineage, "adhoc", episodes, votes)
     pure_scores = score_episodes(suite, episodes, votes)
-    assert {m: s.model_dump() for m, s in published.scores.models.items()} == \
-        {m: s.model_dump() for m, s in summarise(pure_scores).items()}
+    assert {m: s.model_dump() for m, s in published.scores.models.items()} == {
+        m: s.model_dump() for m, s in summarise(pure_scores).items()
+    }
     stored = Warehouse(data_dir).read_table("task_scores", "r1").to_pylist()
     key = lambda row: (row["model"], row["task_id"])  # noqa: E731
     want = sorted(({f: getattr(s, f) for f in SCORE_FIELDS} for s in pure_scores), key=key)
@@ -52,8 +75,9 @@ def assert_published_equals_pure(data_dir, suite, episodes, votes):
             assert got_row.pop(name) == pytest.approx(want_row.pop(name))
         assert got_row == want_row
     # The Dagster task_scores asset's records come from the same path.
-    assert sorted((s.model_dump() for s in score_records(suite, lineage, episodes, votes)), key=key) == \
-        sorted((s.model_dump() for s in pure_scores), key=key)
+    assert sorted((s.model_dump() for s in score_records(suite, lineage, episodes, votes)), key=key) == sorted(
+        (s.model_dump() for s in pure_scores), key=key
+    )
     return published
 
 
@@ -70,9 +94,15 @@ def test_bfcl_published_scores_equal_the_pure_path(tmp_path, category):
     import_bfcl_suites(tmp_path, [category])
     suite = load_suite(tmp_path, suite_name(category))
     known = {task.id for task in suite.tasks}
-    episodes = [Episode(model=f"verdicts/{line['variant']}", task_id=line["task_id"],
-                        steps=[StepRecord(step=0, reply=verdict_reply(line["tool_calls"]), latency_ms=float(i % 97))])
-                for i, line in enumerate(read_verdicts()) if line["task_id"] in known]
+    episodes = [
+        Episode(
+            model=f"verdicts/{line['variant']}",
+            task_id=line["task_id"],
+            steps=[StepRecord(step=0, reply=verdict_reply(line["tool_calls"]), latency_ms=float(i % 97))],
+        )
+        for i, line in enumerate(read_verdicts())
+        if line["task_id"] in known
+    ]
     assert len({e.model for e in episodes}) > 1
     assert_published_equals_pure(tmp_path, suite, episodes, random_votes(episodes, 3))
 

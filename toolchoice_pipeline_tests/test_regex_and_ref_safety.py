@@ -17,9 +17,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import yaml
 
-from toolchoice_pipeline.suites.catalog_files import schema_problems as catalog_schema_problems
 from toolchoice_pipeline.providers.offline_judge.arguments import schema_problems as judge_schema_problems
-
+from toolchoice_pipeline.suites.catalog_files import schema_problems as catalog_schema_problems
 from toolchoice_pipeline_tests.test_cli_validate import toolchoice
 
 EVIL = "^(a+)+$"
@@ -34,17 +33,22 @@ def test_a_pathological_matcher_regex_finishes_and_does_not_match():
     done = _run_python(
         "from toolchoice_pipeline.scoring.matching.key_args import key_argument_mismatch\n"
         f"print(key_argument_mismatch({{'q': {{'regex': {EVIL!r}}}}}, {{'q': {VICTIM!r}}}))\n"
-        f"print(key_argument_mismatch({{'q': {{'regex': {EVIL!r}}}}}, {{'q': 'aaaa'}}))")
+        f"print(key_argument_mismatch({{'q': {{'regex': {EVIL!r}}}}}, {{'q': 'aaaa'}}))"
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["key argument 'q' does not match", "None"]
 
 
 def test_a_pathological_schema_pattern_finishes_and_fails_only_that_argument():
-    schema = {"type": "object", "properties": {"q": {"type": "string", "pattern": EVIL}},
-              "patternProperties": {EVIL: {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string", "pattern": EVIL}},
+        "patternProperties": {EVIL: {"type": "string"}},
+    }
     done = _run_python(
         "from toolchoice_pipeline.providers.offline_judge.arguments import schema_problems\n"
-        f"print([p.message for p in schema_problems({schema!r}, {{'q': {VICTIM!r}, {VICTIM!r}: 1}})])")
+        f"print([p.message for p in schema_problems({schema!r}, {{'q': {VICTIM!r}, {VICTIM!r}: 1}})])"
+    )
     assert done.returncode == 0, done.stderr
     assert f"q: '{VICTIM}' does not match '{EVIL}'" in done.stdout
     assert done.stdout.count("does not match") == 1  # the pattern property key did not match either
@@ -72,13 +76,20 @@ def test_validate_refuses_a_remote_ref_naming_file_line_and_field(demo_copy):
 
 
 def test_validate_refuses_circular_and_dangling_refs(demo_copy):
-    _catalog_with(demo_copy, {"type": "object", "properties": {"id": {"$ref": "#/$defs/a"},
-                                                               "tag": {"$ref": "#/$defs/missing"}},
-                              "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})
+    _catalog_with(
+        demo_copy,
+        {
+            "type": "object",
+            "properties": {"id": {"$ref": "#/$defs/a"}, "tag": {"$ref": "#/$defs/missing"}},
+            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+        },
+    )
     code, errors = _validate_errors(demo_copy)
     assert code == 2
-    assert any("[10].parameters.properties.id.$ref: $ref '#/$defs/a' is circular (#/$defs/a -> #/$defs/b -> "
-               "#/$defs/a)" in e for e in errors)
+    assert any(
+        "[10].parameters.properties.id.$ref: $ref '#/$defs/a' is circular (#/$defs/a -> #/$defs/b -> #/$defs/a)" in e
+        for e in errors
+    )
     assert any("[10].parameters.properties.tag.$ref: $ref '#/$defs/missing' resolves to nothing" in e for e in errors)
     assert all(e.startswith("error: data/suites/coding_agent/catalog.yaml:") for e in errors)
 
@@ -119,4 +130,5 @@ def test_the_judge_never_retrieves_a_remote_ref():
         server.shutdown()
     assert requests == []
     assert [p.message for p in problems] == [
-        f"the tool's parameter schema cannot be used ($ref '{url}' does not resolve inside the schema)"]
+        f"the tool's parameter schema cannot be used ($ref '{url}' does not resolve inside the schema)"
+    ]

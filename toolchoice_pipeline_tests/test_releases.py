@@ -4,18 +4,36 @@ import json
 
 import pytest
 
-from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.report import load_trend
 from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
-
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, publish
 
-SCORES_FIELDS = {"release_id", "kind", "suite", "catalog_version", "fixture_version", "judge", "baseline_release_id",
-                 "models", "gate"}
-MODEL_FIELDS = {"n_tasks", "errors", "right_tool_pct", "right_args_pct", "calls_per_task", "tsq_mean",
-                "agent_cost_usd", "judge_cost_usd", "latency_ms_p50", "latency_ms_p95"}
+SCORES_FIELDS = {
+    "release_id",
+    "kind",
+    "suite",
+    "catalog_version",
+    "fixture_version",
+    "judge",
+    "baseline_release_id",
+    "models",
+    "gate",
+}
+MODEL_FIELDS = {
+    "n_tasks",
+    "errors",
+    "right_tool_pct",
+    "right_args_pct",
+    "calls_per_task",
+    "tsq_mean",
+    "agent_cost_usd",
+    "judge_cost_usd",
+    "latency_ms_p50",
+    "latency_ms_p95",
+}
 
 
 @pytest.fixture
@@ -39,8 +57,10 @@ def test_a_failed_gate_never_replaces_the_baseline_and_lists_flips(tmp_path, sui
     failed = publish(tmp_path, suite, "r2", models={"local/a": {"wrong_tool": {"t03", "t07"}}, "local/b": {}})
     assert not failed.gate.passed and not failed.promoted
     assert failed.scores.baseline_release_id == "r1"
-    assert failed.scores.gate.flips["local/a"]["right_tool"].model_dump() == {"right_to_wrong": ["t03", "t07"],
-                                                                        "wrong_to_right": []}
+    assert failed.scores.gate.flips["local/a"]["right_tool"].model_dump() == {
+        "right_to_wrong": ["t03", "t07"],
+        "wrong_to_right": [],
+    }
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r1"
 
 
@@ -72,8 +92,9 @@ def test_a_forced_rerun_of_the_baseline_that_now_fails_hands_the_baseline_back(t
     publish(tmp_path, suite, "r1")
     publish(tmp_path, suite, "r2")
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r2"
-    rerun = publish(tmp_path, suite, "r2", models={"local/a": {"wrong_args": {"t01", "t02"}}, "local/b": {}},
-                    force=True)
+    rerun = publish(
+        tmp_path, suite, "r2", models={"local/a": {"wrong_args": {"t01", "t02"}}, "local/b": {}}, force=True
+    )
     assert rerun.scores.baseline_release_id == "r1"  # gated against the one before, not itself
     assert not rerun.gate.passed
     assert ReleaseStore(tmp_path).baseline(suite.name) == "r1"
@@ -132,5 +153,4 @@ def test_asking_for_an_unknown_release_names_the_last_ten_finished_ones_and_how_
     with pytest.raises(InputError) as caught:
         ReleaseStore(tmp_path).read_scores("r99")
     [problem] = caught.value.problems
-    assert problem.message.endswith("(finished releases: r02, r03, r04, r05, r06, r07, r08, r09, r10, r11 "
-                                    "and 2 more)")
+    assert problem.message.endswith("(finished releases: r02, r03, r04, r05, r06, r07, r08, r09, r10, r11 and 2 more)")

@@ -20,10 +20,12 @@ from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.execution_support import task_line, write_suite
 
 LINEAGE = Lineage(release_id="r1", suite="demo", catalog_version="c1", run_id="run-1")
-TASKS = [task_line("t-read", "Please Read file notes.txt", "Read"),
-         task_line("t-grep", "Grep for the pattern 'TODO'", "Grep"),
-         task_line("t-glob", "Glob the files matching '*.py'", "Glob"),
-         task_line("t-read2", "Read the file 'setup.cfg'", "Read")]
+TASKS = [
+    task_line("t-read", "Please Read file notes.txt", "Read"),
+    task_line("t-grep", "Grep for the pattern 'TODO'", "Grep"),
+    task_line("t-glob", "Glob the files matching '*.py'", "Glob"),
+    task_line("t-read2", "Read the file 'setup.cfg'", "Read"),
+]
 SIM = "sim/flaky"
 
 
@@ -69,8 +71,9 @@ def test_the_sim_flip_rate_sends_the_flipped_samples_first_call_to_another_tool(
     assert 0 < sum(flipped) < len(flipped)
     for calm, shaken, flip in zip(steady, flaky, flipped):
         assert (calm.first_call.name != shaken.first_call.name) == flip
-    reply = plausible_reply([{"role": "user", "content": "Read notes.txt"}, {"role": "tool", "content": "x"}],
-                            [], flip="any")
+    reply = plausible_reply(
+        [{"role": "user", "content": "Read notes.txt"}, {"role": "tool", "content": "x"}], [], flip="any"
+    )
     assert "tool_calls" not in reply  # after a tool result the sim answers in text, flipped or not
 
 
@@ -89,8 +92,9 @@ def test_samples_are_stored_and_scored_per_sample(tmp_path):
     table = task_scores_table(scores, LINEAGE)
     assert table.column("sample").to_pylist() == [s for _ in TASKS for s in range(3)]
     calls = agent_calls_table(episodes, LINEAGE, suite)
-    assert sorted(set(zip(calls.column("task_id").to_pylist(), calls.column("sample").to_pylist()))) == \
-        sorted((t["id"], s) for t in TASKS for s in range(3))
+    assert sorted(set(zip(calls.column("task_id").to_pylist(), calls.column("sample").to_pylist()))) == sorted(
+        (t["id"], s) for t in TASKS for s in range(3)
+    )
     figures = summarise(scores)[SIM]
     right = sum(bool(s.right_tool) for s in scores)
     assert figures.right_tool_pct == round(100 * right / 12, 2)  # a mean over all samples
@@ -98,13 +102,21 @@ def test_samples_are_stored_and_scored_per_sample(tmp_path):
     by_task = {t["id"]: [bool(s.right_tool) for s in scores if s.task_id == t["id"]] for t in TASKS}
     assert figures.flaky_tasks == sorted(t for t, outcomes in by_task.items() if any(outcomes) and not all(outcomes))
     row = release_scores_table({SIM: figures}, LINEAGE).to_pylist()[0]
-    assert (row["pass_k_pct"], row["flaky_tasks"], row["repeats"]) == \
-        (figures.pass_k_pct, figures.flaky_tasks, 3)
+    assert (row["pass_k_pct"], row["flaky_tasks"], row["repeats"]) == (figures.pass_k_pct, figures.flaky_tasks, 3)
 
 
 def scripted(task_id: str, sample: int, right: bool | None, error: str | None = None) -> TaskScore:
-    return TaskScore(model="m", task_id=task_id, sample=sample, right_tool=right, right_args=right, calls=1,
-                     first_tool=None, error=error, agent_cost_usd=0.5)
+    return TaskScore(
+        model="m",
+        task_id=task_id,
+        sample=sample,
+        right_tool=right,
+        right_args=right,
+        calls=1,
+        first_tool=None,
+        error=error,
+        agent_cost_usd=0.5,
+    )
 
 
 def test_pass_k_pass_at_k_flaky_tasks_and_flip_rate_on_a_scripted_model():
@@ -132,8 +144,9 @@ def test_one_sample_per_task_has_no_flip_rate_and_pass_k_equals_the_share():
 def test_the_agent_budget_stops_the_run_cleanly_with_a_flag(tmp_path):
     price = {"input_usd_per_mtok": 1_000_000.0, "output_usd_per_mtok": 0.0}  # a dollar per prompt token
     config = sim_config(2, flip_rate=0.0, price=price).model_copy(update={"budget_usd": 1.0})
-    config = config.model_copy(update={"concurrency": config.concurrency.model_copy(update={"max_in_flight": 1,
-                                                                                           "per_model": 1})})
+    config = config.model_copy(
+        update={"concurrency": config.concurrency.model_copy(update={"max_in_flight": 1, "per_model": 1})}
+    )
     STATS.reset()
     suite, episodes = run(tmp_path, config)
     assert STATS.completed == 1  # the first call spends more than the budget; nothing else starts
@@ -146,8 +159,10 @@ def test_the_agent_budget_stops_the_run_cleanly_with_a_flag(tmp_path):
 
 
 def test_repeats_in_the_configuration_global_per_model_and_from_the_command_line(tmp_path):
-    (tmp_path / "toolchoice.yaml").write_text("repeats: 3\nmodels:\n  - local/bm25-router\n"
-                                              "  - model: local/name-match\n    repeats: 5\ngate:\n  noise: require\n")
+    (tmp_path / "toolchoice.yaml").write_text(
+        "repeats: 3\nmodels:\n  - local/bm25-router\n"
+        "  - model: local/name-match\n    repeats: 5\ngate:\n  noise: require\n"
+    )
     config = load_run_config(tmp_path)
     assert [config.repeats_for(m) for m in config.models] == [3, 5]
     assert config.gate.noise == "require"
@@ -166,8 +181,9 @@ def test_the_judge_polls_each_sample_and_each_sample_scores_its_own_votes(tmp_pa
 
     suite, episodes = run(tmp_path, sim_config(2, flip_rate=0.5))
     votes = judge_episodes_sync(suite, episodes, JudgeConfig(polls=2), retries=RetryConfig())
-    assert sorted((v.task_id, v.sample, v.poll) for v in votes) == \
-        sorted((t["id"], s, p) for t in TASKS for s in range(2) for p in range(2))
+    assert sorted((v.task_id, v.sample, v.poll) for v in votes) == sorted(
+        (t["id"], s, p) for t in TASKS for s in range(2) for p in range(2)
+    )
     scores = {(s.task_id, s.sample): s for s in score_episodes(suite, episodes, votes)}
     for (task, sample), score in scores.items():
         own = [v for v in votes if (v.task_id, v.sample) == (task, sample) and v.valid]

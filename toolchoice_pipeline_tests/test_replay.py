@@ -8,6 +8,9 @@ import os
 import litellm
 import pytest
 
+from toolchoice_pipeline.execution.llm import is_transient
+from toolchoice_pipeline.providers import register_providers
+from toolchoice_pipeline.providers.replay import LATER_STEP_TEXT
 from toolchoice_pipeline.records.calls import (
     FLAG_HALLUCINATED,
     FLAG_INVALID_ARGUMENTS,
@@ -16,14 +19,10 @@ from toolchoice_pipeline.records.calls import (
     from_openai_message,
     normalise_response,
 )
-from toolchoice_pipeline.util.errors import InputError, display_path
-from toolchoice_pipeline.execution.llm import is_transient
 from toolchoice_pipeline.scoring.matching import match_reply
-from toolchoice_pipeline.providers import register_providers
-from toolchoice_pipeline.providers.replay import LATER_STEP_TEXT
 from toolchoice_pipeline.suites.replay_file import load_replay
 from toolchoice_pipeline.suites.tasks import Expected
-
+from toolchoice_pipeline.util.errors import InputError, display_path
 from toolchoice_pipeline_tests.conftest import CASES
 
 CATALOG_NAMES = [tool["name"] for tool in json.loads((CASES / "catalog.json").read_text())]
@@ -39,9 +38,15 @@ def replay(model, task_id=None, step=0, **metadata):
     """One real LiteLLM call to a replay model; the normalised reply (hallucinated names flagged)."""
     if task_id is not None:
         metadata.update(task_id=task_id, step=step)
-    response = asyncio.run(litellm.acompletion(
-        model=model, messages=[{"role": "user", "content": "(replayed)"}], metadata=metadata,
-        num_retries=0, max_retries=0))
+    response = asyncio.run(
+        litellm.acompletion(
+            model=model,
+            messages=[{"role": "user", "content": "(replayed)"}],
+            metadata=metadata,
+            num_retries=0,
+            max_retries=0,
+        )
+    )
     return flag_hallucinated(from_openai_message(response.choices[0].message.model_dump()), CATALOG_NAMES)
 
 
@@ -79,20 +84,34 @@ def test_replayed_flags_survive_the_round_trip(scoring_replay):
 
 
 def test_tool_calls_lines_take_object_string_and_undecodable_arguments(tmp_path):
-    path = write_lines(tmp_path / "calls.jsonl", [
-        {"task_id": "object", "tool_calls": [{"name": "Read", "arguments": {"file_path": "a.py"}}], "content": None},
-        {"task_id": "string", "tool_calls": [{"name": "Read", "arguments": "{\"file_path\": \"a.py\"}"}]},
-        {"task_id": "broken", "tool_calls": [{"name": "Read", "arguments": "{\"file_path\": "}]},
-        {"task_id": "two", "tool_calls": [{"name": "Glob", "arguments": {"pattern": "*.py"}},
-                                          {"name": "Read", "arguments": {"file_path": "a.py"}}]},
-        {"task_id": "text", "content": "Create, read, update, delete.", "tool_calls": []},
-        {"task_id": "in-text", "content": "<tool_call>{\"name\": \"Read\", \"arguments\": {\"file_path\": \"a"},
-    ])
+    path = write_lines(
+        tmp_path / "calls.jsonl",
+        [
+            {
+                "task_id": "object",
+                "tool_calls": [{"name": "Read", "arguments": {"file_path": "a.py"}}],
+                "content": None,
+            },
+            {"task_id": "string", "tool_calls": [{"name": "Read", "arguments": '{"file_path": "a.py"}'}]},
+            {"task_id": "broken", "tool_calls": [{"name": "Read", "arguments": '{"file_path": '}]},
+            {
+                "task_id": "two",
+                "tool_calls": [
+                    {"name": "Glob", "arguments": {"pattern": "*.py"}},
+                    {"name": "Read", "arguments": {"file_path": "a.py"}},
+                ],
+            },
+            {"task_id": "text", "content": "Create, read, update, delete.", "tool_calls": []},
+            {"task_id": "in-text", "content": '<tool_call>{"name": "Read", "arguments": {"file_path": "a'},
+        ],
+    )
     model = f"replay/{path}"
     assert [(c.name, c.arguments) for c in replay(model, "object").calls] == [("Read", {"file_path": "a.py"})]
     assert [(c.name, c.arguments) for c in replay(model, "string").calls] == [("Read", {"file_path": "a.py"})]
     broken = replay(model, "broken").calls
-    assert [(c.name, c.raw_arguments, c.flags) for c in broken] == [("Read", '{"file_path": ', [FLAG_INVALID_ARGUMENTS])]
+    assert [(c.name, c.raw_arguments, c.flags) for c in broken] == [
+        ("Read", '{"file_path": ', [FLAG_INVALID_ARGUMENTS])
+    ]
     assert [c.name for c in replay(model, "two").calls] == ["Glob", "Read"]
     text = replay(model, "text")
     assert text.calls == [] and text.text == "Create, read, update, delete."
@@ -143,20 +162,23 @@ def test_a_call_without_a_task_id_only_checks_the_file(scoring_replay):
 
 
 def test_bad_replay_lines_are_all_reported_with_file_line_and_field(tmp_path):
-    path = write_lines(tmp_path / "bad.jsonl", [
-        {"task_id": "a", "content": "fine"},
-        '{"task_id": "b", ',
-        {"task_id": "c", "extra": 1},
-        {"content": "no id"},
-        {"task_id": "d", "tool_calls": [{"arguments": {}}]},
-        {"task_id": "e", "response": {"format": "openai_chat", "message": {}}, "content": "both"},
-        {"task_id": "f", "response": {"format": "gemini", "candidates": []}},
-        {"task_id": "a", "content": "again"},
-        "[1, 2]",
-        {"task_id": "g", "tool_calls": [{"name": "Read", "arguments": 7}]},
-        {"task_id": "h", "tool_calls": [{"name": "Read", "args": {}}]},
-        {"task_id": "i", "response": {"format": "openai_chat"}},
-    ])
+    path = write_lines(
+        tmp_path / "bad.jsonl",
+        [
+            {"task_id": "a", "content": "fine"},
+            '{"task_id": "b", ',
+            {"task_id": "c", "extra": 1},
+            {"content": "no id"},
+            {"task_id": "d", "tool_calls": [{"arguments": {}}]},
+            {"task_id": "e", "response": {"format": "openai_chat", "message": {}}, "content": "both"},
+            {"task_id": "f", "response": {"format": "gemini", "candidates": []}},
+            {"task_id": "a", "content": "again"},
+            "[1, 2]",
+            {"task_id": "g", "tool_calls": [{"name": "Read", "arguments": 7}]},
+            {"task_id": "h", "tool_calls": [{"name": "Read", "args": {}}]},
+            {"task_id": "i", "response": {"format": "openai_chat"}},
+        ],
+    )
     with pytest.raises(InputError) as caught:
         load_replay(path)
     shown = display_path(path)

@@ -5,19 +5,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
+import pytest
 
 from toolchoice_pipeline.releases.report import TrendPoint, render_chart, trend_figure, trend_markdown
 
 
 def _points() -> list[TrendPoint]:
     rows = [("r1", True, 80.0), ("r2", True, 82.5), ("r3", False, 60.0)]
-    return [TrendPoint(release_id=r, kind="release", suite="s", model=m, right_tool_pct=v - i,
-                       right_args_pct=v - 10 - i, tsq_mean=None, gate_passed=passed)
-            for r, passed, v in rows for i, m in enumerate(("local/a", "local/b"))]
+    return [
+        TrendPoint(
+            release_id=r,
+            kind="release",
+            suite="s",
+            model=m,
+            right_tool_pct=v - i,
+            right_args_pct=v - 10 - i,
+            tsq_mean=None,
+            gate_passed=passed,
+        )
+        for r, passed, v in rows
+        for i, m in enumerate(("local/a", "local/b"))
+    ]
 
 
 def test_the_chart_marks_failed_gates_and_the_baseline():
@@ -40,8 +50,9 @@ def test_without_a_failed_gate_or_baseline_nothing_is_marked(tmp_path):
     points = [p for p in _points() if p.release_id != "r3"]
     fig = trend_figure(points)
     try:
-        assert all(not axis.collections and all(line.get_linestyle() != "--" for line in axis.get_lines())
-                   for axis in fig.axes)
+        assert all(
+            not axis.collections and all(line.get_linestyle() != "--" for line in axis.get_lines()) for axis in fig.axes
+        )
     finally:
         plt.close(fig)
     assert render_chart(points, tmp_path / "t.png").stat().st_size > 1000
@@ -53,14 +64,21 @@ def test_the_trend_markdown_names_the_baseline_and_the_failed_gate():
         "|---|---|---|---:|---:|",
         "| r1 | release | pass | 80.00 / 70.00 | 79.00 / 69.00 |",
         "| r2 (baseline) | release | pass | 82.50 / 72.50 | 81.50 / 71.50 |",
-        "| r3 | release | FAIL | 60.00 / 50.00 | 59.00 / 49.00 |"]
+        "| r3 | release | FAIL | 60.00 / 50.00 | 59.00 / 49.00 |",
+    ]
 
 
 @pytest.mark.slow
 def test_the_dagster_ui_shows_the_trend_and_the_gate_report_and_paths_are_absolute(tmp_path, monkeypatch):
     import dagster as dg
 
-    from toolchoice_pipeline_tests.pipeline_helpers import check_evaluations, copy_data, dagster_instance, materialise, materialised_assets
+    from toolchoice_pipeline_tests.pipeline_helpers import (
+        check_evaluations,
+        copy_data,
+        dagster_instance,
+        materialise,
+        materialised_assets,
+    )
 
     copy_data(tmp_path / "data")
     monkeypatch.chdir(tmp_path)  # a relative data directory, as a daemon run started from the project has

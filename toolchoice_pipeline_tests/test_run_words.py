@@ -17,7 +17,6 @@ import yaml
 
 from toolchoice_pipeline.cli import cli, run_guarded
 from toolchoice_pipeline.cli.run import _check_line
-
 from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice
 
 pytestmark = pytest.mark.slow
@@ -42,24 +41,34 @@ def _set_models(data_dir, models: list, judge: str | None = None) -> None:
 def test_an_unreachable_provider_stops_the_run_before_scoring_with_exit_3_and_the_cause(tmp_path, monkeypatch):
     data_dir = copy_data(tmp_path / "data")
     port = _closed_port()
-    _set_models(data_dir, [{"model": "local/bm25-router"},
-                           {"model": "openai/gpt-4o-mini", "params": {"api_base": f"http://127.0.0.1:{port}/v1"}}])
+    _set_models(
+        data_dir,
+        [
+            {"model": "local/bm25-router"},
+            {"model": "openai/gpt-4o-mini", "params": {"api_base": f"http://127.0.0.1:{port}/v1"}},
+        ],
+    )
     monkeypatch.setenv("OPENAI_API_KEY", "test-" + "placeholder")  # a key must be set; nothing can accept it
     done = toolchoice("run", "--data-dir", str(data_dir), "--release", "u1", "--no-judge")
     assert done.returncode == 3, done.stdout + done.stderr
     assert "gate" not in done.stdout
     errors = [line for line in done.stderr.splitlines() if line.startswith(("error:", "  agent_runs:"))]
     assert errors[0].startswith("error: the run failed before the release was scored")
-    assert errors[1].startswith("  agent_runs: model unavailable for release u1, nothing scored: openai/gpt-4o-mini: "
-                                "provider unreachable: could not connect")
+    assert errors[1].startswith(
+        "  agent_runs: model unavailable for release u1, nothing scored: openai/gpt-4o-mini: "
+        "provider unreachable: could not connect"
+    )
     assert not (data_dir / "releases" / "u1" / "scores.json").exists()
     assert "Traceback" not in done.stderr
 
 
 def test_missing_keys_give_one_line_per_model_naming_agent_or_judge(tmp_path, monkeypatch, capsys):
     data_dir = copy_data(tmp_path / "data")
-    _set_models(data_dir, [{"model": "openai/gpt-4o-mini"}, {"model": "anthropic/claude-3-5-haiku-latest"}],
-                judge="openai/gpt-4o-mini")
+    _set_models(
+        data_dir,
+        [{"model": "openai/gpt-4o-mini"}, {"model": "anthropic/claude-3-5-haiku-latest"}],
+        judge="openai/gpt-4o-mini",
+    )
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     code = run_guarded(cli, ["run", "--data-dir", str(data_dir), "--release", "k1"])
@@ -68,7 +77,8 @@ def test_missing_keys_give_one_line_per_model_naming_agent_or_judge(tmp_path, mo
         "error: agent and judge openai/gpt-4o-mini: no API key: set OPENAI_API_KEY in the environment (keys are "
         "read from the environment only, never from files)",
         "error: agent anthropic/claude-3-5-haiku-latest: no API key: set ANTHROPIC_API_KEY in the environment "
-        "(keys are read from the environment only, never from files)"]
+        "(keys are read from the environment only, never from files)",
+    ]
 
 
 def test_a_failed_gate_without_baseline_says_none_yet_and_a_rerun_counts_the_journal(tmp_path):
@@ -84,16 +94,28 @@ def test_a_failed_gate_without_baseline_says_none_yet_and_a_rerun_counts_the_jou
     assert int(calls) >= 73  # at least one call per task of the local agent (the replay has no line to call)
     again = toolchoice("run", "--data-dir", str(data_dir), "--release", "n2", "--no-judge")
     # The local agent's calls come from the journal; the replay's 73 failed calls are not journaled, so asked again.
-    assert (f"agent model calls: {calls}, {int(calls) - 73} from the call journal (their cost and latency are "
-            "those recorded when they were made)") in again.stdout
+    assert (
+        f"agent model calls: {calls}, {int(calls) - 73} from the call journal (their cost and latency are "
+        "those recorded when they were made)"
+    ) in again.stdout
 
 
 def test_a_check_that_passed_with_a_warning_is_printed_as_a_warning_not_a_failure():
-    warned = dg.AssetCheckEvaluation(asset_key=dg.AssetKey("judge_votes"), check_name="judge_calibration",
-                                     passed=False, severity=dg.AssetCheckSeverity.WARN,
-                                     description="judge calibration passed, with a warning: the canary scored 0.50")
-    failed = dg.AssetCheckEvaluation(asset_key=dg.AssetKey("task_scores"), check_name="task_scores_complete",
-                                     passed=False, severity=dg.AssetCheckSeverity.ERROR, description="3 missing")
-    assert _check_line(warned) == ("check warning judge_calibration: judge calibration passed, with a warning: the "
-                                   "canary scored 0.50")
+    warned = dg.AssetCheckEvaluation(
+        asset_key=dg.AssetKey("judge_votes"),
+        check_name="judge_calibration",
+        passed=False,
+        severity=dg.AssetCheckSeverity.WARN,
+        description="judge calibration passed, with a warning: the canary scored 0.50",
+    )
+    failed = dg.AssetCheckEvaluation(
+        asset_key=dg.AssetKey("task_scores"),
+        check_name="task_scores_complete",
+        passed=False,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description="3 missing",
+    )
+    assert _check_line(warned) == (
+        "check warning judge_calibration: judge calibration passed, with a warning: the canary scored 0.50"
+    )
     assert _check_line(failed) == "check failed task_scores_complete: 3 missing"

@@ -20,7 +20,6 @@ import pytest
 from toolchoice_pipeline.cli import main
 from toolchoice_pipeline.util.sanitise import KINDS, Sanitiser, detect_secrets_plugins, sanitise, truncate_text
 from toolchoice_pipeline.util.secret_rules import GENERIC_API_KEY, KEY_FORMATS
-
 from toolchoice_pipeline_tests.conftest import CASES
 
 
@@ -63,8 +62,9 @@ def planted_secrets() -> list[PlantedSecret]:
         PlantedSecret("bearer_token", f"curl -H 'Authorization: Bearer {bearer}' https://api.example.com", bearer),
         PlantedSecret("basic_auth", f"Authorization: Basic {basic}", basic),
         PlantedSecret("url_password", "postgres://app:plantedDbPassw0rd@db.internal:5432/app", "plantedDbPassw0rd"),
-        PlantedSecret("private_key", f"-----BEGIN RSA PRIVATE KEY-----\n{key_body}\nAAAA\n-----END RSA PRIVATE KEY-----",
-                      key_body),
+        PlantedSecret(
+            "private_key", f"-----BEGIN RSA PRIVATE KEY-----\n{key_body}\nAAAA\n-----END RSA PRIVATE KEY-----", key_body
+        ),
         PlantedSecret("generic_secret", "DB_PASSWORD=plantedHunter2pw", "plantedHunter2pw"),
         PlantedSecret("email", "send the report to planted.person@corp-example.com", "planted.person@corp-example.com"),
         PlantedSecret("user_name", "cd /home/plantedalice/projects/app", "plantedalice"),
@@ -79,7 +79,12 @@ def newer_planted_secrets() -> list[PlantedSecret]:
     drawn at run time from a fixed seed; each sits in prose, so the kind names the format and not a
     ``name = value`` assignment."""
     rnd = random.Random(13)
-    lower, upper, digits, hexa = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789", "0123456789abcdef"
+    lower, upper, digits, hexa = (
+        "abcdefghijklmnopqrstuvwxyz",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "0123456789",
+        "0123456789abcdef",
+    )
     alnum = lower + upper + digits
 
     def body(alphabet: str, n: int) -> str:
@@ -143,24 +148,85 @@ def write_transcript_with_secrets(path: Path) -> list[str]:
     lines = [
         {"type": "summary", "summary": "Deploy fixes", "leafUuid": "a1"},
         {**base, "type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": prompt_0}},
-        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
-         "message": {"id": "msg_1", "role": "assistant", "content": [
-             {"type": "text", "text": f"I will use {secrets[0].text} carefully."},
-             {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": tool_input}}]}},
-        {**base, "type": "user", "uuid": "u2", "parentUuid": "a1", "toolUseResult": {"stdout": result_text},
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
-                                                  "content": result_text}]}},
-        {**base, "type": "assistant", "uuid": "a2", "parentUuid": "u2",
-         "message": {"id": "msg_2", "role": "assistant", "content": [
-             {"type": "tool_use", "id": "toolu_2", "name": "Read", "input": {"file_path": f"{cwd}/.env"}}]}},
-        {**base, "type": "user", "uuid": "u3", "parentUuid": "a2",
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2",
-                                                  "content": [{"type": "text", "text": result_text}]}]}},
-        {**base, "type": "user", "uuid": "u4", "parentUuid": "u3",
-         "message": {"role": "user", "content": "Now rotate " + secrets[-1].text}},
-        {**base, "type": "assistant", "uuid": "a3", "parentUuid": "u4",
-         "message": {"id": "msg_3", "role": "assistant", "content": [
-             {"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "echo " + secrets[3].text}}]}},
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"I will use {secrets[0].text} carefully."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": tool_input}},
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u2",
+            "parentUuid": "a1",
+            "toolUseResult": {"stdout": result_text},
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": result_text}],
+            },
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a2",
+            "parentUuid": "u2",
+            "message": {
+                "id": "msg_2",
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_2", "name": "Read", "input": {"file_path": f"{cwd}/.env"}}
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u3",
+            "parentUuid": "a2",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_2",
+                        "content": [{"type": "text", "text": result_text}],
+                    }
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u4",
+            "parentUuid": "u3",
+            "message": {"role": "user", "content": "Now rotate " + secrets[-1].text},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a3",
+            "parentUuid": "u4",
+            "message": {
+                "id": "msg_3",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_3",
+                        "name": "Bash",
+                        "input": {"command": "echo " + secrets[3].text},
+                    }
+                ],
+            },
+        },
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return [s.needle for s in secrets]
@@ -189,6 +255,7 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
 
 
 # --- each kind --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("secret", planted_secrets(), ids=lambda s: f"{s.kind}:{s.text[:18]}")
 def test_each_planted_secret_is_replaced_by_its_typed_placeholder(secret):
@@ -245,15 +312,28 @@ def test_user_names_learnt_from_a_cwd_are_redacted_everywhere_but_generic_ones_a
     sanitiser.learn_path("/Users/plantedcarol/work")
     sanitiser.learn_path("/home/dev/project")
     assert sanitiser.text("whoami -> plantedcarol; ls /home/dev") == (
-        "whoami -> [REDACTED:user_name]; ls /home/[REDACTED:user_name]")
+        "whoami -> [REDACTED:user_name]; ls /home/[REDACTED:user_name]"
+    )
     assert sanitiser.text("a dev server") == "a dev server"
 
 
 def test_values_under_secret_keys_are_redacted_whole_and_other_values_walked():
-    value = Sanitiser().value({"password": "plain words here", "max_tokens": 5, "token": "${TOKEN}",
-                               "cmd": ["ls /home/plantedalice"], "nested": {"api_key": "abc123xyz"}})
-    assert value == {"password": "[REDACTED:generic_secret]", "max_tokens": 5, "token": "${TOKEN}",
-                     "cmd": ["ls /home/[REDACTED:user_name]"], "nested": {"api_key": "[REDACTED:generic_secret]"}}
+    value = Sanitiser().value(
+        {
+            "password": "plain words here",
+            "max_tokens": 5,
+            "token": "${TOKEN}",
+            "cmd": ["ls /home/plantedalice"],
+            "nested": {"api_key": "abc123xyz"},
+        }
+    )
+    assert value == {
+        "password": "[REDACTED:generic_secret]",
+        "max_tokens": 5,
+        "token": "${TOKEN}",
+        "cmd": ["ls /home/[REDACTED:user_name]"],
+        "nested": {"api_key": "[REDACTED:generic_secret]"},
+    }
 
 
 def test_truncation_keeps_head_and_tail_around_a_marker_and_never_splits_a_character():
@@ -276,12 +356,25 @@ def test_a_tool_result_is_redacted_before_it_is_truncated():
 
 # --- end to end: nothing planted survives an ingest --------------------------------------------------------
 
+
 def test_no_planted_secret_survives_an_ingest_in_any_file_or_the_cli_output(tmp_path, capsys):
     transcript = tmp_path / "session.jsonl"
     needles = write_transcript_with_secrets(transcript)
     data_dir = tmp_path / "data"
-    code, out, err = run_cli(["ingest", "claude-code", str(transcript), "--suite", "planted",
-                              "--catalog", str(CASES / "catalog.json"), "--data-dir", str(data_dir)], capsys)
+    code, out, err = run_cli(
+        [
+            "ingest",
+            "claude-code",
+            str(transcript),
+            "--suite",
+            "planted",
+            "--catalog",
+            str(CASES / "catalog.json"),
+            "--data-dir",
+            str(data_dir),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert assert_no_secret_in_tree(data_dir, needles) == 5
     assert_no_secret_in_text(out + err, needles, "the CLI output")
@@ -297,8 +390,12 @@ def test_no_planted_secret_survives_an_ingest_in_any_file_or_the_cli_output(tmp_
 def test_a_token_as_the_userinfo_of_a_url_is_redacted_once_with_the_host_kept():
     token = "ghp" + "_" + "Zq9" * 12
     assert sanitise(f"git clone https://{token}@github.com/org/repo") == (
-        "git clone https://[REDACTED:github_token]@github.com/org/repo")
-    assert sanitise(f"https://x-access:{token}@github.com/o/r") == "https://x-access:[REDACTED:github_token]@github.com/o/r"
+        "git clone https://[REDACTED:github_token]@github.com/org/repo"
+    )
+    assert (
+        sanitise(f"https://x-access:{token}@github.com/o/r")
+        == "https://x-access:[REDACTED:github_token]@github.com/o/r"
+    )
     opaque = "Tk7" * 10
     assert sanitise(f"https://{opaque}@git.example.com/r") == "https://[REDACTED:url_password]@git.example.com/r"
 
@@ -319,9 +416,13 @@ def test_a_high_entropy_value_next_to_a_secret_like_name_is_redacted_as_generic_
 
 
 def test_the_generic_rule_keeps_words_paths_low_entropy_values_and_names_that_only_contain_a_secret_word():
-    texts = ["tokenizer: meta-llama/Llama3-8B-Instruct9", "api_version: 2024-10-21",
-             "auth_mode: interactive_browser_login", "api_root: /usr/local/lib/python3.11/site-packages",
-             "keyboard = xK9pL2mW4vR8tYZq7"]
+    texts = [
+        "tokenizer: meta-llama/Llama3-8B-Instruct9",
+        "api_version: 2024-10-21",
+        "auth_mode: interactive_browser_login",
+        "api_root: /usr/local/lib/python3.11/site-packages",
+        "keyboard = xK9pL2mW4vR8tYZq7",
+    ]
     sanitiser = Sanitiser()
     assert [sanitiser.text(t) for t in texts] == texts
     assert not sanitiser.counts

@@ -36,9 +36,9 @@ import sqlite3
 import subprocess
 import sys
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 import pyarrow as pa
@@ -47,7 +47,6 @@ import pytest
 
 from toolchoice_pipeline.ingest.pipeline import IngestOptions, ingest_claude_code
 from toolchoice_pipeline.util.sanitise import Sanitiser
-
 from toolchoice_pipeline_tests.conftest import DATA
 from toolchoice_pipeline_tests.test_sanitise import planted_secrets, write_transcript_with_secrets
 
@@ -66,11 +65,20 @@ ENV_KEYS = {
 
 # --- what must not survive ---------------------------------------------------------------------------------
 
+
 def needles() -> list[str]:
     """Each planted secret's value, plus fragments that would still identify one: the bodies after the
     well-known prefixes and the decoded contents of the base64 ones (JWT claims, basic-auth credentials)."""
-    fragments = ["Q7ZXZXZXZX", "AbCdEfGhIjKlMnOp", "112233445566-778899001122", "plantedCurlPw",
-                 "planted-admin", "planted-pw-9731", "planted-user-42", "plantedSignature"]
+    fragments = [
+        "Q7ZXZXZXZX",
+        "AbCdEfGhIjKlMnOp",
+        "112233445566-778899001122",
+        "plantedCurlPw",
+        "planted-admin",
+        "planted-pw-9731",
+        "planted-user-42",
+        "plantedSignature",
+    ]
     return [s.needle for s in planted_secrets()] + fragments
 
 
@@ -89,11 +97,12 @@ def found_in(text: str, wanted: list[str], *, marker: bool = True) -> list[str]:
     found = [needle for needle in wanted if needle in text]
     start = text.lower().find(MARKER) if marker else -1
     if start >= 0:
-        found.append(f"...{text[max(0, start - 40):start + 40]}...")
+        found.append(f"...{text[max(0, start - 40) : start + 40]}...")
     return found
 
 
 # --- the sessions --------------------------------------------------------------------------------------------
+
 
 def write_session(path: Path, *, session: str = SESSION) -> None:
     """A Claude Code session (and its subagent's file) with every planted secret in every place a session can
@@ -108,49 +117,149 @@ def write_session(path: Path, *, session: str = SESSION) -> None:
         message = {"role": role, "content": content}
         if "message_id" in extra:
             message["id"] = extra.pop("message_id")
-        return {**base, "type": kind, "uuid": f"e2e-{uuid}", "parentUuid": parent and f"e2e-{parent}",
-                "message": message, **extra}
+        return {
+            **base,
+            "type": kind,
+            "uuid": f"e2e-{uuid}",
+            "parentUuid": parent and f"e2e-{parent}",
+            "message": message,
+            **extra,
+        }
 
     lines: list[dict | str] = [
         {"type": "file-history-snapshot", "messageId": "x", "snapshot": {"trackedFileBackups": {f"{cwd}/.env": every}}},
         line("user", "u1", None, f"Deploy the app. Credentials:\n{every}"),
         # One assistant message over three lines (text, then two tool calls), merged by message.id.
-        line("assistant", "a1", "u1", [{"type": "text", "text": f"I will run {secrets[9].text} first."}],
-             message_id="msg_1"),
-        line("assistant", "a2", "a1", [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {
-            "command": f"curl -u deploy:plantedCurlPw {secrets[11].text}\n{secrets[0].text}",
-            "description": f"Deploy as {secrets[14].needle}"}}], message_id="msg_1"),
-        line("assistant", "a3", "a2", [{"type": "tool_use", "id": "toolu_2", "name": MCP_TOOL, "input": {
-            "env": {"AWS_SECRET_ACCESS_KEY": secrets[1].needle, secrets[2].needle: "a secret as a key"},
-            "values": [secrets[5].text, {"header": secrets[10].text}], "path": f"C:\\Users\\plantedbob\\{USER}.txt",
-            "key": secrets[12].text}}], message_id="msg_1"),
-        line("user", "u2", "a3", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": every}],
-             toolUseResult={"stdout": every, "stderr": secrets[3].text}),
-        line("user", "u3", "u2", [{"type": "tool_result", "tool_use_id": "toolu_2",
-                                   "content": [{"type": "text", "text": every}]}]),
+        line(
+            "assistant",
+            "a1",
+            "u1",
+            [{"type": "text", "text": f"I will run {secrets[9].text} first."}],
+            message_id="msg_1",
+        ),
+        line(
+            "assistant",
+            "a2",
+            "a1",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "Bash",
+                    "input": {
+                        "command": f"curl -u deploy:plantedCurlPw {secrets[11].text}\n{secrets[0].text}",
+                        "description": f"Deploy as {secrets[14].needle}",
+                    },
+                }
+            ],
+            message_id="msg_1",
+        ),
+        line(
+            "assistant",
+            "a3",
+            "a2",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_2",
+                    "name": MCP_TOOL,
+                    "input": {
+                        "env": {"AWS_SECRET_ACCESS_KEY": secrets[1].needle, secrets[2].needle: "a secret as a key"},
+                        "values": [secrets[5].text, {"header": secrets[10].text}],
+                        "path": f"C:\\Users\\plantedbob\\{USER}.txt",
+                        "key": secrets[12].text,
+                    },
+                }
+            ],
+            message_id="msg_1",
+        ),
+        line(
+            "user",
+            "u2",
+            "a3",
+            [{"type": "tool_result", "tool_use_id": "toolu_1", "content": every}],
+            toolUseResult={"stdout": every, "stderr": secrets[3].text},
+        ),
+        line(
+            "user",
+            "u3",
+            "u2",
+            [{"type": "tool_result", "tool_use_id": "toolu_2", "content": [{"type": "text", "text": every}]}],
+        ),
         '{"type": "user", "message": {"role": "user", "content": "cut off ' + secrets[4].needle,  # truncated
         line("user", "c1", "u3", f"This session is being continued. Summary:\n{every}", isCompactSummary=True),
         line("user", "u4", "c1", [{"type": "text", "text": f"Now rotate {secrets[6].text} and {secrets[7].text}"}]),
-        line("assistant", "a4", "u4", [{"type": "tool_use", "id": "toolu_3", "name": "Task", "input": {
-            "description": "rotate keys", "prompt": f"Rotate {secrets[8].text}", "subagent_type": "general"}}],
-             message_id="msg_4"),
+        line(
+            "assistant",
+            "a4",
+            "u4",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_3",
+                    "name": "Task",
+                    "input": {
+                        "description": "rotate keys",
+                        "prompt": f"Rotate {secrets[8].text}",
+                        "subagent_type": "general",
+                    },
+                }
+            ],
+            message_id="msg_4",
+        ),
         line("user", "u5", "a4", [{"type": "tool_result", "tool_use_id": "toolu_3", "content": every}]),
-        line("assistant", "a5", "u5", [{"type": "text", "text": f"Done; the new key is {secrets[13].text}"}],
-             message_id="msg_5"),
+        line(
+            "assistant",
+            "a5",
+            "u5",
+            [{"type": "text", "text": f"Done; the new key is {secrets[13].text}"}],
+            message_id="msg_5",
+        ),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
     sub = {**base, "isSidechain": True, "agentId": AGENT}
     subagent = [
-        {**sub, "type": "user", "uuid": "s1", "parentUuid": None,
-         "message": {"role": "user", "content": f"Rotate {secrets[8].text}\n{every}"}},
-        {**sub, "type": "assistant", "uuid": "s2", "parentUuid": "s1", "message": {
-            "id": "msg_s", "role": "assistant", "content": [
-                {"type": "text", "text": secrets[15].text},
-                {"type": "tool_use", "id": "toolu_s", "name": "Edit", "input": {
-                    "file_path": f"{cwd}/.env", "old_string": secrets[16].text, "new_string": secrets[17].text}}]}},
-        {**sub, "type": "user", "uuid": "s3", "parentUuid": "s2",
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_s", "content": every}]}},
+        {
+            **sub,
+            "type": "user",
+            "uuid": "s1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": f"Rotate {secrets[8].text}\n{every}"},
+        },
+        {
+            **sub,
+            "type": "assistant",
+            "uuid": "s2",
+            "parentUuid": "s1",
+            "message": {
+                "id": "msg_s",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": secrets[15].text},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_s",
+                        "name": "Edit",
+                        "input": {
+                            "file_path": f"{cwd}/.env",
+                            "old_string": secrets[16].text,
+                            "new_string": secrets[17].text,
+                        },
+                    },
+                ],
+            },
+        },
+        {
+            **sub,
+            "type": "user",
+            "uuid": "s3",
+            "parentUuid": "s2",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_s", "content": every}],
+            },
+        },
     ]
     sub_path = path.parent / session / "subagents" / f"agent-{AGENT}.jsonl"
     sub_path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,13 +268,16 @@ def write_session(path: Path, *, session: str = SESSION) -> None:
 
 # --- running the commands ------------------------------------------------------------------------------------
 
+
 def toolchoice(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """The installed ``toolchoice`` console script (next to this interpreter), with the fake keys set."""
     script = Path(sys.executable).with_name("toolchoice")
-    command = [str(script)] if script.exists() else [sys.executable, "-c",
-                                                     "from toolchoice_pipeline.cli import main; main()"]
-    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **ENV_KEYS})
+    command = (
+        [str(script)] if script.exists() else [sys.executable, "-c", "from toolchoice_pipeline.cli import main; main()"]
+    )
+    return subprocess.run(
+        [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=600, env={**os.environ, **ENV_KEYS}
+    )
 
 
 @dataclass
@@ -190,22 +302,52 @@ def outcome(tmp_path_factory) -> Outcome:
     subagent = project / SESSION / "subagents" / f"agent-{AGENT}.jsonl"
 
     outputs: dict[str, str] = {}
-    ingest = toolchoice("ingest", "claude-code", str(session), str(subagent), str(other), "--suite", SUITE,
-                        "--data-dir", str(data_dir), cwd=root)
+    ingest = toolchoice(
+        "ingest",
+        "claude-code",
+        str(session),
+        str(subagent),
+        str(other),
+        "--suite",
+        SUITE,
+        "--data-dir",
+        str(data_dir),
+        cwd=root,
+    )
     outputs["ingest"] = ingest.stdout + ingest.stderr
     assert ingest.returncode == 0, ingest.stderr
-    run = toolchoice("run", "--suite", SUITE, "--release", RELEASE, "--kind", "release", "--models",
-                     f"replay/suites/{SUITE}/replay.jsonl,local/bm25-router", "--data-dir", str(data_dir), cwd=root)
+    run = toolchoice(
+        "run",
+        "--suite",
+        SUITE,
+        "--release",
+        RELEASE,
+        "--kind",
+        "release",
+        "--models",
+        f"replay/suites/{SUITE}/replay.jsonl,local/bm25-router",
+        "--data-dir",
+        str(data_dir),
+        cwd=root,
+    )
     outputs["run"] = run.stdout + run.stderr
     assert run.returncode == 0, run.stdout + run.stderr
-    gate = toolchoice("gate", RELEASE, "--junit", str(data_dir / "releases" / RELEASE / "junit.xml"),
-                      "--data-dir", str(data_dir), cwd=root)
+    gate = toolchoice(
+        "gate",
+        RELEASE,
+        "--junit",
+        str(data_dir / "releases" / RELEASE / "junit.xml"),
+        "--data-dir",
+        str(data_dir),
+        cwd=root,
+    )
     outputs["gate"] = gate.stdout + gate.stderr
     assert gate.returncode == 0, gate.stdout + gate.stderr
     return Outcome(root, data_dir, outputs)
 
 
 # --- reading everything back ---------------------------------------------------------------------------------
+
 
 def parquet_texts(path: Path) -> Iterator[str]:
     """Every row of a Parquet file as JSON text (nested values included), and its schema metadata."""
@@ -223,8 +365,12 @@ def duckdb_texts(path: Path) -> Iterator[tuple[str, str]]:
     try:
         for name, sql in con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall():
             yield name, sql
-        relations = [row[0] for row in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()]
+        relations = [
+            row[0]
+            for row in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()"
+            ).fetchall()
+        ]
         for name in relations:
             for row in con.execute(f'SELECT COLUMNS(*)::VARCHAR FROM "{name}"').fetchall():
                 yield name, json.dumps(row, ensure_ascii=False)
@@ -280,6 +426,7 @@ def files(root: Path, pattern: str = "*") -> list[Path]:
 
 # --- the scanners can fail -----------------------------------------------------------------------------------
 
+
 def test_the_scanners_find_a_needle_that_raw_bytes_miss(tmp_path):
     needle = needles()[0]
     table = pa.table({"record": [json.dumps({"text": f"key {needle} " + "padding " * 200})] * 50})
@@ -310,28 +457,52 @@ def test_at_least_twelve_kinds_are_planted_in_the_session(tmp_path):
 
 # --- the leaks this test found, each fixed at its source ---------------------------------------------------
 
+
 def test_a_long_user_name_is_redacted_inside_snake_case_identifiers_but_a_short_one_only_as_a_word():
     sanitiser = Sanitiser()
     sanitiser.learn_path(f"/home/{USER}/app")
     sanitiser.learn_path("/Users/max/app")
     out = sanitiser.text(f"mcp__{USER}_vault__put {USER}_notes.md max_tokens=5 ls ~max")
-    assert out == ("mcp__[REDACTED:user_name]_vault__put [REDACTED:user_name]_notes.md max_tokens=5 "
-                   "ls ~[REDACTED:user_name]")
+    assert out == (
+        "mcp__[REDACTED:user_name]_vault__put [REDACTED:user_name]_notes.md max_tokens=5 ls ~[REDACTED:user_name]"
+    )
 
 
 def test_tool_names_are_sanitised_and_a_label_naming_such_a_tool_still_matches(tmp_path):
     session = tmp_path / "s.jsonl"
     base = {"sessionId": SESSION, "cwd": f"/home/{USER}/app"}
-    lines = [{**base, "type": "user", "uuid": "u1", "parentUuid": None,
-              "message": {"role": "user", "content": "store the note"}},
-             {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {
-                 "id": "m1", "role": "assistant",
-                 "content": [{"type": "tool_use", "id": "t1", "name": MCP_TOOL, "input": {"note": "x"}}]}}]
+    lines = [
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "store the note"},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": MCP_TOOL, "input": {"note": "x"}}],
+            },
+        },
+    ]
     session.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"session": SESSION, "turn": 0, "expected": {"tool": MCP_TOOL}}) + "\n")
-    report = ingest_claude_code([session], IngestOptions(suite="s", data_dir=tmp_path / "data", labels=labels,
-                                                         catalog=DATA / "suites" / "coding_agent" / "catalog.yaml"))
+    report = ingest_claude_code(
+        [session],
+        IngestOptions(
+            suite="s",
+            data_dir=tmp_path / "data",
+            labels=labels,
+            catalog=DATA / "suites" / "coding_agent" / "catalog.yaml",
+        ),
+    )
     redacted = "mcp__[REDACTED:user_name]_vault__put"
     assert report.added_tools == [redacted] and report.labelled == 1
     task = json.loads((tmp_path / "data" / "suites" / "s" / "tasks.jsonl").read_text())
@@ -341,11 +512,31 @@ def test_tool_names_are_sanitised_and_a_label_naming_such_a_tool_still_matches(t
 
 def _session_with_a_bad_line(path: Path) -> None:
     base = {"sessionId": SESSION, "cwd": f"/home/{USER}/app"}
-    lines = ["not json", json.dumps({**base, "type": "user", "uuid": "u1", "parentUuid": None,
-                                     "message": {"role": "user", "content": "list files"}}),
-             json.dumps({**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {
-                 "id": "m1", "role": "assistant",
-                 "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}})]
+    lines = [
+        "not json",
+        json.dumps(
+            {
+                **base,
+                "type": "user",
+                "uuid": "u1",
+                "parentUuid": None,
+                "message": {"role": "user", "content": "list files"},
+            }
+        ),
+        json.dumps(
+            {
+                **base,
+                "type": "assistant",
+                "uuid": "a1",
+                "parentUuid": "u1",
+                "message": {
+                    "id": "m1",
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+                },
+            }
+        ),
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -358,14 +549,17 @@ def test_a_session_file_path_in_a_warning_does_not_reveal_the_user_name(tmp_path
     relative = Path(where.format(user=USER)) / "s.jsonl"
     _session_with_a_bad_line(tmp_path / relative)
     monkeypatch.chdir(tmp_path)
-    report = ingest_claude_code([relative], IngestOptions(
-        suite="s", data_dir=tmp_path / "data", catalog=DATA / "suites" / "coding_agent" / "catalog.yaml"))
+    report = ingest_claude_code(
+        [relative],
+        IngestOptions(suite="s", data_dir=tmp_path / "data", catalog=DATA / "suites" / "coding_agent" / "catalog.yaml"),
+    )
     assert len(report.warnings.items) == 1 and "s.jsonl:1: line skipped" in report.warnings.items[0]
     assert USER not in report.warnings.items[0] and "-home-[REDACTED:user_name]-app" in report.warnings.items[0]
     assert USER not in (tmp_path / "data" / "suites" / "s" / "ingest.json").read_text()
 
 
 # --- the run happened on the planted sessions ----------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_the_sessions_were_ingested_and_run_to_a_scored_release(outcome):
@@ -382,6 +576,7 @@ def test_the_sessions_were_ingested_and_run_to_a_scored_release(outcome):
 
 
 # --- nothing survives ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_no_secret_in_any_parquet_file(outcome):
@@ -437,8 +632,9 @@ def test_no_secret_in_the_release_files_or_the_ingested_suite(outcome):
     release_files = files(outcome.data_dir / "releases")
     assert {"scores.json", "gate.md", "request.json", "trend.png", "junit.xml"} <= {p.name for p in release_files}
     suite_files = files(outcome.data_dir / "suites" / SUITE)
-    assert_clean([(str(p), p.read_bytes().decode("utf-8", "replace")) for p in release_files + suite_files],
-                 "a file", needles())
+    assert_clean(
+        [(str(p), p.read_bytes().decode("utf-8", "replace")) for p in release_files + suite_files], "a file", needles()
+    )
 
 
 @pytest.mark.slow

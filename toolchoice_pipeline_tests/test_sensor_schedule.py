@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
@@ -14,8 +14,15 @@ from toolchoice_pipeline.defs.schedules import nightly_eval
 from toolchoice_pipeline.defs.sensors import catalog_change
 from toolchoice_pipeline.releases.request import read_request
 from toolchoice_pipeline.suites.suite import load_suite
-
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, dagster_instance, materialise, query, read_scores, set_description
+from toolchoice_pipeline_tests.pipeline_helpers import (
+    DEMO_SUITE,
+    copy_data,
+    dagster_instance,
+    materialise,
+    query,
+    read_scores,
+    set_description,
+)
 
 TOOL = "Bash"
 
@@ -34,8 +41,9 @@ def instance(tmp_path):
 def evaluate_sensor(instance, data_dir, cursor: str | None) -> dg.SensorResult:
     # As a context manager: the context opens its own instance from the ref, and only closing it resets the
     # process-wide Dagster state that instance registered (else a later test may meet a collected instance).
-    with dg.build_sensor_context(instance=instance, cursor=cursor,
-                                 resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}) as context:
+    with dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}
+    ) as context:
         return catalog_change(context)
 
 
@@ -74,8 +82,11 @@ def test_a_changed_description_adds_a_catalog_partition_and_requests_one_run_key
     assert run.tags["toolchoice/kind"] == "catalog-change" and run.tags["toolchoice/suite"] == DEMO_SUITE
     assert added_partitions(result) == [release_id]
     request = read_request(data_dir, release_id)
-    assert (request.kind, request.suite, request.requested_by) == ("catalog-change", DEMO_SUITE,
-                                                                   "sensor:catalog_change")
+    assert (request.kind, request.suite, request.requested_by) == (
+        "catalog-change",
+        DEMO_SUITE,
+        "sensor:catalog_change",
+    )
     assert json.loads((data_dir / "releases" / release_id / "request.json").read_text())["kind"] == "catalog-change"
     assert json.loads(result.cursor) == {DEMO_SUITE: new_version}
 
@@ -130,8 +141,13 @@ def test_two_suites_reaching_the_same_catalog_in_one_tick_run_once(instance, dat
 def test_a_live_dump_change_is_a_catalog_change_too(instance, data_dir):
     suite_dir = data_dir / "suites" / DEMO_SUITE
     cursor = evaluate_sensor(instance, data_dir, None).cursor
-    dump = [{"name": "mcp__docs__search", "description": "Search the team's documentation.",
-             "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}]
+    dump = [
+        {
+            "name": "mcp__docs__search",
+            "description": "Search the team's documentation.",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        }
+    ]
     (suite_dir / "live.json").write_text(json.dumps(dump), encoding="utf-8")
     spec = (suite_dir / "suite.yaml").read_text(encoding="utf-8")
     (suite_dir / "suite.yaml").write_text(spec + "live_catalogs: [live.json]\n", encoding="utf-8")
@@ -154,8 +170,10 @@ def test_a_broken_suite_is_skipped_and_the_others_still_watched(instance, data_d
 
 def test_the_nightly_schedule_adds_its_partition_and_requests_a_write_only_nightly_run(instance, data_dir):
     with dg.build_schedule_context(
-            instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc),
-            resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}) as context:
+        instance=instance,
+        scheduled_execution_time=datetime(2026, 11, 30, 2, 0, tzinfo=UTC),
+        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))},
+    ) as context:
         run = nightly_eval(context)
     assert isinstance(run, dg.RunRequest)
     assert run.partition_key == run.run_key == "nightly-2026-11-30"
@@ -171,13 +189,18 @@ def test_the_nightly_run_asks_every_model_afresh_even_with_a_warm_cache(instance
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)
     assert warm.success
     with dg.build_schedule_context(
-            instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc),
-            resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}) as context:
+        instance=instance,
+        scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=UTC),
+        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))},
+    ) as context:
         run = nightly_eval(context)
     from toolchoice_pipeline.definitions import build_definitions
 
-    result = build_definitions(str(data_dir)).resolve_job_def("release_job").execute_in_process(
-        partition_key=run.partition_key, instance=instance, tags=run.tags, raise_on_error=False)
+    result = (
+        build_definitions(str(data_dir))
+        .resolve_job_def("release_job")
+        .execute_in_process(partition_key=run.partition_key, instance=instance, tags=run.tags, raise_on_error=False)
+    )
     assert result.success
     control = materialise(data_dir, instance, "control", kind="adhoc", judge=False)  # read_write: served warm
     assert control.success
@@ -196,10 +219,17 @@ def test_an_inline_catalog_change_is_a_catalog_change_too(instance, data_dir):
     (suite_dir / "catalog.yaml").write_text("[]\n")
 
     def write_task(description: str) -> None:
-        tool = {"name": "area", "description": description,
-                "parameters": {"type": "object", "properties": {"r": {"type": "number"}}}}
-        task = {"id": "t1", "messages": [{"role": "user", "content": "Area of a circle of radius 2?"}],
-                "expected": {"tool": "area", "arguments": {"r": 2}}, "tools": [tool]}
+        tool = {
+            "name": "area",
+            "description": description,
+            "parameters": {"type": "object", "properties": {"r": {"type": "number"}}},
+        }
+        task = {
+            "id": "t1",
+            "messages": [{"role": "user", "content": "Area of a circle of radius 2?"}],
+            "expected": {"tool": "area", "arguments": {"r": 2}},
+            "tools": [tool],
+        }
         (suite_dir / "tasks.jsonl").write_text(json.dumps(task) + "\n")
 
     write_task("Area of a circle.")
@@ -230,7 +260,10 @@ def test_a_catalog_reverted_to_one_a_finished_release_evaluated_is_recorded_not_
     assert json.loads(reverted.cursor) == {DEMO_SUITE: v0}
     assert not (data_dir / "releases" / f"catalog-{v0}").exists()
 
-    with dg.build_sensor_context(instance=instance, cursor=edited.cursor, resources={"toolchoice": ToolchoiceResource(
-            data_dir=str(data_dir), rerun_evaluated_catalogs=True)}) as context:
+    with dg.build_sensor_context(
+        instance=instance,
+        cursor=edited.cursor,
+        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir), rerun_evaluated_catalogs=True)},
+    ) as context:
         asked = catalog_change(context)
     assert [run.partition_key for run in asked.run_requests] == [f"catalog-{v0}"]

@@ -7,8 +7,10 @@ from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 
 
 def test_records_round_trip_across_batches(tmp_path):
-    episodes = [Episode(model="m", task_id=f"t{i}", steps=[StepRecord(step=0, latency_ms=float(i), provider_ms=1.5)])
-                for i in range(2 * BATCH_ROWS + 3)]
+    episodes = [
+        Episode(model="m", task_id=f"t{i}", steps=[StepRecord(step=0, latency_ms=float(i), provider_ms=1.5)])
+        for i in range(2 * BATCH_ROWS + 3)
+    ]
     path = tmp_path / "agent_runs.parquet"
     assert write_records(path, iter(episodes), Episode) == len(episodes)
     assert pq.ParquetFile(path).metadata.num_row_groups >= 3  # written batch by batch

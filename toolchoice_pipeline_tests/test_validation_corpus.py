@@ -17,8 +17,8 @@ import pytest
 
 from toolchoice_pipeline.cli import main
 from toolchoice_pipeline.suites.config import load_run_config
-from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.errors import InputError
 
 SUITE = "name: demo\ncatalog: catalog.yaml\ntasks: tasks.jsonl\nmatch_profile: key_args\n"
 CATALOG = textwrap.dedent("""\
@@ -42,8 +42,12 @@ CATALOG = textwrap.dedent("""\
 
 def task(id: str, tool: str | None, arguments: dict | None = None, text: str = "please", **extra) -> str:
     """One task line of the corpus."""
-    data = {"id": id, "messages": [{"role": "user", "content": text}],
-            "expected": {"tool": tool, "arguments": arguments or {}}, **extra}
+    data = {
+        "id": id,
+        "messages": [{"role": "user", "content": text}],
+        "expected": {"tool": tool, "arguments": arguments or {}},
+        **extra,
+    }
     return json.dumps(data)
 
 
@@ -89,233 +93,505 @@ class Case:
 
 CASES = [
     # ---- tasks.jsonl: syntax and shape ----
-    Case("task-bad-json", {"suites/demo/tasks.jsonl": lines(READ, '{"id": "grep-002", "messages": [}', CHAT)},
-         (f"{T}:2: bad JSON: Expecting value (column 33)",)),
-    Case("task-line-not-object", {"suites/demo/tasks.jsonl": lines(READ, '["read-002", "show me main.py"]')},
-         (f"{T}:2: a task line must be a JSON object, not an array",)),
-    Case("task-unknown-field", {"suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", prompt="x"))},
-         (f"{T}:2: prompt: unknown field (allowed: id, messages, expected, tools, tool_results, tags)",)),
-    Case("expected-unknown-field",
-         {"suites/demo/tasks.jsonl": lines(READ, json.dumps(
-             {"id": "grep-002", "messages": [{"role": "user", "content": "x"}],
-              "expected": {"tool": "Grep", "args": {"pattern": "x"}}}))},
-         (f"{T}:2: expected.args: unknown field (did you mean 'arguments'? allowed: tool, arguments, calls, any_call)",)),
-    Case("task-missing-fields", {"suites/demo/tasks.jsonl": lines('{"messages": [{"role": "user", "content": "x"}]}')},
-         (f'{T}:1: id: required field is missing: give a stable name such as "grep-def-001"',
-          f'{T}:1: expected: required field is missing: give {{"tool": "Grep", "arguments": {{...}}}}; '
-          '{"tool": null} when no call is expected; null for an unlabelled task')),
-    Case("task-wrong-types", {"suites/demo/tasks.jsonl": lines(json.dumps(
-        {"id": "read-002", "messages": "show me main.py", "expected": {"tool": "Read"}, "tags": "file-read"}))},
-         (f'{T}:1: messages: Input should be a valid list (got "show me main.py")',
-          f'{T}:1: tags: Input should be a valid list (got "file-read")')),
-    Case("message-bad-role-and-content", {"suites/demo/tasks.jsonl": lines(json.dumps(
-        {"id": "read-002", "messages": [{"role": "human", "content": 5}], "expected": None}))},
-         (f"{T}:1: messages[0].role: Input should be 'system', 'developer', 'user', 'assistant' or 'tool' "
-          '(got "human")',
-          f"{T}:1: messages[0].content: Input should be a valid string or a valid list (got 5)")),
-    Case("task-empty-messages", {"suites/demo/tasks.jsonl": lines('{"id": "t-1", "messages": [], "expected": null}')},
-         (f"{T}:1: messages: List should have at least 1 item after validation, not 0 (got [])",)),
-    Case("task-duplicate-id", {"suites/demo/tasks.jsonl": lines(READ, GREP, READ)},
-         (f"{T}:3: id: duplicate task id 'read-001' (first on line 1)",)),
-    Case("tasks-not-utf8",
-         {"suites/demo/tasks.jsonl": lines(READ, GREP.replace("defined", "d\xe9fined")).encode("latin-1")},
-         (f"{T}:2: not UTF-8 text: byte 0xe9 at column 86 (invalid continuation byte); save the file as UTF-8",)),
-    Case("empty-suite", {"suites/demo/tasks.jsonl": "\n\n"},
-         (f"{T}: the suite has no tasks: add one task per line as a JSON object (see docs/formats.md)",)),
+    Case(
+        "task-bad-json",
+        {"suites/demo/tasks.jsonl": lines(READ, '{"id": "grep-002", "messages": [}', CHAT)},
+        (f"{T}:2: bad JSON: Expecting value (column 33)",),
+    ),
+    Case(
+        "task-line-not-object",
+        {"suites/demo/tasks.jsonl": lines(READ, '["read-002", "show me main.py"]')},
+        (f"{T}:2: a task line must be a JSON object, not an array",),
+    ),
+    Case(
+        "task-unknown-field",
+        {"suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", prompt="x"))},
+        (f"{T}:2: prompt: unknown field (allowed: id, messages, expected, tools, tool_results, tags)",),
+    ),
+    Case(
+        "expected-unknown-field",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                READ,
+                json.dumps(
+                    {
+                        "id": "grep-002",
+                        "messages": [{"role": "user", "content": "x"}],
+                        "expected": {"tool": "Grep", "args": {"pattern": "x"}},
+                    }
+                ),
+            )
+        },
+        (f"{T}:2: expected.args: unknown field (did you mean 'arguments'? allowed: tool, arguments, calls, any_call)",),
+    ),
+    Case(
+        "task-missing-fields",
+        {"suites/demo/tasks.jsonl": lines('{"messages": [{"role": "user", "content": "x"}]}')},
+        (
+            f'{T}:1: id: required field is missing: give a stable name such as "grep-def-001"',
+            f'{T}:1: expected: required field is missing: give {{"tool": "Grep", "arguments": {{...}}}}; '
+            '{"tool": null} when no call is expected; null for an unlabelled task',
+        ),
+    ),
+    Case(
+        "task-wrong-types",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                json.dumps(
+                    {"id": "read-002", "messages": "show me main.py", "expected": {"tool": "Read"}, "tags": "file-read"}
+                )
+            )
+        },
+        (
+            f'{T}:1: messages: Input should be a valid list (got "show me main.py")',
+            f'{T}:1: tags: Input should be a valid list (got "file-read")',
+        ),
+    ),
+    Case(
+        "message-bad-role-and-content",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                json.dumps({"id": "read-002", "messages": [{"role": "human", "content": 5}], "expected": None})
+            )
+        },
+        (
+            f"{T}:1: messages[0].role: Input should be 'system', 'developer', 'user', 'assistant' or 'tool' "
+            '(got "human")',
+            f"{T}:1: messages[0].content: Input should be a valid string or a valid list (got 5)",
+        ),
+    ),
+    Case(
+        "task-empty-messages",
+        {"suites/demo/tasks.jsonl": lines('{"id": "t-1", "messages": [], "expected": null}')},
+        (f"{T}:1: messages: List should have at least 1 item after validation, not 0 (got [])",),
+    ),
+    Case(
+        "task-duplicate-id",
+        {"suites/demo/tasks.jsonl": lines(READ, GREP, READ)},
+        (f"{T}:3: id: duplicate task id 'read-001' (first on line 1)",),
+    ),
+    Case(
+        "tasks-not-utf8",
+        {"suites/demo/tasks.jsonl": lines(READ, GREP.replace("defined", "d\xe9fined")).encode("latin-1")},
+        (f"{T}:2: not UTF-8 text: byte 0xe9 at column 86 (invalid continuation byte); save the file as UTF-8",),
+    ),
+    Case(
+        "empty-suite",
+        {"suites/demo/tasks.jsonl": "\n\n"},
+        (f"{T}: the suite has no tasks: add one task per line as a JSON object (see docs/formats.md)",),
+    ),
     # ---- tasks.jsonl: against the catalog ----
-    Case("expected-tool-not-in-catalog",
-         {"suites/demo/tasks.jsonl": lines(READ, task("grep-002", "grep", {"pattern": "x"}),
-                                           task("web-001", "WebSearch", {"query": "x"}))},
-         (f"{T}:2: expected.tool: tool 'grep' is not in the task's catalog (catalog: Grep, Read); "
-          "did you mean 'Grep'? Names are case-sensitive",
-          f"{T}:3: expected.tool: tool 'WebSearch' is not in the task's catalog (catalog: Grep, Read)")),
-    Case("expected-tool-not-in-inline-tools",
-         {"suites/demo/tasks.jsonl": lines(task("bfcl-001", "get_weather", {"city": "Paris"}, tools=[
-             {"name": "get_forecast", "description": "", "parameters": {
-                 "type": "object", "properties": {"city": {"type": "string"}}}}]))},
-         (f"{T}:1: expected.tool: tool 'get_weather' is not in the task's catalog (catalog: get_forecast)",)),
-    Case("key-argument-not-a-parameter",
-         {"suites/demo/tasks.jsonl": lines(task("read-002", "Read", {"filepath": "main.py", "path": "main.py"}))},
-         (f"{T}:1: expected.arguments.filepath: key argument 'filepath' is not a parameter of tool 'Read' "
-          "(parameters: file_path); did you mean 'file_path'?",
-          f"{T}:1: expected.arguments.path: key argument 'path' is not a parameter of tool 'Read' "
-          "(parameters: file_path)")),
-    Case("regex-does-not-compile",
-         {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"pattern": {"regex": "load_settings("}}))},
-         (f'{T}:1: expected.arguments.pattern: regex "load_settings(" does not compile: '
-          "missing ): load_settings(",)),
-    Case("regex-needs-backtracking",
-         {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"pattern": {"regex": "(?<=def )load"}}))},
-         (f'{T}:1: expected.arguments.pattern: regex "(?<=def )load" does not compile: invalid perl operator: (?<= '
-          "(RE2, the linear-time engine user regexes run on, has no lookaround or backreferences; write \\z for "
-          "the end of text)",)),
-    Case("any_of-malformed",
-         {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"pattern": {"any_of": []},
-                                                                     "path": {"any_of": "src"}}))},
-         (f"{T}:1: expected.arguments.pattern: 'any_of' must be a non-empty list of values (got [])",
-          f"{T}:1: expected.arguments.path: 'any_of' must be a non-empty list of values (got \"src\")")),
-    Case("two-matcher-keys",
-         {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"pattern": {"any_of": ["a"], "regex": "b"}}))},
-         (f"{T}:1: expected.arguments.pattern: a matcher takes exactly one of any_of, regex, value "
-          "(found any_of, regex); put alternatives in one any_of or one regex",)),
-    Case("optional-not-boolean",
-         {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"path": {"value": "src", "optional": "yes"}}))},
-         (f"{T}:1: expected.arguments.path: 'optional' must be true or false (got \"yes\")",)),
-    Case("arguments-with-null-tool",
-         {"suites/demo/tasks.jsonl": lines(task("chat-002", None, {"file_path": "x"}))},
-         (f"{T}:1: expected.arguments: arguments are given but no call is expected (expected.tool is null): "
-          "name the tool or remove the arguments",)),
-    Case("tool_results-for-unknown-tool",
-         {"suites/demo/tasks.jsonl": lines(task("multi-001", "Grep", {"pattern": "x"},
-                                                tool_results={"Grep": "a.py:1", "Bash": "ok"}))},
-         (f"{T}:1: tool_results.Bash: canned result for tool 'Bash', which is not in the task's catalog "
-          "(catalog: Grep, Read)",)),
-    Case("inline-tools-bad-schema-and-duplicate",
-         {"suites/demo/tasks.jsonl": lines(task("bfcl-001", "f", tools=[
-             {"name": "f", "description": "", "parameters": {"type": "dict", "properties": {}}},
-             {"name": "f", "description": "", "parameters": {"type": "object"}}]))},
-         (f"{T}:1: tools[0].parameters.type: not a valid JSON Schema: 'dict' is not a JSON Schema type "
-          f"({SCHEMA_TYPES})",
-          f"{T}:1: tools[1].name: duplicate tool name 'f' (also at tools[0])")),
-    Case("every-line-reported",  # problems on several lines and of several kinds, all in one go, by line
-         {"suites/demo/tasks.jsonl": lines(READ, "{oops", task("read-002", "Red"), READ, task("x", "Grep", bad=1))},
-         (f"{T}:2: bad JSON: Expecting property name enclosed in double quotes (column 2)",
-          f"{T}:3: expected.tool: tool 'Red' is not in the task's catalog (catalog: Grep, Read); "
-          "did you mean 'Read'?",
-          f"{T}:4: id: duplicate task id 'read-001' (first on line 1)",
-          f"{T}:5: bad: unknown field (allowed: id, messages, expected, tools, tool_results, tags)")),
+    Case(
+        "expected-tool-not-in-catalog",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                READ, task("grep-002", "grep", {"pattern": "x"}), task("web-001", "WebSearch", {"query": "x"})
+            )
+        },
+        (
+            f"{T}:2: expected.tool: tool 'grep' is not in the task's catalog (catalog: Grep, Read); "
+            "did you mean 'Grep'? Names are case-sensitive",
+            f"{T}:3: expected.tool: tool 'WebSearch' is not in the task's catalog (catalog: Grep, Read)",
+        ),
+    ),
+    Case(
+        "expected-tool-not-in-inline-tools",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                task(
+                    "bfcl-001",
+                    "get_weather",
+                    {"city": "Paris"},
+                    tools=[
+                        {
+                            "name": "get_forecast",
+                            "description": "",
+                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                        }
+                    ],
+                )
+            )
+        },
+        (f"{T}:1: expected.tool: tool 'get_weather' is not in the task's catalog (catalog: get_forecast)",),
+    ),
+    Case(
+        "key-argument-not-a-parameter",
+        {"suites/demo/tasks.jsonl": lines(task("read-002", "Read", {"filepath": "main.py", "path": "main.py"}))},
+        (
+            f"{T}:1: expected.arguments.filepath: key argument 'filepath' is not a parameter of tool 'Read' "
+            "(parameters: file_path); did you mean 'file_path'?",
+            f"{T}:1: expected.arguments.path: key argument 'path' is not a parameter of tool 'Read' "
+            "(parameters: file_path)",
+        ),
+    ),
+    Case(
+        "regex-does-not-compile",
+        {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"pattern": {"regex": "load_settings("}}))},
+        (f'{T}:1: expected.arguments.pattern: regex "load_settings(" does not compile: missing ): load_settings(',),
+    ),
+    Case(
+        "regex-needs-backtracking",
+        {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"pattern": {"regex": "(?<=def )load"}}))},
+        (
+            f'{T}:1: expected.arguments.pattern: regex "(?<=def )load" does not compile: invalid perl operator: (?<= '
+            "(RE2, the linear-time engine user regexes run on, has no lookaround or backreferences; write \\z for "
+            "the end of text)",
+        ),
+    ),
+    Case(
+        "any_of-malformed",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                task("grep-002", "Grep", {"pattern": {"any_of": []}, "path": {"any_of": "src"}})
+            )
+        },
+        (
+            f"{T}:1: expected.arguments.pattern: 'any_of' must be a non-empty list of values (got [])",
+            f"{T}:1: expected.arguments.path: 'any_of' must be a non-empty list of values (got \"src\")",
+        ),
+    ),
+    Case(
+        "two-matcher-keys",
+        {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"pattern": {"any_of": ["a"], "regex": "b"}}))},
+        (
+            f"{T}:1: expected.arguments.pattern: a matcher takes exactly one of any_of, regex, value "
+            "(found any_of, regex); put alternatives in one any_of or one regex",
+        ),
+    ),
+    Case(
+        "optional-not-boolean",
+        {"suites/demo/tasks.jsonl": lines(task("grep-002", "Grep", {"path": {"value": "src", "optional": "yes"}}))},
+        (f"{T}:1: expected.arguments.path: 'optional' must be true or false (got \"yes\")",),
+    ),
+    Case(
+        "arguments-with-null-tool",
+        {"suites/demo/tasks.jsonl": lines(task("chat-002", None, {"file_path": "x"}))},
+        (
+            f"{T}:1: expected.arguments: arguments are given but no call is expected (expected.tool is null): "
+            "name the tool or remove the arguments",
+        ),
+    ),
+    Case(
+        "tool_results-for-unknown-tool",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                task("multi-001", "Grep", {"pattern": "x"}, tool_results={"Grep": "a.py:1", "Bash": "ok"})
+            )
+        },
+        (
+            f"{T}:1: tool_results.Bash: canned result for tool 'Bash', which is not in the task's catalog "
+            "(catalog: Grep, Read)",
+        ),
+    ),
+    Case(
+        "inline-tools-bad-schema-and-duplicate",
+        {
+            "suites/demo/tasks.jsonl": lines(
+                task(
+                    "bfcl-001",
+                    "f",
+                    tools=[
+                        {"name": "f", "description": "", "parameters": {"type": "dict", "properties": {}}},
+                        {"name": "f", "description": "", "parameters": {"type": "object"}},
+                    ],
+                )
+            )
+        },
+        (
+            f"{T}:1: tools[0].parameters.type: not a valid JSON Schema: 'dict' is not a JSON Schema type "
+            f"({SCHEMA_TYPES})",
+            f"{T}:1: tools[1].name: duplicate tool name 'f' (also at tools[0])",
+        ),
+    ),
+    Case(
+        "every-line-reported",  # problems on several lines and of several kinds, all in one go, by line
+        {"suites/demo/tasks.jsonl": lines(READ, "{oops", task("read-002", "Red"), READ, task("x", "Grep", bad=1))},
+        (
+            f"{T}:2: bad JSON: Expecting property name enclosed in double quotes (column 2)",
+            f"{T}:3: expected.tool: tool 'Red' is not in the task's catalog (catalog: Grep, Read); "
+            "did you mean 'Read'?",
+            f"{T}:4: id: duplicate task id 'read-001' (first on line 1)",
+            f"{T}:5: bad: unknown field (allowed: id, messages, expected, tools, tool_results, tags)",
+        ),
+    ),
     # ---- catalog.yaml ----
-    Case("catalog-unknown-field",
-         {"suites/demo/catalog.yaml": CATALOG.replace("  description: Read one local file.\n",
-                                                      "  description: Read one local file.\n  inputSchema: {}\n")},
-         (f"{C}:3: [0].inputSchema: unknown field (did you mean 'parameters'? allowed: name, description, "
-          "parameters)",)),
-    Case("catalog-missing-name", {"suites/demo/catalog.yaml": CATALOG.replace("- name: Grep\n  description",
-                                                                             "- description")},
-         (f"{C}:8: [1].name: required field is missing",)),
-    Case("catalog-wrong-type", {"suites/demo/catalog.yaml": "- name: Read\n  description: r\n  parameters: [file_path]\n"},
-         (f'{C}:3: [0].parameters: Input should be a valid dictionary (got ["file_path"])',)),
-    Case("parameters-fail-meta-schema",
-         {"suites/demo/catalog.yaml": CATALOG.replace("file_path: {type: string}", "file_path: {type: strng}")
-          .replace("required: [pattern]", "required: pattern")},
-         (f"{C}:6: [0].parameters.properties.file_path.type: not a valid JSON Schema: 'strng' is not a JSON "
-          f"Schema type ({SCHEMA_TYPES})",
-          f"{C}:15: [1].parameters.required: not a valid JSON Schema: 'pattern' is not of type 'array'")),
-    Case("parameters-top-level-not-object",
-         {"suites/demo/catalog.yaml": CATALOG.replace("    type: object\n    properties:\n      file_path",
-                                                      "    type: array\n    properties:\n      file_path")},
-         (f'{C}:4: [0].parameters.type: the top level of parameters must be a JSON Schema object with '
-          '"type": "object" (found "array")',)),
-    Case("duplicate-tool-names", {"suites/demo/catalog.yaml": CATALOG + CATALOG.split("- name: Grep")[0]},
-         (f"{C}:16: [2].name: duplicate tool name 'Read' (also at [0], line 1)",)),
-    Case("empty-catalog", {"suites/demo/catalog.yaml": "[]\n"},
-         (f"{C}: the catalog has no tools: list at least one tool definition (or give every task an inline "
-          "'tools' catalog)",)),
-    Case("catalog-not-a-list", {"suites/demo/catalog.yaml": "Read:\n  description: x\n"},
-         (f"{C}:1: a catalog must be a YAML list of tool definitions (- name: ..., description: ..., "
-          "parameters: ...)",)),
-    Case("catalog-item-not-a-mapping", {"suites/demo/catalog.yaml": CATALOG + "- Bash\n"},
-         (f"{C}:16: [2]: a tool definition must be a mapping with name, description and parameters, "
-          "not a string",)),
-    Case("catalog-bad-yaml", {"suites/demo/catalog.yaml": "- name: Read\n  description: Read: a file\n"},
-         (f"{C}:2: bad YAML: mapping values are not allowed here (column 20); quote a value that contains "
-          "': ' (description: \"Read: a file\")",)),
-    Case("catalog-duplicate-yaml-key",
-         {"suites/demo/catalog.yaml": CATALOG.replace("  description: Read one local file.\n",
-                                                      "  description: Read one local file.\n  description: Reads.\n")},
-         (f"{C}:3: [0].description: duplicate key 'description' (first on line 2)",)),
-    Case("catalog-missing", {"suites/demo/catalog.yaml": None},
-         (f"{S}:2: catalog: file not found: {C}",)),
+    Case(
+        "catalog-unknown-field",
+        {
+            "suites/demo/catalog.yaml": CATALOG.replace(
+                "  description: Read one local file.\n", "  description: Read one local file.\n  inputSchema: {}\n"
+            )
+        },
+        (f"{C}:3: [0].inputSchema: unknown field (did you mean 'parameters'? allowed: name, description, parameters)",),
+    ),
+    Case(
+        "catalog-missing-name",
+        {"suites/demo/catalog.yaml": CATALOG.replace("- name: Grep\n  description", "- description")},
+        (f"{C}:8: [1].name: required field is missing",),
+    ),
+    Case(
+        "catalog-wrong-type",
+        {"suites/demo/catalog.yaml": "- name: Read\n  description: r\n  parameters: [file_path]\n"},
+        (f'{C}:3: [0].parameters: Input should be a valid dictionary (got ["file_path"])',),
+    ),
+    Case(
+        "parameters-fail-meta-schema",
+        {
+            "suites/demo/catalog.yaml": CATALOG.replace(
+                "file_path: {type: string}", "file_path: {type: strng}"
+            ).replace("required: [pattern]", "required: pattern")
+        },
+        (
+            f"{C}:6: [0].parameters.properties.file_path.type: not a valid JSON Schema: 'strng' is not a JSON "
+            f"Schema type ({SCHEMA_TYPES})",
+            f"{C}:15: [1].parameters.required: not a valid JSON Schema: 'pattern' is not of type 'array'",
+        ),
+    ),
+    Case(
+        "parameters-top-level-not-object",
+        {
+            "suites/demo/catalog.yaml": CATALOG.replace(
+                "    type: object\n    properties:\n      file_path",
+                "    type: array\n    properties:\n      file_path",
+            )
+        },
+        (
+            f"{C}:4: [0].parameters.type: the top level of parameters must be a JSON Schema object with "
+            '"type": "object" (found "array")',
+        ),
+    ),
+    Case(
+        "duplicate-tool-names",
+        {"suites/demo/catalog.yaml": CATALOG + CATALOG.split("- name: Grep")[0]},
+        (f"{C}:16: [2].name: duplicate tool name 'Read' (also at [0], line 1)",),
+    ),
+    Case(
+        "empty-catalog",
+        {"suites/demo/catalog.yaml": "[]\n"},
+        (
+            f"{C}: the catalog has no tools: list at least one tool definition (or give every task an inline "
+            "'tools' catalog)",
+        ),
+    ),
+    Case(
+        "catalog-not-a-list",
+        {"suites/demo/catalog.yaml": "Read:\n  description: x\n"},
+        (f"{C}:1: a catalog must be a YAML list of tool definitions (- name: ..., description: ..., parameters: ...)",),
+    ),
+    Case(
+        "catalog-item-not-a-mapping",
+        {"suites/demo/catalog.yaml": CATALOG + "- Bash\n"},
+        (f"{C}:16: [2]: a tool definition must be a mapping with name, description and parameters, not a string",),
+    ),
+    Case(
+        "catalog-bad-yaml",
+        {"suites/demo/catalog.yaml": "- name: Read\n  description: Read: a file\n"},
+        (
+            f"{C}:2: bad YAML: mapping values are not allowed here (column 20); quote a value that contains "
+            "': ' (description: \"Read: a file\")",
+        ),
+    ),
+    Case(
+        "catalog-duplicate-yaml-key",
+        {
+            "suites/demo/catalog.yaml": CATALOG.replace(
+                "  description: Read one local file.\n", "  description: Read one local file.\n  description: Reads.\n"
+            )
+        },
+        (f"{C}:3: [0].description: duplicate key 'description' (first on line 2)",),
+    ),
+    Case("catalog-missing", {"suites/demo/catalog.yaml": None}, (f"{S}:2: catalog: file not found: {C}",)),
     # ---- suite.yaml ----
-    Case("suite-unknown-field", {"suites/demo/suite.yaml": SUITE + "catalogue: tools.yaml\n"},
-         (f"{S}:5: catalogue: unknown field (did you mean 'catalog'? allowed: name, description, catalog, tasks, "
-          "match_profile, live_catalogs, models)",)),
-    Case("unknown-match-profile", {"suites/demo/suite.yaml": SUITE.replace("key_args", "keyargs")},
-         (f"{S}:4: match_profile: Input should be 'key_args' or 'bfcl' (got \"keyargs\")",)),
-    Case("suite-name-differs-from-directory", {"suites/demo/suite.yaml": SUITE.replace("name: demo", "name: coding")},
-         (f"{S}:1: name: suite name 'coding' differs from its directory 'demo'",)),
-    Case("suite-wrong-types", {"suites/demo/suite.yaml": SUITE + "live_catalogs: live/mcp.json\nmodels: local/x\n"},
-         (f'{S}:5: live_catalogs: Input should be a valid list (got "live/mcp.json")',
-          f'{S}:6: models: Input should be a valid list (got "local/x")')),
-    Case("suite-bad-yaml", {"suites/demo/suite.yaml": "name: demo\ncatalog: [catalog.yaml\n"},
-         (f"{S}:3: bad YAML: expected ',' or ']', but got '<stream end>' (column 1)",)),
-    Case("suite-not-a-mapping", {"suites/demo/suite.yaml": "- demo\n"},
-         (f"{S}:1: suite.yaml must be a mapping with at least 'name: demo'",)),
-    Case("suite-not-utf8", {"suites/demo/suite.yaml": "name: demo\ndescription: caf\xe9\n".encode("latin-1")},
-         (f"{S}:2: not UTF-8 text: byte 0xe9 at column 17 (invalid continuation byte); save the file as UTF-8",)),
-    Case("tasks-file-missing", {"suites/demo/suite.yaml": SUITE.replace("tasks.jsonl", "task.jsonl")},
-         (f"{S}:3: tasks: file not found: data/suites/demo/task.jsonl",)),
-    Case("no-such-suite", {}, ("data/suites/demo2/suite.yaml: no suite 'demo2' (suites in data: demo)",),
-         suite="demo2"),
+    Case(
+        "suite-unknown-field",
+        {"suites/demo/suite.yaml": SUITE + "catalogue: tools.yaml\n"},
+        (
+            f"{S}:5: catalogue: unknown field (did you mean 'catalog'? allowed: name, description, catalog, tasks, "
+            "match_profile, live_catalogs, models)",
+        ),
+    ),
+    Case(
+        "unknown-match-profile",
+        {"suites/demo/suite.yaml": SUITE.replace("key_args", "keyargs")},
+        (f"{S}:4: match_profile: Input should be 'key_args' or 'bfcl' (got \"keyargs\")",),
+    ),
+    Case(
+        "suite-name-differs-from-directory",
+        {"suites/demo/suite.yaml": SUITE.replace("name: demo", "name: coding")},
+        (f"{S}:1: name: suite name 'coding' differs from its directory 'demo'",),
+    ),
+    Case(
+        "suite-wrong-types",
+        {"suites/demo/suite.yaml": SUITE + "live_catalogs: live/mcp.json\nmodels: local/x\n"},
+        (
+            f'{S}:5: live_catalogs: Input should be a valid list (got "live/mcp.json")',
+            f'{S}:6: models: Input should be a valid list (got "local/x")',
+        ),
+    ),
+    Case(
+        "suite-bad-yaml",
+        {"suites/demo/suite.yaml": "name: demo\ncatalog: [catalog.yaml\n"},
+        (f"{S}:3: bad YAML: expected ',' or ']', but got '<stream end>' (column 1)",),
+    ),
+    Case(
+        "suite-not-a-mapping",
+        {"suites/demo/suite.yaml": "- demo\n"},
+        (f"{S}:1: suite.yaml must be a mapping with at least 'name: demo'",),
+    ),
+    Case(
+        "suite-not-utf8",
+        {"suites/demo/suite.yaml": "name: demo\ndescription: caf\xe9\n".encode("latin-1")},
+        (f"{S}:2: not UTF-8 text: byte 0xe9 at column 17 (invalid continuation byte); save the file as UTF-8",),
+    ),
+    Case(
+        "tasks-file-missing",
+        {"suites/demo/suite.yaml": SUITE.replace("tasks.jsonl", "task.jsonl")},
+        (f"{S}:3: tasks: file not found: data/suites/demo/task.jsonl",),
+    ),
+    Case(
+        "no-such-suite", {}, ("data/suites/demo2/suite.yaml: no suite 'demo2' (suites in data: demo)",), suite="demo2"
+    ),
     # ---- live catalog dumps ----
-    Case("live-dump-bad-json",
-         {"suites/demo/suite.yaml": LIVE_SUITE, "suites/demo/live/mcp.json": '{"tools": [\n  {"name": "x",}\n]}\n'},
-         (f"{L}:2: bad JSON: Expecting property name enclosed in double quotes (column 16)",)),
-    Case("live-dump-not-a-list",
-         {"suites/demo/suite.yaml": LIVE_SUITE, "suites/demo/live/mcp.json": dump({"name": "search_issues"})},
-         (f"{L}:1: a live catalog dump must be a JSON list of tools (or an object with a 'tools' list, as MCP "
-          "tools/list returns)",)),
-    Case("live-dump-tool-problems",
-         {"suites/demo/suite.yaml": LIVE_SUITE, "suites/demo/live/mcp.json": dump({"tools": [
-             {"description": "no name"},
-             {"name": "search_issues", "inputSchema": {"type": "object", "properties": {"q": {"type": "text"}}}},
-             {"name": 7},
-             "Bash",
-             {"name": "get_issue", "inputSchema": []},
-             {"name": "search_issues"}]})},
-         (f"{L}:3: tools[0].name: required field is missing",
-          f"{L}:12: tools[1].inputSchema.properties.q.type: not a valid JSON Schema: 'text' is not a JSON Schema "
-          f"type ({SCHEMA_TYPES})",
-          f"{L}:18: tools[2].name: must be a non-empty string (got 7)",
-          f"{L}:20: tools[3]: a tool must be a JSON object, not a string",
-          f"{L}:23: tools[4].inputSchema: parameters must be a JSON Schema object, not a list",
-          f"{L}:26: tools[5].name: duplicate tool name 'search_issues' (also at tools[1], line 6)")),
-    Case("live-dump-openai-format-problems",
-         {"suites/demo/suite.yaml": LIVE_SUITE, "suites/demo/live/mcp.json": dump([
-             {"type": "function", "function": {"name": "lookup", "parameters": {"type": "string"}}}])},
-         (f'{L}:7: [0].function.parameters.type: the top level of parameters must be a JSON Schema object with '
-          '"type": "object" (found "string")',)),
-    Case("live-dump-missing", {"suites/demo/suite.yaml": LIVE_SUITE},
-         (f"{S}:5: live_catalogs[0]: file not found: {L}",)),
-    Case("problems-in-every-file",  # each file's problems, all in one report: catalog, dump, then tasks
-         {"suites/demo/suite.yaml": LIVE_SUITE, "suites/demo/live/mcp.json": dump([{"name": ""}]),
-          "suites/demo/catalog.yaml": CATALOG.replace("type: string}", "type: str}", 1),
-          "suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", {"pattern": {"regex": "("}}))},
-         (f"{C}:6: [0].parameters.properties.file_path.type: not a valid JSON Schema: 'str' is not a JSON Schema "
-          f"type ({SCHEMA_TYPES})",
-          f'{L}:3: [0].name: must be a non-empty string (got "")',
-          f'{T}:2: expected.arguments.pattern: regex "(" does not compile: missing ): (')),
+    Case(
+        "live-dump-bad-json",
+        {"suites/demo/suite.yaml": LIVE_SUITE, "suites/demo/live/mcp.json": '{"tools": [\n  {"name": "x",}\n]}\n'},
+        (f"{L}:2: bad JSON: Expecting property name enclosed in double quotes (column 16)",),
+    ),
+    Case(
+        "live-dump-not-a-list",
+        {"suites/demo/suite.yaml": LIVE_SUITE, "suites/demo/live/mcp.json": dump({"name": "search_issues"})},
+        (
+            f"{L}:1: a live catalog dump must be a JSON list of tools (or an object with a 'tools' list, as MCP "
+            "tools/list returns)",
+        ),
+    ),
+    Case(
+        "live-dump-tool-problems",
+        {
+            "suites/demo/suite.yaml": LIVE_SUITE,
+            "suites/demo/live/mcp.json": dump(
+                {
+                    "tools": [
+                        {"description": "no name"},
+                        {
+                            "name": "search_issues",
+                            "inputSchema": {"type": "object", "properties": {"q": {"type": "text"}}},
+                        },
+                        {"name": 7},
+                        "Bash",
+                        {"name": "get_issue", "inputSchema": []},
+                        {"name": "search_issues"},
+                    ]
+                }
+            ),
+        },
+        (
+            f"{L}:3: tools[0].name: required field is missing",
+            f"{L}:12: tools[1].inputSchema.properties.q.type: not a valid JSON Schema: 'text' is not a JSON Schema "
+            f"type ({SCHEMA_TYPES})",
+            f"{L}:18: tools[2].name: must be a non-empty string (got 7)",
+            f"{L}:20: tools[3]: a tool must be a JSON object, not a string",
+            f"{L}:23: tools[4].inputSchema: parameters must be a JSON Schema object, not a list",
+            f"{L}:26: tools[5].name: duplicate tool name 'search_issues' (also at tools[1], line 6)",
+        ),
+    ),
+    Case(
+        "live-dump-openai-format-problems",
+        {
+            "suites/demo/suite.yaml": LIVE_SUITE,
+            "suites/demo/live/mcp.json": dump(
+                [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "string"}}}]
+            ),
+        },
+        (
+            f"{L}:7: [0].function.parameters.type: the top level of parameters must be a JSON Schema object with "
+            '"type": "object" (found "string")',
+        ),
+    ),
+    Case(
+        "live-dump-missing", {"suites/demo/suite.yaml": LIVE_SUITE}, (f"{S}:5: live_catalogs[0]: file not found: {L}",)
+    ),
+    Case(
+        "problems-in-every-file",  # each file's problems, all in one report: catalog, dump, then tasks
+        {
+            "suites/demo/suite.yaml": LIVE_SUITE,
+            "suites/demo/live/mcp.json": dump([{"name": ""}]),
+            "suites/demo/catalog.yaml": CATALOG.replace("type: string}", "type: str}", 1),
+            "suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", {"pattern": {"regex": "("}})),
+        },
+        (
+            f"{C}:6: [0].parameters.properties.file_path.type: not a valid JSON Schema: 'str' is not a JSON Schema "
+            f"type ({SCHEMA_TYPES})",
+            f'{L}:3: [0].name: must be a non-empty string (got "")',
+            f'{T}:2: expected.arguments.pattern: regex "(" does not compile: missing ): (',
+        ),
+    ),
     # ---- toolchoice.yaml (the run configuration) ----
-    Case("config-api-key",
-         {"toolchoice.yaml": "models:\n  - local/bm25-router\n  - model: openai/gpt-4o-mini\n    params:\n"
-                             "      temperature: 0\n      api_key: sk-live-123\n"},
-         (f"{CFG}:6: models[1].params.api_key: credentials may not be stored in the run configuration; remove it "
-          "and set OPENAI_API_KEY in the environment instead",), kind="config"),
-    Case("config-judge-secret",
-         {"toolchoice.yaml": "judge:\n  model:\n    model: anthropic/claude-sonnet-4-5\n"
-                             "    params: {api_key: x, aws_secret_access_key: y}\n"},
-         (f"{CFG}:4: judge.model.params.api_key: credentials may not be stored in the run configuration; remove it "
-          "and set ANTHROPIC_API_KEY in the environment instead",
-          f"{CFG}:4: judge.model.params.aws_secret_access_key: credentials may not be stored in the run "
-          "configuration; remove it and set ANTHROPIC_API_KEY in the environment instead"), kind="config"),
-    Case("config-unknown-fields",
-         {"toolchoice.yaml": "models: [local/bm25-router]\nconcurrancy:\n  per_model: 4\njudge:\n  pols: 3\n"},
-         (f"{CFG}:2: concurrancy: unknown field (did you mean 'concurrency'? allowed: models, judge, concurrency, "
-          "retries, max_steps, cache, repeats, budget_usd, gate)",
-          f"{CFG}:5: judge.pols: unknown field (did you mean 'polls'? allowed: model, polls, max_attempts, "
-          "temperature, budget_usd, calibration)"), kind="config"),
-    Case("config-wrong-values",
-         {"toolchoice.yaml": "max_steps: four\ncache:\n  policy: rw\njudge:\n  polls: 0\n"},
-         (f'{CFG}:1: max_steps: Input should be a valid integer (got "four")',
-          f"{CFG}:3: cache.policy: Input should be 'read_write', 'write_only' or 'off' (got \"rw\")",
-          f"{CFG}:5: judge.polls: Input should be greater than or equal to 1 (got 0)"), kind="config"),
-    Case("config-model-listed-twice",
-         {"toolchoice.yaml": "models:\n  - local/bm25-router\n  - local/name-match\n  - local/bm25-router\n"},
-         (f"{CFG}:4: models[2]: model listed twice: local/bm25-router",), kind="config"),
-    Case("config-bad-yaml", {"toolchoice.yaml": "models:\n  - local/bm25-router\n - local/name-match\n"},
-         (f"{CFG}:3: bad YAML: expected <block end>, but found '<block sequence start>' (column 2)",), kind="config"),
-    Case("config-not-a-mapping", {"toolchoice.yaml": "- local/bm25-router\n"},
-         (f"{CFG}:1: the run configuration must be a mapping (models:, judge:, concurrency:, ...)",), kind="config"),
+    Case(
+        "config-api-key",
+        {
+            "toolchoice.yaml": "models:\n  - local/bm25-router\n  - model: openai/gpt-4o-mini\n    params:\n"
+            "      temperature: 0\n      api_key: sk-live-123\n"
+        },
+        (
+            f"{CFG}:6: models[1].params.api_key: credentials may not be stored in the run configuration; remove it "
+            "and set OPENAI_API_KEY in the environment instead",
+        ),
+        kind="config",
+    ),
+    Case(
+        "config-judge-secret",
+        {
+            "toolchoice.yaml": "judge:\n  model:\n    model: anthropic/claude-sonnet-4-5\n"
+            "    params: {api_key: x, aws_secret_access_key: y}\n"
+        },
+        (
+            f"{CFG}:4: judge.model.params.api_key: credentials may not be stored in the run configuration; remove it "
+            "and set ANTHROPIC_API_KEY in the environment instead",
+            f"{CFG}:4: judge.model.params.aws_secret_access_key: credentials may not be stored in the run "
+            "configuration; remove it and set ANTHROPIC_API_KEY in the environment instead",
+        ),
+        kind="config",
+    ),
+    Case(
+        "config-unknown-fields",
+        {"toolchoice.yaml": "models: [local/bm25-router]\nconcurrancy:\n  per_model: 4\njudge:\n  pols: 3\n"},
+        (
+            f"{CFG}:2: concurrancy: unknown field (did you mean 'concurrency'? allowed: models, judge, concurrency, "
+            "retries, max_steps, cache, repeats, budget_usd, gate)",
+            f"{CFG}:5: judge.pols: unknown field (did you mean 'polls'? allowed: model, polls, max_attempts, "
+            "temperature, budget_usd, calibration)",
+        ),
+        kind="config",
+    ),
+    Case(
+        "config-wrong-values",
+        {"toolchoice.yaml": "max_steps: four\ncache:\n  policy: rw\njudge:\n  polls: 0\n"},
+        (
+            f'{CFG}:1: max_steps: Input should be a valid integer (got "four")',
+            f"{CFG}:3: cache.policy: Input should be 'read_write', 'write_only' or 'off' (got \"rw\")",
+            f"{CFG}:5: judge.polls: Input should be greater than or equal to 1 (got 0)",
+        ),
+        kind="config",
+    ),
+    Case(
+        "config-model-listed-twice",
+        {"toolchoice.yaml": "models:\n  - local/bm25-router\n  - local/name-match\n  - local/bm25-router\n"},
+        (f"{CFG}:4: models[2]: model listed twice: local/bm25-router",),
+        kind="config",
+    ),
+    Case(
+        "config-bad-yaml",
+        {"toolchoice.yaml": "models:\n  - local/bm25-router\n - local/name-match\n"},
+        (f"{CFG}:3: bad YAML: expected <block end>, but found '<block sequence start>' (column 2)",),
+        kind="config",
+    ),
+    Case(
+        "config-not-a-mapping",
+        {"toolchoice.yaml": "- local/bm25-router\n"},
+        (f"{CFG}:1: the run configuration must be a mapping (models:, judge:, concurrency:, ...)",),
+        kind="config",
+    ),
 ]
 
 
@@ -377,8 +653,13 @@ def test_validate_command_exits_2_with_one_line_per_problem(case: Case, in_tmp, 
 
 
 def test_validate_reports_run_configuration_and_suite_problems_together(in_tmp, capsys):
-    build(in_tmp, {"toolchoice.yaml": "max_steps: 0\n",
-                   "suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", prompt="x"))})
+    build(
+        in_tmp,
+        {
+            "toolchoice.yaml": "max_steps: 0\n",
+            "suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", prompt="x")),
+        },
+    )
     with pytest.raises(SystemExit) as exited:
         main(["validate", "--suite", "demo", "--data-dir", "data"])
     assert exited.value.code == 2
@@ -402,13 +683,19 @@ def test_a_parseable_suite_is_not_reported_empty_when_its_only_lines_are_broken(
     with pytest.raises(InputError) as raised:
         load_suite(data, "demo")
     assert [str(p) for p in raised.value.problems] == [
-        f"{T}:1: bad JSON: Expecting property name enclosed in double quotes (column 2)"]
+        f"{T}:1: bad JSON: Expecting property name enclosed in double quotes (column 2)"
+    ]
 
 
 def test_a_broken_catalog_does_not_make_every_task_report_a_missing_tool(in_tmp):
     """With the catalog unreadable, tasks are still checked for what needs no catalog (their matchers)."""
-    data = build(in_tmp, {"suites/demo/catalog.yaml": "- name: Read\n  parameters: 5\n",
-                          "suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", {"pattern": {"regex": "["}}))})
+    data = build(
+        in_tmp,
+        {
+            "suites/demo/catalog.yaml": "- name: Read\n  parameters: 5\n",
+            "suites/demo/tasks.jsonl": lines(READ, task("grep-002", "Grep", {"pattern": {"regex": "["}})),
+        },
+    )
     with pytest.raises(InputError) as raised:
         load_suite(data, "demo")
     assert [str(p) for p in raised.value.problems] == [
@@ -418,17 +705,33 @@ def test_a_broken_catalog_does_not_make_every_task_report_a_missing_tool(in_tmp)
 
 
 def test_live_dumps_in_every_documented_shape_merge_under_the_curated_catalog(in_tmp):
-    mcp_response = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [
-        {"name": "search_issues", "title": "Search issues", "description": "Search the tracker.",
-         "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
-         "annotations": {"readOnlyHint": True}},
-        {"name": "Read", "description": "A live Read that must lose to the curated one."}]}}
+    mcp_response = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {
+            "tools": [
+                {
+                    "name": "search_issues",
+                    "title": "Search issues",
+                    "description": "Search the tracker.",
+                    "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+                    "annotations": {"readOnlyHint": True},
+                },
+                {"name": "Read", "description": "A live Read that must lose to the curated one."},
+            ]
+        },
+    }
     openai_tools = [{"type": "function", "function": {"name": "create_issue", "parameters": {"type": "object"}}}]
     plain = [{"name": "list_projects", "description": "List projects."}]
-    data = build(in_tmp, {
-        "suites/demo/suite.yaml": SUITE + "live_catalogs: [live/mcp.json, live/openai.json, live/plain.json]\n",
-        "suites/demo/live/mcp.json": dump(mcp_response), "suites/demo/live/openai.json": dump(openai_tools),
-        "suites/demo/live/plain.json": dump(plain)})
+    data = build(
+        in_tmp,
+        {
+            "suites/demo/suite.yaml": SUITE + "live_catalogs: [live/mcp.json, live/openai.json, live/plain.json]\n",
+            "suites/demo/live/mcp.json": dump(mcp_response),
+            "suites/demo/live/openai.json": dump(openai_tools),
+            "suites/demo/live/plain.json": dump(plain),
+        },
+    )
     suite = load_suite(data, "demo")
     assert [t.name for t in suite.catalog] == ["Read", "Grep", "search_issues", "create_issue", "list_projects"]
     assert suite.catalog[0].description == "Read one local file."

@@ -11,10 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
-from toolchoice_pipeline.scoring import score_episodes, summarise
 import toolchoice_pipeline.releases.warehouse as wh
+from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import (
     TABLE_NAMES,
@@ -24,7 +22,8 @@ from toolchoice_pipeline.releases.warehouse_tables import (
     task_scores_table,
     tool_catalog_table,
 )
-
+from toolchoice_pipeline.scoring import score_episodes, summarise
+from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, votes_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,8 +31,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def release_tables(release_id, n_tasks=20, models=("local/a", "local/b"), wrong_tool=()):
     suite = make_suite(n_tasks)
-    lineage = Lineage(release_id=release_id, suite=suite.name, catalog_version=suite.catalog_version,
-                      run_id=f"run-{release_id}")
+    lineage = Lineage(
+        release_id=release_id, suite=suite.name, catalog_version=suite.catalog_version, run_id=f"run-{release_id}"
+    )
     episodes = [e for m in models for e in model_episodes(suite, m, wrong_tool=wrong_tool, errors={"t01"})]
     votes = votes_for(episodes)
     scores = score_episodes(suite, episodes, votes)
@@ -65,8 +65,10 @@ def test_views_show_every_table_with_lineage_on_every_row(tmp_path):
             assert lineages == [tuple(lineage.columns().values())]
         assert con.execute("SELECT release_id, kind FROM releases").fetchall() == [("r1", "release")]
         # agent_calls: one row per model call; the failed episode keeps its step row with the error
-        row = con.execute("SELECT tool_name, arguments_json, arguments_valid, n_calls, episode_error FROM agent_calls "
-                          "WHERE model = 'local/a' AND task_id = 't02'").fetchone()
+        row = con.execute(
+            "SELECT tool_name, arguments_json, arguments_valid, n_calls, episode_error FROM agent_calls "
+            "WHERE model = 'local/a' AND task_id = 't02'"
+        ).fetchone()
         assert row == ("Read", '{"file_path": "2.py"}', True, 1, None)
         failed = con.execute("SELECT error, episode_error, n_calls FROM agent_calls WHERE task_id = 't01'").fetchall()
         assert failed == [("APIConnectionError: connection reset",) * 2 + (0,)] * 2
@@ -92,8 +94,9 @@ def test_rewriting_a_committed_release_needs_replace_and_leaves_only_the_new_fil
         assert counts(con) == {name: t.num_rows for name, t in smaller.items()}
     for name in TABLE_NAMES:
         assert not (tmp_path / "warehouse" / first.files[name]).exists()
-        assert [p.name for p in (tmp_path / "warehouse" / name / "release_id=r1").iterdir()] == \
-            [Path(second.files[name]).name]
+        assert [p.name for p in (tmp_path / "warehouse" / name / "release_id=r1").iterdir()] == [
+            Path(second.files[name]).name
+        ]
 
 
 def test_rows_of_another_release_are_refused(tmp_path):
@@ -129,8 +132,10 @@ def test_committing_a_release_reads_no_other_releases_commit_record(tmp_path, mo
     monkeypatch.undo()
     with warehouse.connect() as con:
         assert [counts(con, r)["task_scores"] for r in ("r1", "r2", "r3", "r4")] == [8] * 4
-        assert con.execute("SELECT release_id, kind FROM releases ORDER BY release_id").fetchall()[-1] == \
-            ("r4", "nightly")
+        assert con.execute("SELECT release_id, kind FROM releases ORDER BY release_id").fetchall()[-1] == (
+            "r4",
+            "nightly",
+        )
 
 
 def test_a_duckdb_file_built_for_other_columns_is_built_anew(tmp_path, monkeypatch):
@@ -200,8 +205,10 @@ def test_writer_killed_mid_release_leaves_earlier_releases_and_duckdb_intact(tmp
     marker = tmp_path / "marker"
     script = tmp_path / "writer.py"
     script.write_text(WRITER.format(repo=str(REPO)))
-    writer = subprocess.Popen([sys.executable, str(script), str(tmp_path), str(marker), point, str(after)],
-                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    writer = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path), str(marker), point, str(after)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     deadline = time.monotonic() + 60
     # The marker exists a moment before its text is written: wait for the text.
     while not (marker.exists() and marker.read_text()) and writer.poll() is None and time.monotonic() < deadline:
@@ -214,8 +221,10 @@ def test_writer_killed_mid_release_leaves_earlier_releases_and_duckdb_intact(tmp
     assert warehouse.duckdb_path.read_bytes() == duckdb_bytes
     with duckdb.connect(str(warehouse.duckdb_path), read_only=True) as con:
         assert counts(con) == before
-        assert sorted(r[0] for r in con.execute("SELECT DISTINCT release_id FROM task_scores").fetchall()) == \
-            ["r1", "r2"]
+        assert sorted(r[0] for r in con.execute("SELECT DISTINCT release_id FROM task_scores").fetchall()) == [
+            "r1",
+            "r2",
+        ]
     for path, content in snapshot.items():
         assert path.read_bytes() == content
 

@@ -25,9 +25,9 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from toolchoice_pipeline.providers import local_agents  # noqa: E402
 from toolchoice_pipeline.records.calls import flag_hallucinated, from_openai_message  # noqa: E402
 from toolchoice_pipeline.scoring.matching import match_reply  # noqa: E402
-from toolchoice_pipeline.providers import local_agents  # noqa: E402
 from toolchoice_pipeline.suites.suite import load_suite  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "baselines.json"
@@ -48,8 +48,11 @@ def scores(suite, agent) -> dict:
         result = match_reply(task.expected, reply, catalog, suite.match_profile)
         right_tool += result.right_tool
         right_args += result.right_args
-    return {"n_tasks": len(graded), "right_tool_pct": round(100 * right_tool / len(graded), 2),
-            "right_args_pct": round(100 * right_args / len(graded), 2)}
+    return {
+        "n_tasks": len(graded),
+        "right_tool_pct": round(100 * right_tool / len(graded), 2),
+        "right_args_pct": round(100 * right_args / len(graded), 2),
+    }
 
 
 def agent_timing(suite, agent, repeat: int) -> dict:
@@ -64,9 +67,14 @@ def agent_timing(suite, agent, repeat: int) -> dict:
             started = time.perf_counter()
             agent(messages, tools, {})
             samples.append((time.perf_counter() - started) * 1000)
-    return {"calls": len(samples), "cold_first_call_ms": round(cold_ms, 3),
-            "p50_ms": round(percentile(samples, 0.5), 3), "p95_ms": round(percentile(samples, 0.95), 3),
-            "max_ms": round(max(samples), 3), "mean_ms": round(statistics.fmean(samples), 3)}
+    return {
+        "calls": len(samples),
+        "cold_first_call_ms": round(cold_ms, 3),
+        "p50_ms": round(percentile(samples, 0.5), 3),
+        "p95_ms": round(percentile(samples, 0.95), 3),
+        "max_ms": round(max(samples), 3),
+        "mean_ms": round(statistics.fmean(samples), 3),
+    }
 
 
 def litellm_timing(suite, model: str) -> dict:
@@ -81,15 +89,19 @@ def litellm_timing(suite, model: str) -> dict:
         for task in suite.tasks:
             tools = [t.to_openai_tool() for t in suite.task_catalog(task)]
             started = time.perf_counter()
-            await litellm.acompletion(model=model, messages=task.message_dicts(), tools=tools,
-                                      num_retries=0, max_retries=0)
+            await litellm.acompletion(
+                model=model, messages=task.message_dicts(), tools=tools, num_retries=0, max_retries=0
+            )
             samples.append((time.perf_counter() - started) * 1000)
         return samples
 
     asyncio.run(run())  # warm-up pass
     samples = asyncio.run(run())
-    return {"calls": len(samples), "p50_ms": round(percentile(samples, 0.5), 3),
-            "p95_ms": round(percentile(samples, 0.95), 3)}
+    return {
+        "calls": len(samples),
+        "p50_ms": round(percentile(samples, 0.5), 3),
+        "p95_ms": round(percentile(samples, 0.95), 3),
+    }
 
 
 def main() -> None:
@@ -99,8 +111,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     suite = load_suite(args.data_dir, args.suite)
-    result = {"suite": suite.name, "catalog_version": suite.catalog_version, "n_tools": len(suite.catalog),
-              "python": platform.python_version(), "agents": {}}
+    result = {
+        "suite": suite.name,
+        "catalog_version": suite.catalog_version,
+        "n_tools": len(suite.catalog),
+        "python": platform.python_version(),
+        "agents": {},
+    }
     for name, agent in local_agents.MODELS.items():
         result["agents"][f"local/{name}"] = {
             "scores": scores(suite, agent),

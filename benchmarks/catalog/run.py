@@ -42,15 +42,29 @@ print(len(tools), cold, warm, suite_s, len(suite.catalog), cold_cpu)
 
 def catalog(n: int) -> list[dict]:
     """``n`` tools shaped like real ones: a description and 4 typed parameters, one with an enum and a pattern."""
-    return [{"name": f"tool_{i:05d}", "description": f"Tool number {i}: reads and updates record kind {i % 97}. "
-             "It cannot delete anything and it does not search across records.",
-             "parameters": {"type": "object", "properties": {
-                 "record_id": {"type": "string", "pattern": "^[a-z0-9-]{1,40}$",
-                               "description": f"Id of the kind-{i} record."},
-                 "limit": {"type": "integer", "minimum": 1, "maximum": 500},
-                 "mode": {"type": "string", "enum": ["fast", "full", "dry_run"]},
-                 "tags": {"type": "array", "items": {"type": "string"}}},
-                 "required": ["record_id"], "additionalProperties": False}} for i in range(n)]
+    return [
+        {
+            "name": f"tool_{i:05d}",
+            "description": f"Tool number {i}: reads and updates record kind {i % 97}. "
+            "It cannot delete anything and it does not search across records.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "record_id": {
+                        "type": "string",
+                        "pattern": "^[a-z0-9-]{1,40}$",
+                        "description": f"Id of the kind-{i} record.",
+                    },
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+                    "mode": {"type": "string", "enum": ["fast", "full", "dry_run"]},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["record_id"],
+                "additionalProperties": False,
+            },
+        }
+        for i in range(n)
+    ]
 
 
 def main() -> int:
@@ -59,15 +73,26 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--formats", default="json,yaml")
     args = parser.parse_args()
-    result: dict = {"tools": args.tools, "repeats": args.repeats, "goal_s": 2.0, "formats": {},
-                    "load_average_before": [round(x, 1) for x in os.getloadavg()], "cpus": os.cpu_count()}
+    result: dict = {
+        "tools": args.tools,
+        "repeats": args.repeats,
+        "goal_s": 2.0,
+        "formats": {},
+        "load_average_before": [round(x, 1) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
+    }
     for fmt in args.formats.split(","):
         result["formats"][fmt] = measure(args.tools, args.repeats, fmt)
     result["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({fmt: {k: v for k, v in r.items() if k != "runs"} for fmt, r in result["formats"].items()}),
-          "load average", result["load_average_before"], "->", result["load_average_after"])
+    print(
+        json.dumps({fmt: {k: v for k, v in r.items() if k != "runs"} for fmt, r in result["formats"].items()}),
+        "load average",
+        result["load_average_before"],
+        "->",
+        result["load_average_after"],
+    )
     json_result = result["formats"].get("json")
     return 0 if json_result is None or json_result["cold_s_median"] <= 2.0 else 1
 
@@ -82,20 +107,39 @@ def measure(n_tools: int, repeats: int, fmt: str) -> dict:
         text = json.dumps(tools, indent=1) if fmt == "json" else yaml.safe_dump(tools, sort_keys=False)
         path.write_text(text, encoding="utf-8")
         (suite / "suite.yaml").write_text("name: big\n", encoding="utf-8")
-        (suite / "tasks.jsonl").write_text(json.dumps({"id": "t1", "messages": [{"role": "user", "content": "x"}],
-                                                        "expected": {"tool": "tool_00001"}}) + "\n")
+        (suite / "tasks.jsonl").write_text(
+            json.dumps({"id": "t1", "messages": [{"role": "user", "content": "x"}], "expected": {"tool": "tool_00001"}})
+            + "\n"
+        )
         runs = []
         for _ in range(repeats):
-            done = subprocess.run([sys.executable, "-c", PROBE, str(path), str(data_dir)], capture_output=True,
-                                  text=True, check=True, cwd=ROOT)
+            done = subprocess.run(
+                [sys.executable, "-c", PROBE, str(path), str(data_dir)],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+            )
             n, cold, warm, suite_s, merged, cold_cpu = done.stdout.split()
-            runs.append({"tools": int(n), "cold_s": float(cold), "cold_cpu_s": float(cold_cpu), "warm_s": float(warm),
-                         "load_suite_s": float(suite_s), "suite_tools": int(merged)})
+            runs.append(
+                {
+                    "tools": int(n),
+                    "cold_s": float(cold),
+                    "cold_cpu_s": float(cold_cpu),
+                    "warm_s": float(warm),
+                    "load_suite_s": float(suite_s),
+                    "suite_tools": int(merged),
+                }
+            )
         size = path.stat().st_size
-    return {"file_bytes": size, "cold_s_median": round(statistics.median(r["cold_s"] for r in runs), 3),
-            "cold_cpu_s_median": round(statistics.median(r["cold_cpu_s"] for r in runs), 3),
-            "warm_s_median": round(statistics.median(r["warm_s"] for r in runs), 4),
-            "load_suite_s_median": round(statistics.median(r["load_suite_s"] for r in runs), 3), "runs": runs}
+    return {
+        "file_bytes": size,
+        "cold_s_median": round(statistics.median(r["cold_s"] for r in runs), 3),
+        "cold_cpu_s_median": round(statistics.median(r["cold_cpu_s"] for r in runs), 3),
+        "warm_s_median": round(statistics.median(r["warm_s"] for r in runs), 4),
+        "load_suite_s_median": round(statistics.median(r["load_suite_s"] for r in runs), 3),
+        "runs": runs,
+    }
 
 
 if __name__ == "__main__":

@@ -47,22 +47,33 @@ def main() -> None:
             started = time.perf_counter()
             again = asyncio.run(run_suite(suite, config, data_dir=data_dir, models=specs))
             wall = time.perf_counter() - started
-            reruns.append({"wall_s": round(wall, 3), "provider_calls": STATS.attempts,
-                           "cache_hit_steps": sum(s.cache_hit for e in again for s in e.steps),
-                           "identical_rows": common.row_view(again) == common.row_view(first)})
+            reruns.append(
+                {
+                    "wall_s": round(wall, 3),
+                    "provider_calls": STATS.attempts,
+                    "cache_hit_steps": sum(s.cache_hit for e in again for s in e.steps),
+                    "identical_rows": common.row_view(again) == common.row_view(first),
+                }
+            )
 
     median_wall = statistics.median(r["wall_s"] for r in reruns)
-    common.write_result("rerun", {
-        "setup": common.setup(args),
-        "first_run": {"wall_s": round(first_wall, 3), "provider_calls": first_calls,
-                      "steps": sum(len(e.steps) for e in first)},
-        "reruns": reruns,
-        "rerun_wall_median_s": median_wall,
-        "rerun_over_first_pct": round(100 * median_wall / first_wall, 2),
-        "goal": "0 provider calls and re-run wall <= 15% of the first run",
-        "goal_met": all(r["provider_calls"] == 0 and r["identical_rows"] for r in reruns)
-                    and median_wall <= 0.15 * first_wall,
-    })
+    common.write_result(
+        "rerun",
+        {
+            "setup": common.setup(args),
+            "first_run": {
+                "wall_s": round(first_wall, 3),
+                "provider_calls": first_calls,
+                "steps": sum(len(e.steps) for e in first),
+            },
+            "reruns": reruns,
+            "rerun_wall_median_s": median_wall,
+            "rerun_over_first_pct": round(100 * median_wall / first_wall, 2),
+            "goal": "0 provider calls and re-run wall <= 15% of the first run",
+            "goal_met": all(r["provider_calls"] == 0 and r["identical_rows"] for r in reruns)
+            and median_wall <= 0.15 * first_wall,
+        },
+    )
 
 
 if __name__ == "__main__":

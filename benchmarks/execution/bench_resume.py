@@ -39,8 +39,9 @@ def child(data_dir: Path, args: argparse.Namespace) -> None:
         print(f"done {done}", flush=True)
 
     print("started", flush=True)
-    asyncio.run(run_suite(suite, common.run_config(args.concurrency), data_dir=data_dir, models=specs,
-                          progress=progress))
+    asyncio.run(
+        run_suite(suite, common.run_config(args.concurrency), data_dir=data_dir, models=specs, progress=progress)
+    )
     print("finished", flush=True)
 
 
@@ -62,9 +63,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         killed_dir, clean_dir = Path(scratch) / "killed", Path(scratch) / "clean"
         suite = common.build_suite(killed_dir, args.tasks)
-        command = [sys.executable, __file__, "--child", str(killed_dir), "--tasks", str(args.tasks),
-                   "--models", str(args.models), "--latency-ms", str(args.latency_ms),
-                   "--concurrency", str(args.concurrency)]
+        command = [
+            sys.executable,
+            __file__,
+            "--child",
+            str(killed_dir),
+            "--tasks",
+            str(args.tasks),
+            "--models",
+            str(args.models),
+            "--latency-ms",
+            str(args.latency_ms),
+            "--concurrency",
+            str(args.concurrency),
+        ]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
         done_at_kill = 0
         started = None
@@ -97,21 +109,34 @@ def main() -> None:
     reissued = len(set(asked) & completed_before)
     resumed_rows, clean_rows = common.row_view(resumed), common.row_view(clean)
     differing = sum(1 for a, b in zip(resumed_rows, clean_rows) if a != b) + abs(len(resumed_rows) - len(clean_rows))
-    common.write_result("resume", {
-        "setup": common.setup(args, kill_at_fraction=args.kill_at),
-        "killed": {"returncode": process.returncode, "episodes_done_at_kill": done_at_kill,
-                   "seconds_before_kill": round(killed_after, 3) if killed_after else None,
-                   "journaled_calls_at_kill": len(completed_before)},
-        "resume": {"wall_s": round(resume_wall, 3), "provider_calls": resume_provider_calls,
-                   "calls_reused": len(reused), "completed_calls_reissued": reissued,
-                   "failed_episodes": sum(1 for e in resumed if e.error)},
-        "uninterrupted": {"wall_s": round(clean_wall, 3), "episodes": len(clean)},
-        "rows_compared": len(clean_rows),
-        "rows_differing": differing,
-        "goal": "0 completed calls re-issued, final rows identical to an uninterrupted run",
-        "goal_met": process.returncode == -signal.SIGKILL and reissued == 0 and reused == completed_before
-                    and differing == 0 and resume_provider_calls == len(asked),
-    })
+    common.write_result(
+        "resume",
+        {
+            "setup": common.setup(args, kill_at_fraction=args.kill_at),
+            "killed": {
+                "returncode": process.returncode,
+                "episodes_done_at_kill": done_at_kill,
+                "seconds_before_kill": round(killed_after, 3) if killed_after else None,
+                "journaled_calls_at_kill": len(completed_before),
+            },
+            "resume": {
+                "wall_s": round(resume_wall, 3),
+                "provider_calls": resume_provider_calls,
+                "calls_reused": len(reused),
+                "completed_calls_reissued": reissued,
+                "failed_episodes": sum(1 for e in resumed if e.error),
+            },
+            "uninterrupted": {"wall_s": round(clean_wall, 3), "episodes": len(clean)},
+            "rows_compared": len(clean_rows),
+            "rows_differing": differing,
+            "goal": "0 completed calls re-issued, final rows identical to an uninterrupted run",
+            "goal_met": process.returncode == -signal.SIGKILL
+            and reissued == 0
+            and reused == completed_before
+            and differing == 0
+            and resume_provider_calls == len(asked),
+        },
+    )
 
 
 if __name__ == "__main__":

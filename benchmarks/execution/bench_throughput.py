@@ -49,15 +49,16 @@ def main() -> None:
             suite = common.build_suite(data_dir, args.tasks)
             done = {spec.model: 0 for spec in specs}
 
-            def progress(model: str, finished: int, total: int) -> None:
+            def progress(model: str, finished: int, total: int, done=done) -> None:
                 done[model] = finished
 
-            def bare():
+            def bare(suite=suite):
                 return timed(lambda: asyncio.run(common.bare_loop(suite, specs, args.concurrency)))
 
-            def runner():
-                return timed(lambda: asyncio.run(run_suite(suite, config, data_dir=data_dir, models=specs,
-                                                           progress=progress)))
+            def runner(suite=suite, data_dir=data_dir, progress=progress):
+                return timed(
+                    lambda: asyncio.run(run_suite(suite, config, data_dir=data_dir, models=specs, progress=progress))
+                )
 
             if index % 2 == 0:
                 (calls, bare_wall, bare_cpu), (episodes, run_wall, run_cpu) = bare(), runner()
@@ -65,27 +66,43 @@ def main() -> None:
                 (episodes, run_wall, run_cpu), (calls, bare_wall, bare_cpu) = runner(), bare()
             failed = sum(1 for e in episodes if e.error)
             provider_calls = sum(1 for e in episodes for s in e.steps if not s.cache_hit)
-            rounds.append({"bare_wall_s": round(bare_wall, 3), "runner_wall_s": round(run_wall, 3),
-                           "ratio": round(run_wall / bare_wall, 3), "bare_cpu_s": round(bare_cpu, 3),
-                           "runner_cpu_s": round(run_cpu, 3), "bare_calls": calls,
-                           "runner_provider_calls": provider_calls, "episodes": len(episodes),
-                           "failed_episodes": failed, "progress_final": done})
-            print(f"round {index}: bare {bare_wall:.2f} s, runner {run_wall:.2f} s, "
-                  f"ratio {run_wall / bare_wall:.3f}", flush=True)
+            rounds.append(
+                {
+                    "bare_wall_s": round(bare_wall, 3),
+                    "runner_wall_s": round(run_wall, 3),
+                    "ratio": round(run_wall / bare_wall, 3),
+                    "bare_cpu_s": round(bare_cpu, 3),
+                    "runner_cpu_s": round(run_cpu, 3),
+                    "bare_calls": calls,
+                    "runner_provider_calls": provider_calls,
+                    "episodes": len(episodes),
+                    "failed_episodes": failed,
+                    "progress_final": done,
+                }
+            )
+            print(
+                f"round {index}: bare {bare_wall:.2f} s, runner {run_wall:.2f} s, ratio {run_wall / bare_wall:.3f}",
+                flush=True,
+            )
 
     ratios = [r["ratio"] for r in rounds]
     calls = args.tasks * args.models
-    common.write_result("throughput", {
-        "setup": common.setup(args, calls=calls,
-                              latency_bound_s=round(calls * args.latency_ms / 1000 / args.concurrency, 3)),
-        "rounds": rounds,
-        "ratio_median": statistics.median(ratios),
-        "cpu_ratio_median": round(statistics.median(r["runner_cpu_s"] / r["bare_cpu_s"] for r in rounds), 3),
-        "ratio_of_best_walls": round(min(r["runner_wall_s"] for r in rounds)
-                                     / min(r["bare_wall_s"] for r in rounds), 3),
-        "goal": "runner wall / bare loop wall <= 1.10",
-        "goal_met": statistics.median(ratios) <= 1.10,
-    })
+    common.write_result(
+        "throughput",
+        {
+            "setup": common.setup(
+                args, calls=calls, latency_bound_s=round(calls * args.latency_ms / 1000 / args.concurrency, 3)
+            ),
+            "rounds": rounds,
+            "ratio_median": statistics.median(ratios),
+            "cpu_ratio_median": round(statistics.median(r["runner_cpu_s"] / r["bare_cpu_s"] for r in rounds), 3),
+            "ratio_of_best_walls": round(
+                min(r["runner_wall_s"] for r in rounds) / min(r["bare_wall_s"] for r in rounds), 3
+            ),
+            "goal": "runner wall / bare loop wall <= 1.10",
+            "goal_met": statistics.median(ratios) <= 1.10,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,20 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "benchmarks" / "results"
 SUITE = "synthetic"
 
-TOOL_WORDS = ["search", "read", "write", "list", "delete", "move", "copy", "fetch", "send", "create", "update",
-              "schedule"]
+TOOL_WORDS = [
+    "search",
+    "read",
+    "write",
+    "list",
+    "delete",
+    "move",
+    "copy",
+    "fetch",
+    "send",
+    "create",
+    "update",
+    "schedule",
+]
 TOOL_OBJECTS = ["file", "issue", "email", "event", "record", "page"]
 
 
@@ -46,8 +58,13 @@ def argument_parser(doc: str) -> argparse.ArgumentParser:
 
 def setup(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     """The ``setup`` of a result: the options of :func:`argument_parser`, then ``extra``."""
-    return {"tasks": args.tasks, "models": args.models, "latency_ms": args.latency_ms,
-            "concurrency": args.concurrency, **extra}
+    return {
+        "tasks": args.tasks,
+        "models": args.models,
+        "latency_ms": args.latency_ms,
+        "concurrency": args.concurrency,
+        **extra,
+    }
 
 
 def synthetic_catalog() -> list[dict[str, Any]]:
@@ -55,14 +72,20 @@ def synthetic_catalog() -> list[dict[str, Any]]:
     tools = []
     for index, verb in enumerate(TOOL_WORDS):
         noun = TOOL_OBJECTS[index % len(TOOL_OBJECTS)]
-        tools.append({
-            "name": f"{verb}_{noun}",
-            "description": f"{verb.capitalize()} a {noun} by its name or identifier.",
-            "parameters": {"type": "object",
-                           "properties": {"target": {"type": "string", "description": f"The {noun} to {verb}."},
-                                          "limit": {"type": "integer", "description": "At most this many."}},
-                           "required": ["target"]},
-        })
+        tools.append(
+            {
+                "name": f"{verb}_{noun}",
+                "description": f"{verb.capitalize()} a {noun} by its name or identifier.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "target": {"type": "string", "description": f"The {noun} to {verb}."},
+                        "limit": {"type": "integer", "description": "At most this many."},
+                    },
+                    "required": ["target"],
+                },
+            }
+        )
     return tools
 
 
@@ -76,39 +99,57 @@ def build_suite(data_dir: Path, n_tasks: int):
     directory = data_dir / "suites" / SUITE
     directory.mkdir(parents=True, exist_ok=True)
     catalog = synthetic_catalog()
-    (directory / "suite.yaml").write_text(yaml.safe_dump({"name": SUITE, "catalog": "catalog.yaml",
-                                                          "tasks": "tasks.jsonl", "match_profile": "key_args"}))
+    (directory / "suite.yaml").write_text(
+        yaml.safe_dump({"name": SUITE, "catalog": "catalog.yaml", "tasks": "tasks.jsonl", "match_profile": "key_args"})
+    )
     (directory / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
     with (directory / "tasks.jsonl").open("w") as handle:
         for index in range(n_tasks):
             tool = catalog[index % len(catalog)]["name"]
             target = f"item-{index:05d}"
-            handle.write(json.dumps({
-                "id": f"t{index:05d}",
-                "messages": [{"role": "user", "content": f"Please {tool} '{target}' now."}],
-                "expected": {"tool": tool, "arguments": {"target": target}},
-                "tools": None, "tool_results": None, "tags": [tool.split("_")[0]],
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"t{index:05d}",
+                        "messages": [{"role": "user", "content": f"Please {tool} '{target}' now."}],
+                        "expected": {"tool": tool, "arguments": {"target": target}},
+                        "tools": None,
+                        "tool_results": None,
+                        "tags": [tool.split("_")[0]],
+                    }
+                )
+                + "\n"
+            )
     return load_suite(data_dir, SUITE, check=False)
 
 
 def sim_models(n: int, *, latency_ms: float, error_rate: float = 0.0, retry_after_s: float = 0.05, seed: int = 7):
     from toolchoice_pipeline.suites.config import ModelSpec
 
-    return [ModelSpec(model=f"sim/model-{chr(ord('a') + i)}",
-                      params={"sim_latency_ms": latency_ms, "sim_error_rate": error_rate,
-                              "sim_retry_after_s": retry_after_s, "sim_seed": seed + i})
-            for i in range(n)]
+    return [
+        ModelSpec(
+            model=f"sim/model-{chr(ord('a') + i)}",
+            params={
+                "sim_latency_ms": latency_ms,
+                "sim_error_rate": error_rate,
+                "sim_retry_after_s": retry_after_s,
+                "sim_seed": seed + i,
+            },
+        )
+        for i in range(n)
+    ]
 
 
 def run_config(concurrency: int, *, max_attempts: int = 6):
     from toolchoice_pipeline.suites.config import RunConfig
 
-    return RunConfig.model_validate({
-        "models": ["sim/placeholder"],
-        "concurrency": {"max_in_flight": concurrency, "per_model": concurrency},
-        "retries": {"max_attempts": max_attempts, "initial_wait_s": 0.05, "max_wait_s": 0.5, "timeout_s": 30},
-    })
+    return RunConfig.model_validate(
+        {
+            "models": ["sim/placeholder"],
+            "concurrency": {"max_in_flight": concurrency, "per_model": concurrency},
+            "retries": {"max_attempts": max_attempts, "initial_wait_s": 0.05, "max_wait_s": 0.5, "timeout_s": 30},
+        }
+    )
 
 
 async def bare_loop(suite, specs, concurrency: int) -> int:
@@ -126,9 +167,16 @@ async def bare_loop(suite, specs, concurrency: int) -> int:
     async def worker() -> None:
         nonlocal made
         for spec, task in jobs:
-            await litellm.acompletion(model=spec.model, messages=task.message_dicts(), tools=tools, timeout=30,
-                                      num_retries=0, max_retries=0, metadata={"task_id": task.id, "step": 0},
-                                      **spec.params)
+            await litellm.acompletion(
+                model=spec.model,
+                messages=task.message_dicts(),
+                tools=tools,
+                timeout=30,
+                num_retries=0,
+                max_retries=0,
+                metadata={"task_id": task.id, "step": 0},
+                **spec.params,
+            )
             made += 1
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
@@ -139,11 +187,25 @@ def row_view(episodes) -> list[dict[str, Any]]:
     """Episodes as comparable rows: everything but timings and the cache-hit flag."""
     rows = []
     for episode in episodes:
-        rows.append({"model": episode.model, "task_id": episode.task_id, "error": episode.error,
-                     "steps": [{"step": s.step, "reply": None if s.reply is None else s.reply.model_dump(),
-                                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
-                                "cost_usd": s.cost_usd, "error": s.error, "request_key": s.request_key}
-                               for s in episode.steps]})
+        rows.append(
+            {
+                "model": episode.model,
+                "task_id": episode.task_id,
+                "error": episode.error,
+                "steps": [
+                    {
+                        "step": s.step,
+                        "reply": None if s.reply is None else s.reply.model_dump(),
+                        "prompt_tokens": s.prompt_tokens,
+                        "completion_tokens": s.completion_tokens,
+                        "cost_usd": s.cost_usd,
+                        "error": s.error,
+                        "request_key": s.request_key,
+                    }
+                    for s in episode.steps
+                ],
+            }
+        )
     return rows
 
 
@@ -154,8 +216,12 @@ def machine() -> dict[str, Any]:
 def write_result(name: str, result: dict[str, Any]) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"execution_{name}.json"
-    result = {"benchmark": name, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "machine": machine(), **result}
+    result = {
+        "benchmark": name,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": machine(),
+        **result,
+    }
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return path

@@ -61,15 +61,27 @@ def release(p: np.ndarray, k: int, rng: np.random.Generator) -> dict[str, np.nda
 def figures(counts: dict[str, np.ndarray]) -> dict[str, float]:
     share = round(100.0 * counts["right_tool"].sum() / counts["scored"].sum(), 2)
     n = int(counts["scored"].size)
-    return {"n_tasks": n, "n_samples": int(counts["scored"].sum()), "errors": 0,
-            "right_tool_pct": share, "right_args_pct": share}
+    return {
+        "n_tasks": n,
+        "n_samples": int(counts["scored"].sum()),
+        "errors": 0,
+        "right_tool_pct": share,
+        "right_args_pct": share,
+    }
 
 
 def gate_pair(baseline: dict[str, np.ndarray], now: dict[str, np.ndarray]) -> tuple[bool, bool]:
     """(fails under report, fails under require) for one pair of releases."""
     paired = Paired(tasks=[f"t{i}" for i in range(baseline["scored"].size)], baseline=baseline, now=now)
-    result = check_gate("now", {MODEL: figures(now)}, "base", {MODEL: figures(baseline)},
-                        paired={MODEL: paired}, noise="require", advise=False)
+    result = check_gate(
+        "now",
+        {MODEL: figures(now)},
+        "base",
+        {MODEL: figures(baseline)},
+        paired={MODEL: paired},
+        noise="require",
+        advise=False,
+    )
     report_fails = any(c.drop > MAX_DROP_POINTS for c in result.comparisons)
     return report_fails, not result.passed
 
@@ -93,30 +105,72 @@ def end_to_end(flip: float, repeats: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="gate-bench-"))
     try:
         data = work / "data"
-        shutil.copytree(REPO / "data", data, ignore=shutil.ignore_patterns("dagster_home", "releases", "warehouse",
-                                                                           "cache"))
-        env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_OFFLINE_MODE": "true",
-               "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        shutil.copytree(
+            REPO / "data", data, ignore=shutil.ignore_patterns("dagster_home", "releases", "warehouse", "cache")
+        )
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "LITELLM_OFFLINE_MODE": "true",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
         runs = []
         for index, seed in enumerate((1, 2)):
             (data / "toolchoice.yaml").write_text(
                 f"models:\n  - model: {MODEL}\n    params: {{sim_latency_ms: 0, sim_flip_rate: {flip}, "
-                f"sim_seed: {seed}}}\ngate:\n  noise: require\n")
+                f"sim_seed: {seed}}}\ngate:\n  noise: require\n"
+            )
             release_id = f"release-e2e-{index}"
             started = time.perf_counter()
-            done = subprocess.run([sys.executable, "-c", "from toolchoice_pipeline.cli import main; main()",
-                                   "run", "--suite", "coding_agent",
-                                   "--release", release_id, "--kind", "release", "--repeats", str(repeats),
-                                   "--no-judge", "--data-dir", str(data)], env=env, capture_output=True, text=True)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "from toolchoice_pipeline.cli import main; main()",
+                    "run",
+                    "--suite",
+                    "coding_agent",
+                    "--release",
+                    release_id,
+                    "--kind",
+                    "release",
+                    "--repeats",
+                    str(repeats),
+                    "--no-judge",
+                    "--data-dir",
+                    str(data),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             scores = json.loads((data / "releases" / release_id / "scores.json").read_text())
             model = scores["models"][MODEL]
-            runs.append({"release": release_id, "sim_seed": seed, "exit": done.returncode,
-                         "wall_s": round(time.perf_counter() - started, 1),
-                         "scores": {key: model[key] for key in ("n_tasks", "n_samples", "repeats", "right_tool_pct",
-                                                                "pass_k_pct", "pass_at_k_pct", "flip_rate")},
-                         "flaky_tasks": len(model["flaky_tasks"]),
-                         "gate": {key: scores["gate"][key] for key in ("passed", "noise", "comparisons",
-                                                                       "warnings", "advice", "failures")}})
+            runs.append(
+                {
+                    "release": release_id,
+                    "sim_seed": seed,
+                    "exit": done.returncode,
+                    "wall_s": round(time.perf_counter() - started, 1),
+                    "scores": {
+                        key: model[key]
+                        for key in (
+                            "n_tasks",
+                            "n_samples",
+                            "repeats",
+                            "right_tool_pct",
+                            "pass_k_pct",
+                            "pass_at_k_pct",
+                            "flip_rate",
+                        )
+                    },
+                    "flaky_tasks": len(model["flaky_tasks"]),
+                    "gate": {
+                        key: scores["gate"][key]
+                        for key in ("passed", "noise", "comparisons", "warnings", "advice", "failures")
+                    },
+                }
+            )
         return {"flip_rate": flip, "repeats": repeats, "runs": runs}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -134,28 +188,56 @@ def main() -> int:
     started = time.perf_counter()
     rows = [simulate(n, k, args.pairs, args.flip, args.skill, args.seed + 10 * n + k) for n in SIZES for k in REPEATS]
     simulated_s = round(time.perf_counter() - started, 1)
-    header = ("tasks", "k", "unchanged fail: report", "require", "predicted (report)",
-              "5-pt regression caught: report", "require")
+    header = (
+        "tasks",
+        "k",
+        "unchanged fail: report",
+        "require",
+        "predicted (report)",
+        "5-pt regression caught: report",
+        "require",
+    )
     print(" | ".join(header))
     for r in rows:
-        print(f"{r['tasks']} | {r['k']} | {r['unchanged_fail_report_pct']}% | {r['unchanged_fail_require_pct']}% | "
-              f"{r['predicted_false_fail_report_pct']}% | {r['regressed_fail_report_pct']}% | "
-              f"{r['regressed_fail_require_pct']}%")
+        print(
+            f"{r['tasks']} | {r['k']} | {r['unchanged_fail_report_pct']}% | {r['unchanged_fail_require_pct']}% | "
+            f"{r['predicted_false_fail_report_pct']}% | {r['regressed_fail_report_pct']}% | "
+            f"{r['regressed_fail_require_pct']}%"
+        )
     goal = next(r for r in rows if r["tasks"] == 400 and r["k"] == 5)
-    goals = {"require_k5_400_false_fails_pct_max": 5.0, "require_k5_400_caught_pct_min": 90.0,
-             "met": goal["unchanged_fail_require_pct"] <= 5.0 and goal["regressed_fail_require_pct"] >= 90.0}
-    print(f"goal (require, k=5, 400 tasks): {goal['unchanged_fail_require_pct']}% false fails (<= 5%), "
-          f"{goal['regressed_fail_require_pct']}% caught (>= 90%): {'met' if goals['met'] else 'MISSED'}")
+    goals = {
+        "require_k5_400_false_fails_pct_max": 5.0,
+        "require_k5_400_caught_pct_min": 90.0,
+        "met": goal["unchanged_fail_require_pct"] <= 5.0 and goal["regressed_fail_require_pct"] >= 90.0,
+    }
+    print(
+        f"goal (require, k=5, 400 tasks): {goal['unchanged_fail_require_pct']}% false fails (<= 5%), "
+        f"{goal['regressed_fail_require_pct']}% caught (>= 90%): {'met' if goals['met'] else 'MISSED'}"
+    )
     e2e = None if args.no_e2e else end_to_end(args.flip, 5)
     if e2e:
         for run in e2e["runs"]:
-            print(f"e2e {run['release']}: exit {run['exit']}, {run['wall_s']} s, {run['scores']}, "
-                  f"gate passed {run['gate']['passed']}, advice {run['gate']['advice']}")
-    result = {"command": "python benchmarks/gate/run.py " + " ".join(sys.argv[1:]),
-              "setup": {"pairs": args.pairs, "flip_rate": args.flip, "skill": args.skill, "seed": args.seed,
-                        "regression_points": REGRESSION_POINTS, "python": platform.python_version(),
-                        "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)},
-              "simulated_wall_s": simulated_s, "rows": rows, "goals": goals, "end_to_end": e2e}
+            print(
+                f"e2e {run['release']}: exit {run['exit']}, {run['wall_s']} s, {run['scores']}, "
+                f"gate passed {run['gate']['passed']}, advice {run['gate']['advice']}"
+            )
+    result = {
+        "command": "python benchmarks/gate/run.py " + " ".join(sys.argv[1:]),
+        "setup": {
+            "pairs": args.pairs,
+            "flip_rate": args.flip,
+            "skill": args.skill,
+            "seed": args.seed,
+            "regression_points": REGRESSION_POINTS,
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average_1m": round(os.getloadavg()[0], 2),
+        },
+        "simulated_wall_s": simulated_s,
+        "rows": rows,
+        "goals": goals,
+        "end_to_end": e2e,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     return 0 if goals["met"] else 1

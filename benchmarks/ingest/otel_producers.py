@@ -47,8 +47,12 @@ def measure(fixture: Path, catalog_args: list[str], label: str) -> dict:
     files = [str(p) for p in sorted(fixture.glob("*.jsonl"))]
     started = time.perf_counter()
     ingest = toolchoice("ingest", "otel", *files, "--suite", "otel", "--data-dir", str(data), *catalog_args)
-    row = {"fixture": fixture.name, "catalog": " ".join(catalog_args) or "the trace's", "expected": EXPECTED_TASKS,
-           "ingest_exit": ingest.returncode}
+    row = {
+        "fixture": fixture.name,
+        "catalog": " ".join(catalog_args) or "the trace's",
+        "expected": EXPECTED_TASKS,
+        "ingest_exit": ingest.returncode,
+    }
     if ingest.returncode != 0:
         row["error"] = ingest.stderr.strip()
         return row
@@ -56,8 +60,9 @@ def measure(fixture: Path, catalog_args: list[str], label: str) -> dict:
     row["tasks"] = manifest["tasks"]
     row["task_catalog_sources"] = manifest["catalog"]["task_catalog_sources"]
     replay = "replay/suites/otel/replay.jsonl"
-    run = toolchoice("run", "--suite", "otel", "--release", "r1", "--kind", "release", "--models", replay,
-                     "--data-dir", str(data))
+    run = toolchoice(
+        "run", "--suite", "otel", "--release", "r1", "--kind", "release", "--models", replay, "--data-dir", str(data)
+    )
     row["run_exit"] = run.returncode
     if run.returncode == 0:
         scores = json.loads((data / "releases" / "r1" / "scores.json").read_text())["models"][replay]
@@ -88,13 +93,18 @@ def main() -> None:
             rows.append(row)
         print(json.dumps(rows[-1]), flush=True)
         rows.sort(key=lambda row: (row["fixture"], row["catalog"]))
-        result = {"machine": {"python": platform.python_version(), "platform": platform.platform()},
-                  "command": "python benchmarks/ingest/otel_producers.py [FIXTURE...]",
-                  "wall_s_this_invocation": round(time.perf_counter() - started, 2), "rows": rows}
+        result = {
+            "machine": {"python": platform.python_version(), "platform": platform.platform()},
+            "command": "python benchmarks/ingest/otel_producers.py [FIXTURE...]",
+            "wall_s_this_invocation": round(time.perf_counter() - started, 2),
+            "rows": rows,
+        }
         RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")  # after each fixture
     for row in rows:
-        print(f"{row['fixture']:<24} {row['catalog'][:40]:<40} tasks {row.get('tasks', '-')}/{row['expected']} "
-              f"TSQ {row.get('tsq', '-')}")
+        print(
+            f"{row['fixture']:<24} {row['catalog'][:40]:<40} tasks {row.get('tasks', '-')}/{row['expected']} "
+            f"TSQ {row.get('tsq', '-')}"
+        )
 
 
 if __name__ == "__main__":

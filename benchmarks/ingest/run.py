@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -48,13 +48,22 @@ def child(session: Path, data_dir: Path) -> None:
 
     after_imports = _rss_mb()
     started = time.perf_counter()
-    report = ingest_claude_code([session], IngestOptions(suite="bench", data_dir=data_dir, catalog=CATALOG,
-                                                         force=True))
+    report = ingest_claude_code([session], IngestOptions(suite="bench", data_dir=data_dir, catalog=CATALOG, force=True))
     seconds = time.perf_counter() - started
-    print(json.dumps({"ingest_s": seconds, "peak_rss_mb": _rss_mb(), "rss_after_imports_mb": after_imports,
-                      "turns": report.turns, "tasks": report.tasks, "redactions": dict(report.redactions),
-                      "tasks_bytes": (report.suite_dir / "tasks.jsonl").stat().st_size,
-                      "replay_bytes": (report.suite_dir / "replay.jsonl").stat().st_size}))
+    print(
+        json.dumps(
+            {
+                "ingest_s": seconds,
+                "peak_rss_mb": _rss_mb(),
+                "rss_after_imports_mb": after_imports,
+                "turns": report.turns,
+                "tasks": report.tasks,
+                "redactions": dict(report.redactions),
+                "tasks_bytes": (report.suite_dir / "tasks.jsonl").stat().st_size,
+                "replay_bytes": (report.suite_dir / "replay.jsonl").stat().st_size,
+            }
+        )
+    )
 
 
 def measure(size_mb: int, repeat: int) -> dict:
@@ -74,8 +83,12 @@ def measure(size_mb: int, repeat: int) -> dict:
         data_dir = WORK / f"data_{size_mb}mb"
         shutil.rmtree(data_dir, ignore_errors=True)
         started = time.perf_counter()
-        out = subprocess.run([sys.executable, __file__, "--child", str(session), str(data_dir)], check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(session), str(data_dir)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         run = json.loads(out.strip().splitlines()[-1])
         run["process_wall_s"] = time.perf_counter() - started
         runs.append(run)
@@ -90,10 +103,16 @@ def measure(size_mb: int, repeat: int) -> dict:
         "mb_per_minute_process": round(info["bytes"] / MB / process_s * 60, 1),
         "peak_rss_mb": round(max(r["peak_rss_mb"] for r in runs), 1),
         "rss_after_imports_mb": round(statistics.median(r["rss_after_imports_mb"] for r in runs), 1),
-        "output": {"turns": last["turns"], "tasks": last["tasks"], "tasks_bytes": last["tasks_bytes"],
-                   "replay_bytes": last["replay_bytes"], "redactions": last["redactions"]},
-        "runs": [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items() if k != "redactions"}
-                 for r in runs],
+        "output": {
+            "turns": last["turns"],
+            "tasks": last["tasks"],
+            "tasks_bytes": last["tasks_bytes"],
+            "replay_bytes": last["replay_bytes"],
+            "redactions": last["redactions"],
+        },
+        "runs": [
+            {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items() if k != "redactions"} for r in runs
+        ],
     }
 
 
@@ -112,7 +131,7 @@ def main() -> None:
     slowest = min(s["mb_per_minute_ingest"] for s in sizes.values())
     result = {
         "benchmark": "ingest_claude_code",
-        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "goal": GOAL,
         "sizes": sizes,

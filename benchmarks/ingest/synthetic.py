@@ -19,9 +19,33 @@ from pathlib import Path
 SESSION = "b3e1c0de-5a1e-4c0d-9e55-000000000001"
 CWD = "/home/benchuser/projects/shop"
 TOOLS = ("Read", "Bash", "Grep", "Glob", "Edit")
-WORDS = ("config", "settings", "handler", "request", "response", "order", "cart", "payment", "user", "session",
-         "cache", "retry", "client", "server", "route", "model", "schema", "query", "result", "logger", "token",
-         "api_key", "password_hash", "auth", "https://api.shop-example.com/v1")
+WORDS = (
+    "config",
+    "settings",
+    "handler",
+    "request",
+    "response",
+    "order",
+    "cart",
+    "payment",
+    "user",
+    "session",
+    "cache",
+    "retry",
+    "client",
+    "server",
+    "route",
+    "model",
+    "schema",
+    "query",
+    "result",
+    "logger",
+    "token",
+    "api_key",
+    "password_hash",
+    "auth",
+    "https://api.shop-example.com/v1",
+)
 
 
 def _code_lines(rng: random.Random, n: int) -> list[str]:
@@ -62,12 +86,21 @@ def generate(path: Path, target_bytes: int, seed: int = 7) -> dict:
     parent = None
 
     def base(kind: str) -> dict:
-        return {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": CWD, "sessionId": SESSION,
-                "version": "2.1.38", "gitBranch": "main", "type": kind,
-                "uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-                "timestamp": "2026-01-02T10:00:00.000Z"}
+        return {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": CWD,
+            "sessionId": SESSION,
+            "version": "2.1.38",
+            "gitBranch": "main",
+            "type": kind,
+            "uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+            "timestamp": "2026-01-02T10:00:00.000Z",
+        }
 
     with path.open("w", encoding="utf-8") as handle:
+
         def emit(record: dict) -> None:
             nonlocal parent
             handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -77,48 +110,115 @@ def generate(path: Path, target_bytes: int, seed: int = 7) -> dict:
 
         while handle.tell() < target_bytes:
             counters["turns"] += 1
-            emit({"type": "file-history-snapshot", "messageId": str(uuid.UUID(int=rng.getrandbits(128))),
-                  "snapshot": {"trackedFileBackups": {}, "timestamp": "2026-01-02T10:00:00.000Z"},
-                  "isSnapshotUpdate": False})
+            emit(
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": str(uuid.UUID(int=rng.getrandbits(128))),
+                    "snapshot": {"trackedFileBackups": {}, "timestamp": "2026-01-02T10:00:00.000Z"},
+                    "isSnapshotUpdate": False,
+                }
+            )
             prompt = f"Please look at the {rng.choice(WORDS)} {rng.choice(WORDS)} code and fix the failing test"
             emit({**base("user"), "message": {"role": "user", "content": prompt}})
             for _ in range(rng.randint(3, 8)):
                 counters["steps"] += 1
                 message_id = "msg_" + base64.b32encode(rng.randbytes(15)).decode()
                 thinking = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 200)))
-                emit({**base("assistant"), "requestId": "req_" + message_id[4:], "message": {
-                    "model": "claude-sonnet-4-5", "id": message_id, "type": "message", "role": "assistant",
-                    "content": [{"type": "thinking", "thinking": thinking,
-                                 "signature": base64.b64encode(rng.randbytes(300)).decode()}],
-                    "usage": {"input_tokens": 9, "output_tokens": 8}}})
-                emit({**base("assistant"), "message": {"model": "claude-sonnet-4-5", "id": message_id,
-                                                       "type": "message", "role": "assistant", "content": [
-                    {"type": "text", "text": f"Let me check the {rng.choice(WORDS)} module."}]}})
+                emit(
+                    {
+                        **base("assistant"),
+                        "requestId": "req_" + message_id[4:],
+                        "message": {
+                            "model": "claude-sonnet-4-5",
+                            "id": message_id,
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [
+                                {
+                                    "type": "thinking",
+                                    "thinking": thinking,
+                                    "signature": base64.b64encode(rng.randbytes(300)).decode(),
+                                }
+                            ],
+                            "usage": {"input_tokens": 9, "output_tokens": 8},
+                        },
+                    }
+                )
+                emit(
+                    {
+                        **base("assistant"),
+                        "message": {
+                            "model": "claude-sonnet-4-5",
+                            "id": message_id,
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": f"Let me check the {rng.choice(WORDS)} module."}],
+                        },
+                    }
+                )
                 calls = []
                 for _ in range(1 if rng.random() < 0.8 else 2):
                     tool = rng.choice(TOOLS)
                     call_id = "toolu_" + base64.b32encode(rng.randbytes(15)).decode()
-                    arguments = {"Read": {"file_path": f"{CWD}/src/{rng.choice(WORDS)}.py"},
-                                 "Bash": {"command": f"pytest -x tests/test_{rng.choice(WORDS)}.py",
-                                          "description": "Run the tests"},
-                                 "Grep": {"pattern": rng.choice(WORDS), "path": "src"},
-                                 "Glob": {"pattern": "src/**/*.py"},
-                                 "Edit": {"file_path": f"{CWD}/src/{rng.choice(WORDS)}.py",
-                                          "old_string": rng.choice(pool), "new_string": rng.choice(pool)}}[tool]
-                    emit({**base("assistant"), "message": {"model": "claude-sonnet-4-5", "id": message_id,
-                                                           "type": "message", "role": "assistant", "content": [
-                        {"type": "tool_use", "id": call_id, "name": tool, "input": arguments}]}})
+                    arguments = {
+                        "Read": {"file_path": f"{CWD}/src/{rng.choice(WORDS)}.py"},
+                        "Bash": {
+                            "command": f"pytest -x tests/test_{rng.choice(WORDS)}.py",
+                            "description": "Run the tests",
+                        },
+                        "Grep": {"pattern": rng.choice(WORDS), "path": "src"},
+                        "Glob": {"pattern": "src/**/*.py"},
+                        "Edit": {
+                            "file_path": f"{CWD}/src/{rng.choice(WORDS)}.py",
+                            "old_string": rng.choice(pool),
+                            "new_string": rng.choice(pool),
+                        },
+                    }[tool]
+                    emit(
+                        {
+                            **base("assistant"),
+                            "message": {
+                                "model": "claude-sonnet-4-5",
+                                "id": message_id,
+                                "type": "message",
+                                "role": "assistant",
+                                "content": [{"type": "tool_use", "id": call_id, "name": tool, "input": arguments}],
+                            },
+                        }
+                    )
                     calls.append(call_id)
                 for call_id in calls:
                     for _ in range(rng.randint(1, 3)):
-                        emit({**base("progress"), "data": {"type": "hook_progress", "hookEvent": "PreToolUse"},
-                              "toolUseID": call_id})
+                        emit(
+                            {
+                                **base("progress"),
+                                "data": {"type": "hook_progress", "hookEvent": "PreToolUse"},
+                                "toolUseID": call_id,
+                            }
+                        )
                     size = int(rng.choice((200, 800, 2000, 6000, 15000, 40000)) * rng.uniform(0.5, 1.5))
                     text = _result_text(rng, pool, size)
-                    emit({**base("user"), "message": {"role": "user", "content": [
-                        {"tool_use_id": call_id, "type": "tool_result", "content": text, "is_error": False}]},
-                        "toolUseResult": {"stdout": text, "stderr": "", "interrupted": False}})
-            emit({**base("system"), "subtype": "stop_hook_summary", "hookCount": 1, "hookErrors": [],
-                  "preventedContinuation": False, "level": "suggestion"})
+                    emit(
+                        {
+                            **base("user"),
+                            "message": {
+                                "role": "user",
+                                "content": [
+                                    {"tool_use_id": call_id, "type": "tool_result", "content": text, "is_error": False}
+                                ],
+                            },
+                            "toolUseResult": {"stdout": text, "stderr": "", "interrupted": False},
+                        }
+                    )
+            emit(
+                {
+                    **base("system"),
+                    "subtype": "stop_hook_summary",
+                    "hookCount": 1,
+                    "hookErrors": [],
+                    "preventedContinuation": False,
+                    "level": "suggestion",
+                }
+            )
         counters["bytes"] = handle.tell()
     return counters

@@ -45,19 +45,25 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from toolchoice_pipeline.ingest.bfcl import import_bfcl  # noqa: E402
-from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
-from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
-from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig, load_run_config  # noqa: E402
-from toolchoice_pipeline.judge import build_judge_messages, read_judge_input  # noqa: E402
 from toolchoice_pipeline.ingest.canary import canary_turns  # noqa: E402
+from toolchoice_pipeline.judge import build_judge_messages, read_judge_input  # noqa: E402
 from toolchoice_pipeline.judge.calibration import cohen_kappa  # noqa: E402
-from toolchoice_pipeline.providers.offline_judge.model import Assessment, assess  # noqa: E402
 from toolchoice_pipeline.judge.polling import episode_items  # noqa: E402
+from toolchoice_pipeline.providers.offline_judge.model import Assessment, assess  # noqa: E402
+from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
 from toolchoice_pipeline.records.episodes import Episode, StepRecord  # noqa: E402
 from toolchoice_pipeline.scoring import score_episodes  # noqa: E402
+from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig, load_run_config  # noqa: E402
 from toolchoice_pipeline.suites.suite import load_suite  # noqa: E402
 from toolchoice_pipeline_tests.bfcl_helpers import (  # noqa: E402
-    CATEGORIES, answers_file, questions_file, read_verdicts, suite_name, verdict_reply)
+    CATEGORIES,
+    answers_file,
+    questions_file,
+    read_verdicts,
+    suite_name,
+    verdict_reply,
+)
 
 RESULTS = REPO / "benchmarks" / "results" / "judge_offline_agreement.json"
 DATA = REPO / "data"
@@ -77,26 +83,36 @@ def names_only(catalog: list[ToolDefinition]) -> list[ToolDefinition]:
         if isinstance(schema, list):
             return [strip(v) for v in schema]
         return schema
+
     return [ToolDefinition(name=t.name, parameters=strip(t.parameters)) for t in catalog]
 
 
 def agreement(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
     n = len(pairs)
     kappa = cohen_kappa(pairs)
-    return {"labelled": n, "accuracy": round(sum(a == b for a, b in pairs) / n, 4),
-            "kappa": None if kappa is None else round(kappa, 4),
-            "judged_correct_share": round(sum(a for a, _ in pairs) / n, 4),
-            "right_tool_share": round(sum(b for _, b in pairs) / n, 4)}
+    return {
+        "labelled": n,
+        "accuracy": round(sum(a == b for a, b in pairs) / n, 4),
+        "kappa": None if kappa is None else round(kappa, 4),
+        "judged_correct_share": round(sum(a for a, _ in pairs) / n, 4),
+        "right_tool_share": round(sum(b for _, b in pairs) / n, 4),
+    }
 
 
 async def first_steps(suite, models: list[str]) -> list[Episode]:
     from toolchoice_pipeline.execution.llm import complete
 
     async def one(model: str, task) -> Episode:
-        done = await complete(ModelSpec(model=model), task.message_dicts(), retries=RETRIES,
-                              tools=[tool.to_openai_tool() for tool in suite.task_catalog(task)])
-        return Episode(model=model, task_id=task.id, steps=[StepRecord(step=0,
-                                                                       reply=from_openai_message(done.message))])
+        done = await complete(
+            ModelSpec(model=model),
+            task.message_dicts(),
+            retries=RETRIES,
+            tools=[tool.to_openai_tool() for tool in suite.task_catalog(task)],
+        )
+        return Episode(
+            model=model, task_id=task.id, steps=[StepRecord(step=0, reply=from_openai_message(done.message))]
+        )
+
     return list(await asyncio.gather(*(one(m, t) for m in models for t in suite.tasks)))
 
 
@@ -116,10 +132,14 @@ def demo() -> dict[str, Any]:
             catalog = names_only(item.catalog) if strip else item.catalog
             judged = grade(item.conversation, catalog, item.reply).verdict == "correct"
             pairs.setdefault(item.model, []).append((judged, bool(right[item.key])))
-        out[label] = {"all": agreement([p for ps in pairs.values() for p in ps]),
-                      **{model: agreement(ps) for model, ps in pairs.items()}}
-        out[label]["canary"] = [grade(i.conversation, names_only(i.catalog) if strip else i.catalog, i.reply).verdict
-                                for i in canary_turns(DATA)]
+        out[label] = {
+            "all": agreement([p for ps in pairs.values() for p in ps]),
+            **{model: agreement(ps) for model, ps in pairs.items()},
+        }
+        out[label]["canary"] = [
+            grade(i.conversation, names_only(i.catalog) if strip else i.catalog, i.reply).verdict
+            for i in canary_turns(DATA)
+        ]
     return out
 
 
@@ -155,22 +175,35 @@ def sessions(data: Path) -> dict[str, Any]:
     out = {}
     script = Path(sys.executable).with_name("toolchoice")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "toolchoice_pipeline.cli"]
-    for suite_id, path in (("cc_fasthooks", SESSIONS / "fasthooks_sample_main_transcript.jsonl"),
-                           ("cc_spotter", SESSIONS / "spotter_tool_heavy.jsonl")):
-        subprocess.run([*command, "ingest", "claude-code", str(path), "--suite", suite_id, "--data-dir", str(data)],
-                       check=True, capture_output=True)
+    for suite_id, path in (
+        ("cc_fasthooks", SESSIONS / "fasthooks_sample_main_transcript.jsonl"),
+        ("cc_spotter", SESSIONS / "spotter_tool_heavy.jsonl"),
+    ):
+        subprocess.run(
+            [*command, "ingest", "claude-code", str(path), "--suite", suite_id, "--data-dir", str(data)],
+            check=True,
+            capture_output=True,
+        )
         suite = load_suite(data, suite_id)
-        replay = {json.loads(line)["task_id"]: json.loads(line)
-                  for line in (data / "suites" / suite_id / "replay.jsonl").read_text().splitlines() if line.strip()}
+        replay = {
+            json.loads(line)["task_id"]: json.loads(line)
+            for line in (data / "suites" / suite_id / "replay.jsonl").read_text().splitlines()
+            if line.strip()
+        }
         turns = []
         for task in suite.tasks:
             reply = from_openai_message(to_openai_message(verdict_reply(replay[task.id]["tool_calls"])))
             found = grade(task.message_dicts(), suite.task_catalog(task), reply)
-            turns.append({"task_id": task.id, "request": task.message_dicts()[-1].get("content", "")[:120],
-                          "calls": [c.name for c in reply.calls], "verdict": found.verdict,
-                          "conclusion": found.conclusion[:400]})
-        out[suite_id] = {"tsq": round(sum(t["verdict"] == "correct" for t in turns) / len(turns), 4),
-                         "turns": turns}
+            turns.append(
+                {
+                    "task_id": task.id,
+                    "request": task.message_dicts()[-1].get("content", "")[:120],
+                    "calls": [c.name for c in reply.calls],
+                    "verdict": found.verdict,
+                    "conclusion": found.conclusion[:400],
+                }
+            )
+        out[suite_id] = {"tsq": round(sum(t["verdict"] == "correct" for t in turns) / len(turns), 4), "turns": turns}
     return out
 
 

@@ -42,15 +42,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agreement import DATA, REPO, first_steps, grade  # noqa: E402
 
 from toolchoice_pipeline.ingest.bfcl import import_bfcl  # noqa: E402
-from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
-from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
-from toolchoice_pipeline.suites.config import load_run_config  # noqa: E402
 from toolchoice_pipeline.judge.calibration import cohen_kappa  # noqa: E402
 from toolchoice_pipeline.providers.offline_judge.fit import name_spans  # noqa: E402
+from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
 from toolchoice_pipeline.scoring import score_episodes  # noqa: E402
+from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
+from toolchoice_pipeline.suites.config import load_run_config  # noqa: E402
 from toolchoice_pipeline.suites.suite import load_suite  # noqa: E402
 from toolchoice_pipeline_tests.bfcl_helpers import (  # noqa: E402
-    answers_file, questions_file, read_verdicts, suite_name, verdict_reply)
+    answers_file,
+    questions_file,
+    read_verdicts,
+    suite_name,
+    verdict_reply,
+)
 
 RESULTS = REPO / "benchmarks" / "results" / "judge_step_replays.json"
 READ_TOOLS = ("Read", "Grep", "Glob", "WebSearch", "WebFetch")
@@ -74,8 +79,9 @@ def figures(rows: list[tuple[str, bool | None, bool]]) -> dict[str, Any]:
     kappa = cohen_kappa(pairs)
     per_variant: dict[str, dict[str, Any]] = {}
     for variant, judged, truth in rows:
-        entry = per_variant.setdefault(variant, {"n": 0, "judged_correct": 0, "abstained": 0,
-                                                 "truth": "right" if truth else "wrong"})
+        entry = per_variant.setdefault(
+            variant, {"n": 0, "judged_correct": 0, "abstained": 0, "truth": "right" if truth else "wrong"}
+        )
         entry["n"] += 1
         entry["judged_correct"] += bool(judged)
         entry["abstained"] += judged is None
@@ -83,12 +89,15 @@ def figures(rows: list[tuple[str, bool | None, bool]]) -> dict[str, Any]:
         # The TSQ of the variant: the share judged correct among the episodes with a valid vote.
         voted = entry["n"] - entry["abstained"]
         entry["judged_correct_share"] = round(entry["judged_correct"] / voted, 4) if voted else None
-    return {"n": len(pairs), "abstained": len(rows) - len(pairs),
-            "accuracy": round(sum(a == b for a, b in pairs) / len(pairs), 4),
-            "kappa": None if kappa is None else round(kappa, 4),
-            "detection_rate": round(sum(not j for j in wrong) / len(wrong), 4) if wrong else None,
-            "false_alarm_rate": round(sum(not j for j in right) / len(right), 4) if right else None,
-            "variants": per_variant}
+    return {
+        "n": len(pairs),
+        "abstained": len(rows) - len(pairs),
+        "accuracy": round(sum(a == b for a, b in pairs) / len(pairs), 4),
+        "kappa": None if kappa is None else round(kappa, 4),
+        "detection_rate": round(sum(not j for j in wrong) / len(wrong), 4) if wrong else None,
+        "false_alarm_rate": round(sum(not j for j in right) / len(right), 4) if right else None,
+        "variants": per_variant,
+    }
 
 
 def bfcl_suite(data: Path, category: str):
@@ -113,18 +122,20 @@ def parallel(data: Path) -> tuple[dict[str, Any], dict[str, str]]:
         with_other = [*catalog, other_tool]
         messages = task.message_dicts()
         for variant, calls, cat, truth in (
-                ("gold", gold, catalog, True),
-                ("missing_call", lines[(task_id, "missing_call")]["tool_calls"], catalog, False),
-                ("gold_with_distractor", gold, with_other, True),
-                ("swapped_tool", [*gold[:-1], {"name": other_tool.name, "arguments": other_args}], with_other,
-                 False)):
+            ("gold", gold, catalog, True),
+            ("missing_call", lines[(task_id, "missing_call")]["tool_calls"], catalog, False),
+            ("gold_with_distractor", gold, with_other, True),
+            ("swapped_tool", [*gold[:-1], {"name": other_tool.name, "arguments": other_args}], with_other, False),
+        ):
             found = grade(messages, cat, reply_of(calls))
             rows.append((variant, judged(found), truth))
             if truth and found.verdict != "correct":
                 wrong_gold[f"{task_id}/{variant}"] = found.conclusion[:300]
     result = figures(rows)
-    result["tsq"] = {"full_answer": result["variants"]["gold"]["judged_correct_share"],
-                     "partial_answer": result["variants"]["missing_call"]["judged_correct_share"]}
+    result["tsq"] = {
+        "full_answer": result["variants"]["gold"]["judged_correct_share"],
+        "partial_answer": result["variants"]["missing_call"]["judged_correct_share"],
+    }
     return result, wrong_gold
 
 
@@ -169,16 +180,20 @@ def demo() -> tuple[dict[str, Any], dict[str, str]]:
         request = task.message_dicts()[-1].get("content") or ""
         spans = [s.value for s in name_spans(request) if s.kind in ("path", "file")]
         path = spans[0] if spans else "notes.md"
-        for tool, arguments in (("Write", {"file_path": path, "content": ""}),
-                                ("Edit", {"file_path": path, "old_string": "a", "new_string": ""})):
-            found = grade(task.message_dicts(), suite.task_catalog(task), reply_of([{"name": tool,
-                                                                                      "arguments": arguments}]))
+        for tool, arguments in (
+            ("Write", {"file_path": path, "content": ""}),
+            ("Edit", {"file_path": path, "old_string": "a", "new_string": ""}),
+        ):
+            found = grade(
+                task.message_dicts(), suite.task_catalog(task), reply_of([{"name": tool, "arguments": arguments}])
+            )
             rows.append(("mutating_tool", judged(found), False))
             if found.verdict == "correct":
                 misjudged[f"{tool}/{task.id}"] = f"correct: {found.conclusion[:200]}"
     result = figures(rows)
-    result["baseline_first_steps_only"] = {k: v for k, v in figures([r for r in rows if r[0] == "baseline_first_step"])
-                                           .items() if k != "variants"}
+    result["baseline_first_steps_only"] = {
+        k: v for k, v in figures([r for r in rows if r[0] == "baseline_first_step"]).items() if k != "variants"
+    }
     return result, misjudged
 
 
@@ -197,22 +212,36 @@ def main() -> int:
         results[name], examples[name] = run()
     from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION
 
-    out = {"rubric_version": RUBRIC_VERSION, **results,
-           "misjudged_examples": {k: dict(list(v.items())[:60]) for k, v in examples.items()}}
+    out = {
+        "rubric_version": RUBRIC_VERSION,
+        **results,
+        "misjudged_examples": {k: dict(list(v.items())[:60]) for k, v in examples.items()},
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"rubric {RUBRIC_VERSION}")
     print(f"{'data set':10} {'n':>5} {'accuracy':>9} {'kappa':>7} {'detection':>10} {'false alarms':>13}")
     for name, r in results.items():
-        print(f"{name:10} {r['n']:>5} {r['accuracy']:>9} {r['kappa']!s:>7} {r['detection_rate']!s:>10} "
-              f"{r['false_alarm_rate']!s:>13}")
-        print("    " + ", ".join(f"{v}: {e['judged_correct']}/{e['n']} judged correct, {e['abstained']} abstained"
-                                 for v, e in r["variants"].items()))
+        print(
+            f"{name:10} {r['n']:>5} {r['accuracy']:>9} {r['kappa']!s:>7} {r['detection_rate']!s:>10} "
+            f"{r['false_alarm_rate']!s:>13}"
+        )
+        print(
+            "    "
+            + ", ".join(
+                f"{v}: {e['judged_correct']}/{e['n']} judged correct, {e['abstained']} abstained"
+                for v, e in r["variants"].items()
+            )
+        )
     b = results["demo"]["baseline_first_steps_only"]
-    print(f"demo baseline first steps only: accuracy {b['accuracy']}, kappa {b['kappa']}, detection "
-          f"{b['detection_rate']}, false alarms {b['false_alarm_rate']} on {b['n']}")
-    print(f"parallel TSQ: full answer {results['parallel']['tsq']['full_answer']}, "
-          f"partial answer {results['parallel']['tsq']['partial_answer']}")
+    print(
+        f"demo baseline first steps only: accuracy {b['accuracy']}, kappa {b['kappa']}, detection "
+        f"{b['detection_rate']}, false alarms {b['false_alarm_rate']} on {b['n']}"
+    )
+    print(
+        f"parallel TSQ: full answer {results['parallel']['tsq']['full_answer']}, "
+        f"partial answer {results['parallel']['tsq']['partial_answer']}"
+    )
     print(f"-> {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}")
     return 0
 

@@ -33,8 +33,9 @@ sys.path.insert(0, str(REPO))
 
 RELEASE_ASSETS = "release_snapshot,tool_catalog,eval_tasks,agent_runs,judge_votes,task_scores,release_scores,baseline"
 LAUNCHPAD = json.dumps({"ops": {"release_snapshot": {"config": {"suite": "coding_agent", "kind": "adhoc"}}}})
-ADD_PARTITION = ("import sys, dagster as dg; i = dg.DagsterInstance.get(); "
-                 "i.add_dynamic_partitions('release', [sys.argv[1]])")
+ADD_PARTITION = (
+    "import sys, dagster as dg; i = dg.DagsterInstance.get(); i.add_dynamic_partitions('release', [sys.argv[1]])"
+)
 
 
 def measured(command: list[str], env: dict[str, str]) -> dict[str, float | int]:
@@ -50,8 +51,9 @@ def measured(command: list[str], env: dict[str, str]) -> dict[str, float | int]:
 
 def copy_data(target: Path) -> Path:
     skip = {"releases", "warehouse", "cache", "reports", "dagster_home"}
-    shutil.copytree(REPO / "data", target, ignore=lambda d, names: [n for n in names if Path(d) == REPO / "data"
-                                                                    and n in skip])
+    shutil.copytree(
+        REPO / "data", target, ignore=lambda d, names: [n for n in names if Path(d) == REPO / "data" and n in skip]
+    )
     return target
 
 
@@ -59,8 +61,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
-    base_env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-                "PYTHONPATH": str(REPO), "DAGSTER_DISABLE_TELEMETRY": "yes"}
+    base_env = {
+        **os.environ,
+        "LITELLM_OFFLINE_MODE": "true",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "PYTHONPATH": str(REPO),
+        "DAGSTER_DISABLE_TELEMETRY": "yes",
+    }
     toolchoice = str(Path(sys.executable).with_name("toolchoice"))
     runs: dict[str, list[dict]] = {"cli": [], "ui": []}
     load_before = os.getloadavg()
@@ -76,10 +83,22 @@ def main() -> int:
                 if mode == "cli":
                     command = [toolchoice, "run", "--data-dir", str(data_dir), "--release", f"cli-{n}"]
                 else:
-                    subprocess.run([sys.executable, "-c", ADD_PARTITION, f"ui-{n}"], env=env, check=True,
-                                   capture_output=True)
-                    command = [dagster, "asset", "materialize", "-m", "toolchoice_pipeline.definitions", "--select",
-                               RELEASE_ASSETS, "--partition", f"ui-{n}", "--config-json", LAUNCHPAD]
+                    subprocess.run(
+                        [sys.executable, "-c", ADD_PARTITION, f"ui-{n}"], env=env, check=True, capture_output=True
+                    )
+                    command = [
+                        dagster,
+                        "asset",
+                        "materialize",
+                        "-m",
+                        "toolchoice_pipeline.definitions",
+                        "--select",
+                        RELEASE_ASSETS,
+                        "--partition",
+                        f"ui-{n}",
+                        "--config-json",
+                        LAUNCHPAD,
+                    ]
                 runs[mode].append(measured(command, env))
                 print(mode, runs[mode][-1], flush=True)
     mean = {mode: round(sum(r["cpu_s"] for r in rows) / len(rows), 2) for mode, rows in runs.items()}

@@ -26,7 +26,7 @@ import shutil
 import statistics
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,8 +44,9 @@ def make_data_dir(directory: Path, n_tasks: int) -> str:
     target.mkdir(parents=True)
     shutil.copy(REPO / "data" / "toolchoice.yaml", directory / "toolchoice.yaml")
     shutil.copy(DEMO / "catalog.yaml", target / "catalog.yaml")
-    (target / "suite.yaml").write_text(f"name: {suite}\ncatalog: catalog.yaml\ntasks: tasks.jsonl\n"
-                                       "match_profile: key_args\n", encoding="utf-8")
+    (target / "suite.yaml").write_text(
+        f"name: {suite}\ncatalog: catalog.yaml\ntasks: tasks.jsonl\nmatch_profile: key_args\n", encoding="utf-8"
+    )
     lines = [json.loads(line) for line in (DEMO / "tasks.jsonl").read_text(encoding="utf-8").splitlines() if line]
     with (target / "tasks.jsonl").open("w", encoding="utf-8") as handle:
         for i in range(n_tasks):
@@ -64,14 +65,26 @@ def _field(text: str, label: str) -> str:
 
 def _seconds(clock: str) -> float:
     parts = [float(p) for p in clock.split(":")]
-    return sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+    return sum(p * 60**i for i, p in enumerate(reversed(parts)))
 
 
 def run_once(code: Path, n_tasks: int, label: str, judge: bool) -> dict:
     data_dir = WORK / f"{label}-{n_tasks}"
     suite = make_data_dir(data_dir, n_tasks)
-    command = ["/usr/bin/time", "-v", sys.executable, "-c", ENTRY, "run", "--suite", suite, "--release", "bench",
-               "--data-dir", str(data_dir)] + ([] if judge else ["--no-judge"])
+    command = [
+        "/usr/bin/time",
+        "-v",
+        sys.executable,
+        "-c",
+        ENTRY,
+        "run",
+        "--suite",
+        suite,
+        "--release",
+        "bench",
+        "--data-dir",
+        str(data_dir),
+    ] + ([] if judge else ["--no-judge"])
     env = {**os.environ, "PYTHONPATH": str(code), "DAGSTER_HOME": str(data_dir / "dagster_home")}
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=data_dir)
     if done.returncode not in (0, 1):
@@ -79,8 +92,9 @@ def run_once(code: Path, n_tasks: int, label: str, judge: bool) -> dict:
     scores = json.loads((data_dir / "releases" / "bench" / "scores.json").read_text(encoding="utf-8"))
     result = {
         "wall_s": round(_seconds(_field(done.stderr, "Elapsed (wall clock) time (h:mm:ss or m:ss)")), 2),
-        "cpu_s": round(float(_field(done.stderr, "User time (seconds)"))
-                       + float(_field(done.stderr, "System time (seconds)")), 2),
+        "cpu_s": round(
+            float(_field(done.stderr, "User time (seconds)")) + float(_field(done.stderr, "System time (seconds)")), 2
+        ),
         "peak_rss_mb": round(int(_field(done.stderr, "Maximum resident set size (kbytes)")) / 1024, 1),
         "exit_code": done.returncode,
         "episodes": sum(m["n_tasks"] for m in scores["models"].values()),
@@ -95,8 +109,9 @@ def commit_of(code: Path) -> str:
     done = subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     if done.returncode != 0:
         return str(code)
-    dirty = subprocess.run(["git", "-C", str(code), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(code), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    ).stdout.strip()
     return done.stdout.strip() + ("+changes" if dirty else "")
 
 
@@ -113,32 +128,52 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     codes = {"after": REPO} | ({"before": args.before.resolve()} if args.before else {})
-    report = {"benchmark": "toolchoice_run_growth", "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-              "command": "toolchoice run --suite gen_<n> --release bench" + (" --no-judge" if args.no_judge else ""),
-              "models": ["local/bm25-router", "local/name-match"], "judge": not args.no_judge,
-              "code": {label: commit_of(code) for label, code in codes.items()},
-              "uptime_before": uptime(), "sizes": {}}
+    report = {
+        "benchmark": "toolchoice_run_growth",
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "command": "toolchoice run --suite gen_<n> --release bench" + (" --no-judge" if args.no_judge else ""),
+        "models": ["local/bm25-router", "local/name-match"],
+        "judge": not args.no_judge,
+        "code": {label: commit_of(code) for label, code in codes.items()},
+        "uptime_before": uptime(),
+        "sizes": {},
+    }
     for n_tasks in args.tasks:
         runs: dict[str, list[dict]] = {label: [] for label in codes}
         for _ in range(args.rounds):
             for label, code in codes.items():  # alternating: after, before, after, before ...
                 runs[label].append(run_once(code, n_tasks, label, judge=not args.no_judge))
                 print(n_tasks, label, runs[label][-1], flush=True)
-        entry = {label: {"runs": items, **{f"{key}_median": statistics.median(r[key] for r in items)
-                                           for key in ("wall_s", "cpu_s", "peak_rss_mb")}}
-                 for label, items in runs.items()}
+        entry = {
+            label: {
+                "runs": items,
+                **{
+                    f"{key}_median": statistics.median(r[key] for r in items)
+                    for key in ("wall_s", "cpu_s", "peak_rss_mb")
+                },
+            }
+            for label, items in runs.items()
+        }
         if "before" in entry:
             entry["ratio_after_over_before"] = {
                 key: round(entry["after"][f"{key}_median"] / entry["before"][f"{key}_median"], 3)
-                for key in ("wall_s", "cpu_s", "peak_rss_mb")}
+                for key in ("wall_s", "cpu_s", "peak_rss_mb")
+            }
         report["sizes"][str(n_tasks)] = entry
     report["uptime_after"] = uptime()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({n: {k: v for k, v in e.items() if k != "after" and k != "before"} | {
-        label: {k: v for k, v in e[label].items() if k != "runs"} for label in codes} for n, e in report["sizes"].items()},
-        indent=1))
+    print(
+        json.dumps(
+            {
+                n: {k: v for k, v in e.items() if k != "after" and k != "before"}
+                | {label: {k: v for k, v in e[label].items() if k != "runs"} for label in codes}
+                for n, e in report["sizes"].items()
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -78,27 +78,44 @@ def timed(step) -> dict[str, float]:
 
 
 def publish(data_dir: Path, suite, episodes, release_id: str, kind: str):
-    lineage = Lineage(release_id=release_id, suite=suite.name, catalog_version=suite.catalog_version,
-                      run_id=f"run-{release_id}")
+    lineage = Lineage(
+        release_id=release_id, suite=suite.name, catalog_version=suite.catalog_version, run_id=f"run-{release_id}"
+    )
     return publish_release(data_dir, suite, lineage, kind, episodes, (), judge=None)
 
 
 def store_release(data_dir: Path, suite, episodes, scores, release_id: str, kind: str) -> None:
     """A stored release as publishing leaves it (warehouse tables, ``scores.json``, the baseline), without
     scoring and gating it again."""
-    lineage = Lineage(release_id=release_id, suite=suite.name, catalog_version=suite.catalog_version,
-                      run_id=f"run-{release_id}")
+    lineage = Lineage(
+        release_id=release_id, suite=suite.name, catalog_version=suite.catalog_version, run_id=f"run-{release_id}"
+    )
     models = summarise(scores)
-    tables = {"task_scores": task_scores_table(scores, lineage), "release_scores": release_scores_table(models, lineage),
-              "agent_calls": agent_calls_table(episodes, lineage, suite), "judge_votes": judge_votes_table([], lineage),
-              "tool_catalog": tool_catalog_table(suite, lineage)}
+    tables = {
+        "task_scores": task_scores_table(scores, lineage),
+        "release_scores": release_scores_table(models, lineage),
+        "agent_calls": agent_calls_table(episodes, lineage, suite),
+        "judge_votes": judge_votes_table([], lineage),
+        "tool_catalog": tool_catalog_table(suite, lineage),
+    }
     Warehouse(data_dir).write_release(lineage, tables, kind=kind)
     store = ReleaseStore(data_dir)
-    store.write_scores(ReleaseDocument(
-        release_id=release_id, kind=kind, suite=suite.name, catalog_version=suite.catalog_version,
-        fixture_version=suite.fixture_version, judge=None, baseline_release_id=None, run_id=lineage.run_id,
-        evaluated_at=datetime.now(UTC).isoformat(timespec="seconds"), match_profile=suite.match_profile,
-        models=models, gate=check_gate(release_id, models).to_json()))
+    store.write_scores(
+        ReleaseDocument(
+            release_id=release_id,
+            kind=kind,
+            suite=suite.name,
+            catalog_version=suite.catalog_version,
+            fixture_version=suite.fixture_version,
+            judge=None,
+            baseline_release_id=None,
+            run_id=lineage.run_id,
+            evaluated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            match_profile=suite.match_profile,
+            models=models,
+            gate=check_gate(release_id, models).to_json(),
+        )
+    )
     if kind == "release":
         store.promote(release_id)
 
@@ -126,8 +143,9 @@ def one_run(data_dir: Path, suite, episodes, release_id: str) -> dict[str, dict[
             con.execute("SELECT count(*) FROM task_scores").fetchone()
 
     steps = {"check": timed(check), "publish": timed(run_publish), "chart": timed(chart), "query": timed(query)}
-    steps["run_total"] = {unit: sum(steps[s][unit] for s in ("check", "publish", "chart"))
-                          for unit in ("cpu_s", "wall_s")}
+    steps["run_total"] = {
+        unit: sum(steps[s][unit] for s in ("check", "publish", "chart")) for unit in ("cpu_s", "wall_s")
+    }
     return steps
 
 
@@ -154,24 +172,42 @@ def main() -> None:
             started = time.perf_counter()
             with fast_fill():
                 while stored < size:
-                    store_release(data_dir, suite, episodes, scores, f"s{stored:05d}",
-                                  "release" if stored % 2 == 0 else "nightly")
+                    store_release(
+                        data_dir, suite, episodes, scores, f"s{stored:05d}", "release" if stored % 2 == 0 else "nightly"
+                    )
                     stored += 1
             Warehouse(data_dir).connect().close()  # the DuckDB file shows every stored release
             fill.append({"stored": size, "fill_wall_s": round(time.perf_counter() - started, 2)})
             runs = [one_run(data_dir, suite, episodes, f"m{size:05d}-{i}") for i in range(args.repeats)]
             stored_after = stored + args.repeats
-            rows.append({"stored_releases": size, "runs": args.repeats,
-                         **{f"{step}_{unit}": round(median([r[step][unit] for r in runs]), 4)
-                            for step in ("check", "publish", "chart", "query", "run_total")
-                            for unit in ("cpu_s", "wall_s")}})
+            rows.append(
+                {
+                    "stored_releases": size,
+                    "runs": args.repeats,
+                    **{
+                        f"{step}_{unit}": round(median([r[step][unit] for r in runs]), 4)
+                        for step in ("check", "publish", "chart", "query", "run_total")
+                        for unit in ("cpu_s", "wall_s")
+                    },
+                }
+            )
             stored = stored_after
             print(json.dumps(rows[-1]), flush=True)
-    result = {"benchmark": "scale_history_cost", "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "machine": machine(), "load_average_1m_at_end": round(os.getloadavg()[0], 2),
-              "setup": {"tasks": args.tasks, "models": 2, "repeats": args.repeats, "trend_window": TREND_WINDOW,
-                        "statistic": "median of the repeats"},
-              "fill": fill, "rows": rows}
+    result = {
+        "benchmark": "scale_history_cost",
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": machine(),
+        "load_average_1m_at_end": round(os.getloadavg()[0], 2),
+        "setup": {
+            "tasks": args.tasks,
+            "models": 2,
+            "repeats": args.repeats,
+            "trend_window": TREND_WINDOW,
+            "statistic": "median of the repeats",
+        },
+        "fill": fill,
+        "rows": rows,
+    }
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     RESULT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

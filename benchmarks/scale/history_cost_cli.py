@@ -46,9 +46,22 @@ RUN_OUTPUTS = ("releases", "warehouse", "cache", "reports")
 def toolchoice(data_dir: Path, release_id: str) -> dict[str, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
-    done = subprocess.run([str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", release_id,
-                           "--kind", "nightly", "--no-judge"], capture_output=True, text=True,
-                          env={**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"})
+    done = subprocess.run(
+        [
+            str(TOOLCHOICE),
+            "run",
+            "--data-dir",
+            str(data_dir),
+            "--release",
+            release_id,
+            "--kind",
+            "nightly",
+            "--no-judge",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"},
+    )
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -72,12 +85,17 @@ def store_copies(data_dir: Path, source_id: str, release_ids: list[str]) -> None
     tables = {name: warehouse.read_table(name, source_id) for name in TABLE_NAMES}
     document = store.read_scores(source_id)
     for index, release_id in enumerate(release_ids):
-        lineage = Lineage(release_id=release_id, suite=document.suite, catalog_version=document.catalog_version,
-                          run_id=f"run-{release_id}")
+        lineage = Lineage(
+            release_id=release_id,
+            suite=document.suite,
+            catalog_version=document.catalog_version,
+            run_id=f"run-{release_id}",
+        )
         kind = "release" if index % 2 == 0 else "nightly"
         warehouse.write_release(lineage, {n: with_lineage(t, lineage) for n, t in tables.items()}, kind=kind)
-        store.write_scores(document.model_copy(update={"release_id": release_id, "kind": kind,
-                                                       "run_id": lineage.run_id}))
+        store.write_scores(
+            document.model_copy(update={"release_id": release_id, "kind": kind, "run_id": lineage.run_id})
+        )
         if kind == "release":
             store.promote(release_id)
     with dg.DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
@@ -93,9 +111,16 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="history_cost_cli_") as tmp:
         data_dir = Path(tmp) / "data"
-        shutil.copytree(REPO / "data", data_dir, ignore=lambda d, names: [
-            n for n in names if (Path(d) == REPO / "data" and n in RUN_OUTPUTS)
-            or (Path(d) == REPO / "data" / "dagster_home" and n != "dagster.yaml")])
+        shutil.copytree(
+            REPO / "data",
+            data_dir,
+            ignore=lambda d, names: [
+                n
+                for n in names
+                if (Path(d) == REPO / "data" and n in RUN_OUTPUTS)
+                or (Path(d) == REPO / "data" / "dagster_home" and n != "dagster.yaml")
+            ],
+        )
         first = toolchoice(data_dir, "r0")
         stored = 1
         for size in sorted(args.sizes):
@@ -105,16 +130,28 @@ def main() -> None:
             stored = size
             runs = [toolchoice(data_dir, f"m{size:05d}-{i}") for i in range(args.repeats)]
             stored += args.repeats
-            rows.append({"stored_releases": size, "runs": args.repeats,
-                         "cpu_s": round(median([r["cpu_s"] for r in runs]), 2),
-                         "wall_s": round(median([r["wall_s"] for r in runs]), 2),
-                         "load_average_1m": round(os.getloadavg()[0], 2)})
+            rows.append(
+                {
+                    "stored_releases": size,
+                    "runs": args.repeats,
+                    "cpu_s": round(median([r["cpu_s"] for r in runs]), 2),
+                    "wall_s": round(median([r["wall_s"] for r in runs]), 2),
+                    "load_average_1m": round(os.getloadavg()[0], 2),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
-    result = {"benchmark": "scale_history_cost_cli",
-              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "setup": {"suite": "coding_agent (demo)", "judge": False, "repeats": args.repeats,
-                        "statistic": "median of the repeats", "first_run": {k: round(v, 2) for k, v in first.items()}},
-              "rows": rows}
+    result = {
+        "benchmark": "scale_history_cost_cli",
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "setup": {
+            "suite": "coding_agent (demo)",
+            "judge": False,
+            "repeats": args.repeats,
+            "statistic": "median of the repeats",
+            "first_run": {k: round(v, 2) for k, v in first.items()},
+        },
+        "rows": rows,
+    }
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     RESULT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

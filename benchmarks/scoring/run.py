@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -47,8 +47,13 @@ def prepare(work: Path, unique: bool, n_tasks: int) -> dict:
     started = time.perf_counter()
     baseline_dir = work / "baseline"
     generate(baseline_dir, n_tasks=n_tasks, unique=unique, quality=BASELINE_QUALITY, seed=2, release_id="baseline")
-    baseline = score_columnar(baseline_dir / "agent_calls.parquet", baseline_dir / "judge_votes.parquet",
-                              baseline_dir / "tasks.parquet", profile="key_args", catalogs={"": catalog()})
+    baseline = score_columnar(
+        baseline_dir / "agent_calls.parquet",
+        baseline_dir / "judge_votes.parquet",
+        baseline_dir / "tasks.parquet",
+        profile="key_args",
+        catalogs={"": catalog()},
+    )
     import pyarrow.parquet as pq
 
     current = work / "release"
@@ -64,8 +69,13 @@ def prepare(work: Path, unique: bool, n_tasks: int) -> dict:
 def timed(mode: str, data: Path, out: Path) -> dict:
     """Run one mode in a fresh process; wall time is the whole process, as a user would see it."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(HERE / "score_and_gate.py"), mode, str(data), str(out)],
-                          check=True, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    done = subprocess.run(
+        [sys.executable, str(HERE / "score_and_gate.py"), mode, str(data), str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["process_wall_s"] = time.perf_counter() - started
     return result
@@ -90,10 +100,14 @@ def main() -> None:
     same = pure is None or (pure["models"] == runs[0]["models"] and pure["gate"] == runs[0]["gate"])
     result = {
         "benchmark": name,
-        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_average_1_5_15_before": [round(x, 2) for x in load_before],
-                    "note": "2 cores shared with other jobs; wall times include their interference"},
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_1_5_15_before": [round(x, 2) for x in load_before],
+            "note": "2 cores shared with other jobs; wall times include their interference",
+        },
         "goal": GOAL,
         "data": info,
         "columnar": {
@@ -104,7 +118,9 @@ def main() -> None:
             "distinct_matches": runs[0]["distinct_matches"],
             "threads": 2,
         },
-        "pure_python_reference": None if pure is None else {
+        "pure_python_reference": None
+        if pure is None
+        else {
             "process_wall_s": round(pure["process_wall_s"], 2),
             "phases_s": {k: round(v, 2) for k, v in pure["phases"].items()},
             "peak_rss_mb": round(pure["peak_rss_mb"], 1),
@@ -116,8 +132,21 @@ def main() -> None:
     }
     path = REPO / "benchmarks" / "results" / f"{name}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("columnar", "pure_python_reference", "speedup_vs_pure",
-                                             "same_scores_and_gate_as_pure", "meets_goal")}, indent=2))
+    print(
+        json.dumps(
+            {
+                k: result[k]
+                for k in (
+                    "columnar",
+                    "pure_python_reference",
+                    "speedup_vs_pure",
+                    "same_scores_and_gate_as_pure",
+                    "meets_goal",
+                )
+            },
+            indent=2,
+        )
+    )
     print(f"written to {path.relative_to(REPO)}")
 
 

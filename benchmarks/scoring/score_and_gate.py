@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pyarrow.parquet as pq  # noqa: E402
-
 from synthetic import catalog  # noqa: E402
+
 from toolchoice_pipeline.releases.gate import check_gate, task_flips  # noqa: E402
 from toolchoice_pipeline.scoring.columnar import score_columnar  # noqa: E402
 
@@ -35,32 +35,38 @@ THREADS = 2
 def columnar(data: Path, out: Path) -> dict:
     phases = {}
     start = time.perf_counter()
-    scores = score_columnar(data / "agent_calls.parquet", data / "judge_votes.parquet", data / "tasks.parquet",
-                            profile="key_args", catalogs={"": catalog()}, threads=THREADS)
+    scores = score_columnar(
+        data / "agent_calls.parquet",
+        data / "judge_votes.parquet",
+        data / "tasks.parquet",
+        profile="key_args",
+        catalogs={"": catalog()},
+        threads=THREADS,
+    )
     phases["score_s"] = time.perf_counter() - start
     mark = time.perf_counter()
     pq.write_table(scores.task_scores, out / "task_scores.parquet", compression="zstd")
     phases["write_s"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    baseline = pq.read_table(data / "baseline_task_scores.parquet",
-                             columns=["model", "task_id", "right_tool", "right_args"])
+    baseline = pq.read_table(
+        data / "baseline_task_scores.parquet", columns=["model", "task_id", "right_tool", "right_args"]
+    )
     flips = task_flips(scores.task_scores, baseline)
     models = {m: s.model_dump() for m, s in scores.models.items()}
     gate = check_gate("bench", models, "baseline", json.loads((data / "baseline_models.json").read_text()), flips)
     (out / "gate.json").write_text(json.dumps(gate.to_json()))
     phases["gate_s"] = time.perf_counter() - mark
-    return {"phases": phases, "distinct_matches": scores.distinct_matches, "gate": _verdict(gate),
-            "models": models}
+    return {"phases": phases, "distinct_matches": scores.distinct_matches, "gate": _verdict(gate), "models": models}
 
 
 def pure(data: Path, out: Path) -> dict:
     from toolchoice_pipeline.records.calls import Reply, ToolCall
-    from toolchoice_pipeline.releases.gate import TaskFlips
     from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
-    from toolchoice_pipeline.scoring import score_episode, summarise
-    from toolchoice_pipeline.suites.tasks import Task
+    from toolchoice_pipeline.releases.gate import TaskFlips
     from toolchoice_pipeline.releases.lineage import Lineage
     from toolchoice_pipeline.releases.warehouse_tables import build_table
+    from toolchoice_pipeline.scoring import score_episode, summarise
+    from toolchoice_pipeline.suites.tasks import Task
 
     phases = {}
     start = time.perf_counter()
@@ -68,10 +74,18 @@ def pure(data: Path, out: Path) -> dict:
     tasks = {}
     for row in pq.read_table(data / "tasks.parquet").to_pylist():
         expected = None if row["expected_json"] is None else json.loads(row["expected_json"])
-        tasks[row["task_id"]] = Task.model_validate({"id": row["task_id"], "expected": expected, "tags": row["tags"],
-                                                     "messages": [{"role": "user", "content": row["task_id"]}]})
-    vote_rows = _rows(data / "judge_votes.parquet", ["model", "task_id", "poll", "verdict", "valid", "judge_model",
-                                                     "rubric_version", "cost_usd"])
+        tasks[row["task_id"]] = Task.model_validate(
+            {
+                "id": row["task_id"],
+                "expected": expected,
+                "tags": row["tags"],
+                "messages": [{"role": "user", "content": row["task_id"]}],
+            }
+        )
+    vote_rows = _rows(
+        data / "judge_votes.parquet",
+        ["model", "task_id", "poll", "verdict", "valid", "judge_model", "rubric_version", "cost_usd"],
+    )
     pending_vote = next(vote_rows, None)
     scores = []
 
@@ -86,9 +100,21 @@ def pure(data: Path, out: Path) -> dict:
         scores.append(score_episode(episode, tasks[task_id], tools, "key_args", votes))
 
     current, steps, error = None, [], None
-    for row in _rows(data / "agent_calls.parquet", ["model", "task_id", "step", "calls_json", "latency_ms",
-                                                    "prompt_tokens", "completion_tokens", "cost_usd", "error",
-                                                    "episode_error"]):
+    for row in _rows(
+        data / "agent_calls.parquet",
+        [
+            "model",
+            "task_id",
+            "step",
+            "calls_json",
+            "latency_ms",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost_usd",
+            "error",
+            "episode_error",
+        ],
+    ):
         key = (row["model"], row["task_id"])
         if key != current:
             if current is not None:
@@ -96,11 +122,22 @@ def pure(data: Path, out: Path) -> dict:
             current, steps, error = key, [], row["episode_error"]
         if row["episode_error"] is not None and row["calls_json"] is None and row["step"] == 0:
             continue  # an episode that failed before any model call has no step
-        reply = None if row["calls_json"] is None else Reply(
-            calls=[ToolCall.model_validate(c) for c in json.loads(row["calls_json"])])
-        steps.append(StepRecord(step=row["step"], reply=reply, latency_ms=row["latency_ms"],
-                                prompt_tokens=row["prompt_tokens"], completion_tokens=row["completion_tokens"],
-                                cost_usd=row["cost_usd"], error=row["error"]))
+        reply = (
+            None
+            if row["calls_json"] is None
+            else Reply(calls=[ToolCall.model_validate(c) for c in json.loads(row["calls_json"])])
+        )
+        steps.append(
+            StepRecord(
+                step=row["step"],
+                reply=reply,
+                latency_ms=row["latency_ms"],
+                prompt_tokens=row["prompt_tokens"],
+                completion_tokens=row["completion_tokens"],
+                cost_usd=row["cost_usd"],
+                error=row["error"],
+            )
+        )
     if current is not None:
         finish(*current, steps, error)
     models = {m: s.model_dump() for m, s in summarise(scores).items()}
@@ -111,15 +148,21 @@ def pure(data: Path, out: Path) -> dict:
     pq.write_table(table, out / "task_scores.parquet", compression="zstd")
     phases["write_s"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    baseline = {(r["model"], r["task_id"]): (r["right_tool"], r["right_args"]) for r in pq.read_table(
-        data / "baseline_task_scores.parquet", columns=["model", "task_id", "right_tool", "right_args"]).to_pylist()}
+    baseline = {
+        (r["model"], r["task_id"]): (r["right_tool"], r["right_args"])
+        for r in pq.read_table(
+            data / "baseline_task_scores.parquet", columns=["model", "task_id", "right_tool", "right_args"]
+        ).to_pylist()
+    }
     flips: dict = {}
     for score in scores:
         before = baseline.get((score.model, score.task_id))
         if before is None:
             continue
-        for metric, was, now in (("right_tool", before[0], score.right_tool),
-                                 ("right_args", before[1], score.right_args)):
+        for metric, was, now in (
+            ("right_tool", before[0], score.right_tool),
+            ("right_args", before[1], score.right_args),
+        ):
             if was is None or now is None or was == now:
                 continue
             bucket = flips.setdefault(score.model, {}).setdefault(metric, TaskFlips())
@@ -153,9 +196,14 @@ def _rows(path: Path, columns: list[str]):
 
 def _verdict(gate) -> dict:
     flips = gate.to_json()["flips"]
-    return {"passed": gate.passed, "failures": [f.model_dump() for f in gate.failures],
-            "flips": {model: {metric: {k: len(v) for k, v in f.items()} for metric, f in per.items()}
-                      for model, per in flips.items()}}
+    return {
+        "passed": gate.passed,
+        "failures": [f.model_dump() for f in gate.failures],
+        "flips": {
+            model: {metric: {k: len(v) for k, v in f.items()} for metric, f in per.items()}
+            for model, per in flips.items()
+        },
+    }
 
 
 if __name__ == "__main__":

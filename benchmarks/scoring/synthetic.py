@@ -23,11 +23,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from toolchoice_pipeline.records.calls import FLAG_INVALID_CALL, Reply, ToolCall, flag_hallucinated, make_call
-from toolchoice_pipeline.util.canonical import canonical_json
-from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.scoring.columnar import TASKS_SCHEMA
 from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, calls_json
+from toolchoice_pipeline.scoring.columnar import TASKS_SCHEMA
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.util.canonical import canonical_json
 
 MODELS = ("sim/model-a", "sim/model-b", "sim/model-c")
 VERBS = ["search", "read", "write", "list", "delete", "move", "copy", "fetch", "send", "create"]
@@ -38,12 +38,23 @@ WRONG_VARIANTS = (2, 3, 4, 5, 6, 7, 9)
 
 
 def catalog() -> list[ToolDefinition]:
-    return [ToolDefinition(name=name, description=f"{name.replace('_', ' ')} by name.",
-                           parameters={"type": "object", "properties": {
-                               "target": {"type": "string"}, "limit": {"type": "integer"},
-                               "recursive": {"type": "boolean"}, "verbose": {"type": "boolean"}},
-                               "required": ["target"]})
-            for name in TOOLS]
+    return [
+        ToolDefinition(
+            name=name,
+            description=f"{name.replace('_', ' ')} by name.",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "target": {"type": "string"},
+                    "limit": {"type": "integer"},
+                    "recursive": {"type": "boolean"},
+                    "verbose": {"type": "boolean"},
+                },
+                "required": ["target"],
+            },
+        )
+        for name in TOOLS
+    ]
 
 
 def expectation(index: int) -> dict | None:
@@ -82,8 +93,16 @@ def reply_for(expected: dict | None, variant: int) -> Reply:
     if variant == 0:
         calls = [make_call(tool, arguments)]
     elif variant == 1:
-        varied = {k: (f"  {unicodedata.normalize('NFD', v)} " if isinstance(v, str) else
-                      float(v) if isinstance(v, int) and not isinstance(v, bool) else v) for k, v in arguments.items()}
+        varied = {
+            k: (
+                f"  {unicodedata.normalize('NFD', v)} "
+                if isinstance(v, str)
+                else float(v)
+                if isinstance(v, int) and not isinstance(v, bool)
+                else v
+            )
+            for k, v in arguments.items()
+        }
         calls = [make_call(tool, json.dumps({**varied, "verbose": True}))]
     elif variant == 2:
         calls = [make_call(tool, {**arguments, "target": "somewhere-else"})]
@@ -93,8 +112,9 @@ def reply_for(expected: dict | None, variant: int) -> Reply:
         return Reply(text="I can answer that without a tool.")
     elif variant == 5:
         text = f'<tool_call>{{"name": "{tool}", "arguments": {{"target": "'
-        return Reply(text=text, calls=[ToolCall(name=tool, arguments=None, raw_arguments=text[11:],
-                                                flags=[FLAG_INVALID_CALL])])
+        return Reply(
+            text=text, calls=[ToolCall(name=tool, arguments=None, raw_arguments=text[11:], flags=[FLAG_INVALID_CALL])]
+        )
     elif variant == 6:
         calls = [make_call(tool, json.dumps(arguments)[:-3])]
     elif variant == 7:
@@ -111,16 +131,28 @@ def reply_for(expected: dict | None, variant: int) -> Reply:
 def _step_row(reply: Reply, names: set[str]) -> dict:
     reply = flag_hallucinated(reply, names)
     first = reply.first_call
-    return {"tool_name": first.name if first else None,
-            "arguments_json": first.arguments_json() if first else None,
-            "arguments_valid": first.arguments_valid if first else None,
-            "n_calls": len(reply.calls), "calls_json": calls_json(reply.calls), "flags": reply.flags,
-            "content": reply.text}
+    return {
+        "tool_name": first.name if first else None,
+        "arguments_json": first.arguments_json() if first else None,
+        "arguments_valid": first.arguments_valid if first else None,
+        "n_calls": len(reply.calls),
+        "calls_json": calls_json(reply.calls),
+        "flags": reply.flags,
+        "content": reply.text,
+    }
 
 
-def generate(out: Path, *, n_tasks: int = 333_334, n_templates: int = 5_000, unique: bool = False,
-             quality: dict[str, float] | None = None, seed: int = 1, release_id: str = "bench",
-             write_tasks: bool = True) -> dict:
+def generate(
+    out: Path,
+    *,
+    n_tasks: int = 333_334,
+    n_templates: int = 5_000,
+    unique: bool = False,
+    quality: dict[str, float] | None = None,
+    seed: int = 1,
+    release_id: str = "bench",
+    write_tasks: bool = True,
+) -> dict:
     """Write ``tasks.parquet``, ``agent_calls.parquet`` and ``judge_votes.parquet`` under ``out``."""
     rng = random.Random(seed)
     task_rng = random.Random(12345)  # the same tasks for every release
@@ -150,12 +182,28 @@ def generate(out: Path, *, n_tasks: int = 333_334, n_templates: int = 5_000, uni
             task_id = task_ids[i]
             skill, pick = skill_rng.random(), skill_rng.random()
             if rng.random() < 0.015:
-                _append(calls, lineage, model=model, task_id=task_id, step=0, n_calls=0, flags=[], latency_ms=0.0,
-                        prompt_tokens=0, completion_tokens=0, cost_usd=0.0, error="RateLimitError: 429",
-                        cache_hit=False, episode_error="RateLimitError: 429")
+                _append(
+                    calls,
+                    lineage,
+                    model=model,
+                    task_id=task_id,
+                    step=0,
+                    n_calls=0,
+                    flags=[],
+                    latency_ms=0.0,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    cost_usd=0.0,
+                    error="RateLimitError: 429",
+                    cache_hit=False,
+                    episode_error="RateLimitError: 429",
+                )
                 continue
-            variant = (RIGHT_VARIANTS[int(pick * len(RIGHT_VARIANTS))] if skill < quality[model]
-                       else WRONG_VARIANTS[int(pick * len(WRONG_VARIANTS))])
+            variant = (
+                RIGHT_VARIANTS[int(pick * len(RIGHT_VARIANTS))]
+                if skill < quality[model]
+                else WRONG_VARIANTS[int(pick * len(WRONG_VARIANTS))]
+            )
             key = (template, variant)
             row = cache.get(key)
             if row is None:
@@ -163,25 +211,76 @@ def generate(out: Path, *, n_tasks: int = 333_334, n_templates: int = 5_000, uni
                 if not unique:
                     cache[key] = row
             latency = rng.lognormvariate(6.0, 0.5)
-            _append(calls, lineage, model=model, task_id=task_id, step=0, latency_ms=latency, prompt_tokens=900,
-                    completion_tokens=40, cost_usd=0.00031, error=None, cache_hit=False, episode_error=None, **row)
+            _append(
+                calls,
+                lineage,
+                model=model,
+                task_id=task_id,
+                step=0,
+                latency_ms=latency,
+                prompt_tokens=900,
+                completion_tokens=40,
+                cost_usd=0.00031,
+                error=None,
+                cache_hit=False,
+                episode_error=None,
+                **row,
+            )
             if rng.random() < 0.15:
-                _append(calls, lineage, model=model, task_id=task_id, step=1, latency_ms=latency / 2,
-                        prompt_tokens=1000, completion_tokens=30, cost_usd=0.00033, error=None, cache_hit=False,
-                        episode_error=None, **second_step)
+                _append(
+                    calls,
+                    lineage,
+                    model=model,
+                    task_id=task_id,
+                    step=1,
+                    latency_ms=latency / 2,
+                    prompt_tokens=1000,
+                    completion_tokens=30,
+                    cost_usd=0.00033,
+                    error=None,
+                    cache_hit=False,
+                    episode_error=None,
+                    **second_step,
+                )
             for poll in range(3):
                 valid = rng.random() < 0.98
                 verdict = ("correct" if rng.random() < 0.75 else "incorrect") if valid else None
-                _append(votes, lineage, model=model, task_id=task_id, poll=poll, verdict=verdict,
-                        reasoning="The request names the target directly, so this tool fits best.",
-                        valid=valid, attempts=1, judge_model="local/judge", rubric_version="rv1",
-                        prompt_tokens=1500, completion_tokens=60, cost_usd=0.00002, error=None)
-    pq.write_table(pa.table(calls, schema=SCHEMAS["agent_calls"]), out / "agent_calls.parquet",
-                   compression="zstd", row_group_size=128 * 1024)
-    pq.write_table(pa.table(votes, schema=SCHEMAS["judge_votes"]), out / "judge_votes.parquet",
-                   compression="zstd", row_group_size=128 * 1024)
-    return {"tasks": n_tasks, "episodes": n_tasks * len(MODELS), "agent_calls_rows": len(calls["model"]),
-            "judge_votes_rows": len(votes["model"]), "distinct_expectations": len(set(templates))}
+                _append(
+                    votes,
+                    lineage,
+                    model=model,
+                    task_id=task_id,
+                    poll=poll,
+                    verdict=verdict,
+                    reasoning="The request names the target directly, so this tool fits best.",
+                    valid=valid,
+                    attempts=1,
+                    judge_model="local/judge",
+                    rubric_version="rv1",
+                    prompt_tokens=1500,
+                    completion_tokens=60,
+                    cost_usd=0.00002,
+                    error=None,
+                )
+    pq.write_table(
+        pa.table(calls, schema=SCHEMAS["agent_calls"]),
+        out / "agent_calls.parquet",
+        compression="zstd",
+        row_group_size=128 * 1024,
+    )
+    pq.write_table(
+        pa.table(votes, schema=SCHEMAS["judge_votes"]),
+        out / "judge_votes.parquet",
+        compression="zstd",
+        row_group_size=128 * 1024,
+    )
+    return {
+        "tasks": n_tasks,
+        "episodes": n_tasks * len(MODELS),
+        "agent_calls_rows": len(calls["model"]),
+        "judge_votes_rows": len(votes["model"]),
+        "distinct_expectations": len(set(templates)),
+    }
 
 
 def _append(columns: dict[str, list], lineage: Lineage, **values) -> None:

@@ -29,17 +29,34 @@ class _Handler(BaseHTTPRequestHandler):
         names = [t.get("function", {}).get("name") for t in body.get("tools") or []]
         text, calls = choose(body.get("messages") or [], names)
         number = next(_ids)
-        tool_calls = [{"id": f"call_{number}_{i}", "type": "function",
-                       "function": {"name": name, "arguments": json.dumps(arguments)}}
-                      for i, (name, arguments) in enumerate(calls)]
+        tool_calls = [
+            {
+                "id": f"call_{number}_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for i, (name, arguments) in enumerate(calls)
+        ]
         message = {"role": "assistant", "content": text}
         if tool_calls:
             message["tool_calls"] = tool_calls
         usage = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
-        reply = {"id": f"chatcmpl-{number}", "object": "chat.completion", "created": 1764590000,
-                 "model": body.get("model", "fake-model"), "usage": usage, "system_fingerprint": "fake",
-                 "choices": [{"index": 0, "message": message, "logprobs": None,
-                              "finish_reason": "tool_calls" if tool_calls else "stop"}]}
+        reply = {
+            "id": f"chatcmpl-{number}",
+            "object": "chat.completion",
+            "created": 1764590000,
+            "model": body.get("model", "fake-model"),
+            "usage": usage,
+            "system_fingerprint": "fake",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if tool_calls else "stop",
+                }
+            ],
+        }
         self._send(200, reply)
 
     def _send(self, status: int, payload: dict) -> None:

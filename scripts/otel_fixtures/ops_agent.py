@@ -11,40 +11,65 @@ import json
 SYSTEM = "You are an on-call assistant for a small web shop. Use the tools to inspect and act on services."
 
 TOOLS = [
-    {"name": "get_service_status",
-     "description": "Current health of one service: status, error rate and p95 latency.",
-     "parameters": {"type": "object", "properties": {"service": {"type": "string", "description": "service name"}},
-                    "required": ["service"]}},
-    {"name": "query_logs",
-     "description": "Search one service's logs over the last minutes; returns matching lines.",
-     "parameters": {"type": "object",
-                    "properties": {"service": {"type": "string"}, "query": {"type": "string"},
-                                   "since_minutes": {"type": "integer"}},
-                    "required": ["service", "query"]}},
-    {"name": "restart_service",
-     "description": "Restart every instance of one service (rolling restart).",
-     "parameters": {"type": "object", "properties": {"service": {"type": "string"}}, "required": ["service"]}},
-    {"name": "page_oncall",
-     "description": "Page the on-call engineer of a team with a short message.",
-     "parameters": {"type": "object", "properties": {"team": {"type": "string"}, "message": {"type": "string"}},
-                    "required": ["team", "message"]}},
+    {
+        "name": "get_service_status",
+        "description": "Current health of one service: status, error rate and p95 latency.",
+        "parameters": {
+            "type": "object",
+            "properties": {"service": {"type": "string", "description": "service name"}},
+            "required": ["service"],
+        },
+    },
+    {
+        "name": "query_logs",
+        "description": "Search one service's logs over the last minutes; returns matching lines.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "service": {"type": "string"},
+                "query": {"type": "string"},
+                "since_minutes": {"type": "integer"},
+            },
+            "required": ["service", "query"],
+        },
+    },
+    {
+        "name": "restart_service",
+        "description": "Restart every instance of one service (rolling restart).",
+        "parameters": {"type": "object", "properties": {"service": {"type": "string"}}, "required": ["service"]},
+    },
+    {
+        "name": "page_oncall",
+        "description": "Page the on-call engineer of a team with a short message.",
+        "parameters": {
+            "type": "object",
+            "properties": {"team": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["team", "message"],
+        },
+    },
 ]
 
 # Two conversations (one trace each); prompt 4 asks for a structured answer where the framework supports it,
 # prompt 5 is a follow-up to it.
 CONVERSATIONS = [
-    ("checkout-incident", [
-        "Is the checkout service healthy right now?",
-        "Show me the error logs for checkout from the last 30 minutes.",
-        "Restart checkout please.",
-        "Thanks, that's all for the restart.",
-        "Give me a one-line incident summary.",
-        "Now page the payments team with it.",
-    ]),
-    ("search-latency", [
-        "What's the status of the search service?",
-        "Page the search on-call: search latency is high.",
-    ]),
+    (
+        "checkout-incident",
+        [
+            "Is the checkout service healthy right now?",
+            "Show me the error logs for checkout from the last 30 minutes.",
+            "Restart checkout please.",
+            "Thanks, that's all for the restart.",
+            "Give me a one-line incident summary.",
+            "Now page the payments team with it.",
+        ],
+    ),
+    (
+        "search-latency",
+        [
+            "What's the status of the search service?",
+            "Page the search on-call: search latency is high.",
+        ],
+    ),
 ]
 
 SUMMARY = "checkout error rate 12% after a bad deploy; restarted, recovering"
@@ -54,8 +79,12 @@ def run_tool(name: str, arguments: dict) -> dict:
     """The fake tools' results (deterministic)."""
     service = arguments.get("service") or arguments.get("team") or "?"
     if name == "get_service_status":
-        return {"service": service, "status": "degraded" if service == "checkout" else "ok",
-                "error_rate": 0.12 if service == "checkout" else 0.001, "p95_ms": 840}
+        return {
+            "service": service,
+            "status": "degraded" if service == "checkout" else "ok",
+            "error_rate": 0.12 if service == "checkout" else 0.001,
+            "p95_ms": 840,
+        }
     if name == "query_logs":
         return {"lines": [f"{service} ERROR payment gateway timeout after 5000 ms"] * 2}
     if name == "restart_service":
@@ -97,8 +126,9 @@ def choose(messages: list[dict], tool_names: list[str]) -> tuple[str | None, lis
         return None, [("restart_service", {"service": _service(text)})]
     if "page" in text:
         team = "payments" if "payments" in text else _service(text)
-        return None, [("page_oncall", {"team": team, "message": SUMMARY if team == "payments"
-                                       else "search latency is high"})]
+        return None, [
+            ("page_oncall", {"team": team, "message": SUMMARY if team == "payments" else "search latency is high"})
+        ]
     return "You're welcome.", []
 
 

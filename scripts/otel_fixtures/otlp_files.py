@@ -20,8 +20,10 @@ _ID_FIELDS = {"traceId", "spanId", "parentSpanId"}
 
 def _hex_ids(value):
     if isinstance(value, dict):
-        return {k: (base64.b64decode(v).hex() if k in _ID_FIELDS and isinstance(v, str) else _hex_ids(v))
-                for k, v in value.items()}
+        return {
+            k: (base64.b64decode(v).hex() if k in _ID_FIELDS and isinstance(v, str) else _hex_ids(v))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_hex_ids(v) for v in value]
     return value

@@ -24,20 +24,25 @@ MODEL = "gpt-4o-mini"
 
 def providers(out: Path):
     tracer_provider = TracerProvider(resource=Resource.create({"service.name": "ops-agent"}))
-    tracer_provider.add_span_processor(BatchSpanProcessor(FileSpanExporter(out / "traces.jsonl"), schedule_delay_millis=600_000))
+    tracer_provider.add_span_processor(
+        BatchSpanProcessor(FileSpanExporter(out / "traces.jsonl"), schedule_delay_millis=600_000)
+    )
     trace.set_tracer_provider(tracer_provider)
     logger_provider = None
     try:
         from opentelemetry._logs import set_logger_provider
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
         logger_provider = LoggerProvider(resource=tracer_provider.resource)
-        logger_provider.add_log_record_processor(BatchLogRecordProcessor(file_log_exporter(out / "logs.jsonl"),
-                                                                          schedule_delay_millis=600_000))
+        logger_provider.add_log_record_processor(
+            BatchLogRecordProcessor(file_log_exporter(out / "logs.jsonl"), schedule_delay_millis=600_000)
+        )
         set_logger_provider(logger_provider)
         try:
             from opentelemetry._events import set_event_logger_provider
             from opentelemetry.sdk._events import EventLoggerProvider
+
             set_event_logger_provider(EventLoggerProvider(logger_provider))
         except ImportError:
             pass
@@ -49,6 +54,7 @@ def providers(out: Path):
 def openai_agent(base_url: str, tracer) -> None:
     """The agent loop on the plain ``openai`` client: each conversation inside one parent span (one trace)."""
     from openai import OpenAI
+
     client = OpenAI(base_url=base_url, api_key="unused-by-the-fake-server")
     tools = [{"type": "function", "function": tool} for tool in TOOLS]
     for name, prompts in CONVERSATIONS:
@@ -72,12 +78,14 @@ def pydantic_ai_agent(base_url: str, tracer, content: bool) -> None:
     from pydantic import BaseModel
     from pydantic_ai import Agent
     from pydantic_ai.models.instrumented import InstrumentationSettings
+
     try:
         from pydantic_ai.models.openai import OpenAIChatModel as OpenAIModel
     except ImportError:
         from pydantic_ai.models.openai import OpenAIModel
     try:
         from pydantic_ai.providers.openai import OpenAIProvider
+
         model = OpenAIModel(MODEL, provider=OpenAIProvider(base_url=base_url, api_key="unused-by-the-fake-server"))
     except ImportError:  # pragma: no cover - very old releases
         model = OpenAIModel(MODEL, base_url=base_url, api_key="unused-by-the-fake-server")
@@ -103,14 +111,18 @@ def _tool_function(tool: dict):
     and the description from its docstring."""
     name = tool["name"]
     if name == "query_logs":
+
         def function(service: str, query: str, since_minutes: int = 60) -> dict:
             return run_tool(name, {"service": service, "query": query, "since_minutes": since_minutes})
     elif name == "page_oncall":
+
         def function(team: str, message: str) -> dict:
             return run_tool(name, {"team": team, "message": message})
     else:
+
         def function(service: str) -> dict:
             return run_tool(name, {"service": service})
+
     function.__name__ = function.__qualname__ = name
     function.__doc__ = tool["description"]
     return function
@@ -124,23 +136,36 @@ def main() -> None:
     tracer = trace.get_tracer("ops-agent")
     if producer == "openai-v2":
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
         OpenAIInstrumentor().instrument()
     elif producer == "openllmetry":
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
         OpenAIInstrumentor().instrument()
     elif producer == "openlit":
         import openlit
+
         prices = out / "pricing.json"  # a local price list: openlit fetches one from the internet otherwise
         prices.write_text("{}")
-        openlit.init(application_name="ops-agent", disable_metrics=True, capture_message_content=content,
-                     pricing_json=str(prices), disabled_instrumentors=["httpx", "requests", "urllib3"])
+        openlit.init(
+            application_name="ops-agent",
+            disable_metrics=True,
+            capture_message_content=content,
+            pricing_json=str(prices),
+            disabled_instrumentors=["httpx", "requests", "urllib3"],
+        )
         prices.unlink()
     elif producer == "langtrace":
         from langtrace_python_sdk import langtrace
+
         # a local api_host: without one (and no Langtrace API key) init returns before instrumenting anything;
         # the spans go through the tracer provider set above (Langtrace's own is not made the global one)
-        langtrace.init(api_host="http://127.0.0.1:9/api/trace", custom_remote_exporter=FileSpanExporter(
-            out / "traces.jsonl"), batch=False, write_spans_to_console=False)
+        langtrace.init(
+            api_host="http://127.0.0.1:9/api/trace",
+            custom_remote_exporter=FileSpanExporter(out / "traces.jsonl"),
+            batch=False,
+            write_spans_to_console=False,
+        )
     if producer == "pydantic-ai":
         pydantic_ai_agent(base_url, tracer, content)
     else:

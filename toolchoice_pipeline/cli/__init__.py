@@ -26,8 +26,15 @@ def cli() -> None:
     """Evaluate how well LLM agents choose their tools, and gate each release on it."""
 
 
-for command in (run_command, gate_command, report_command, validate_command, schema_command, import_command,
-                ingest_command):
+for command in (
+    run_command,
+    gate_command,
+    report_command,
+    validate_command,
+    schema_command,
+    import_command,
+    ingest_command,
+):
     cli.add_command(command)
 
 

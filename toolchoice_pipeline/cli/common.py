@@ -9,8 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from toolchoice_pipeline.util.errors import InputError, display_path
-from toolchoice_pipeline.util.errors import Problem
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -58,8 +57,9 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
         click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
         return EXIT_BAD_INPUT
     except RecursionError:
-        click.echo("error: the input is nested too deeply to read (more levels than Python's recursion limit)",
-                   err=True)
+        click.echo(
+            "error: the input is nested too deeply to read (more levels than Python's recursion limit)", err=True
+        )
         return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - no traceback from any command: one line, exit 3
         if os.environ.get(DEBUG_VARIABLE):
@@ -68,8 +68,11 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
         if is_environment_failure(text):
             click.echo(f"error: bad environment: {type(exc).__name__}: {text}", err=True)
             return EXIT_BAD_INPUT
-        click.echo(f"error: unexpected {type(exc).__name__}: {text} (a bug, please report it; "
-                   f"{DEBUG_VARIABLE}=1 shows the traceback)", err=True)
+        click.echo(
+            f"error: unexpected {type(exc).__name__}: {text} (a bug, please report it; "
+            f"{DEBUG_VARIABLE}=1 shows the traceback)",
+            err=True,
+        )
         return EXIT_FAILED
     return result if isinstance(result, int) else EXIT_OK
 
@@ -79,12 +82,18 @@ def check_output_file(path: Path, option: str) -> None:
     created: a typo in a CI path should fail, not write somewhere new) or that is not a regular file."""
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        raise InputError(Problem(file="<command line>", field=option,
-                                 message=f"{display_path(path)}: the directory {display_path(parent)} does not exist "
-                                         "(it is not created)"))
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field=option,
+                message=f"{display_path(path)}: the directory {display_path(parent)} does not exist "
+                "(it is not created)",
+            )
+        )
     if path.exists() and not path.is_file():
-        raise InputError(Problem(file="<command line>", field=option,
-                                 message=f"{display_path(path)}: not a regular file"))
+        raise InputError(
+            Problem(file="<command line>", field=option, message=f"{display_path(path)}: not a regular file")
+        )
 
 
 # The file system refused: a read-only data directory, no permission, no space. Bad input (the environment the
@@ -93,9 +102,17 @@ FILE_SYSTEM_REFUSALS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, er
 
 
 # What storage libraries (SQLite through SQLAlchemy, DuckDB, Arrow) say when the disk, not the input, failed.
-ENVIRONMENT_MARKERS = ("No space left on device", "Read-only file system", "Permission denied", "Disk quota exceeded",
-                       "database or disk is full", "disk I/O error", "attempt to write a readonly database",
-                       "File too large", "Input/output error")
+ENVIRONMENT_MARKERS = (
+    "No space left on device",
+    "Read-only file system",
+    "Permission denied",
+    "Disk quota exceeded",
+    "database or disk is full",
+    "disk I/O error",
+    "attempt to write a readonly database",
+    "File too large",
+    "Input/output error",
+)
 
 
 def is_environment_failure(text: str) -> bool:

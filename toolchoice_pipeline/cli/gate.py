@@ -10,22 +10,36 @@ from pathlib import Path
 
 import click
 
+from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, check_output_file, data_dir_option
 from toolchoice_pipeline.util.atomic import write_file_atomically
-from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, data_dir_option
-from toolchoice_pipeline.cli.common import check_output_file
 
 
 @click.command("gate")
 @click.argument("release")
-@click.option("--baseline", "baseline_id", default=None,
-              help="Release to compare with (default: the baseline the release was gated against).")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the verdict as JUnit XML to this file (one test case per model).")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).")
+@click.option(
+    "--baseline",
+    "baseline_id",
+    default=None,
+    help="Release to compare with (default: the baseline the release was gated against).",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the verdict as JUnit XML to this file (one test case per model).",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).",
+)
 @data_dir_option
-def gate_command(release: str, baseline_id: str | None, junit_path: Path | None, markdown_path: Path | None,
-                 data_dir: Path) -> int:
+def gate_command(
+    release: str, baseline_id: str | None, junit_path: Path | None, markdown_path: Path | None, data_dir: Path
+) -> int:
     """Re-check stored release RELEASE against its baseline: exit 0 passed, 1 failed, 2 bad input."""
     # Imported here, not at the top: `toolchoice --help` and the other commands do not pay for the warehouse.
     from toolchoice_pipeline.releases.gate import gate_markdown

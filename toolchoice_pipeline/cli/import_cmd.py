@@ -19,12 +19,16 @@ def import_command() -> None:
 @click.argument("answers", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--suite", "suite_name", required=True, help="Name of the suite to write (data/suites/<suite>/).")
 @click.option("--force", is_flag=True, help="Replace the suite if it exists.")
-@click.option("--skip-bad", is_flag=True,
-              help="Leave out entries BFCL's checker can never pass and entries without tools (default: keep them, "
-                   "tagged flag:unpassable / flag:no_tools).")
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Leave out entries BFCL's checker can never pass and entries without tools (default: keep them, "
+    "tagged flag:unpassable / flag:no_tools).",
+)
 @data_dir_option
-def import_bfcl_command(questions: Path, answers: Path | None, suite_name: str, force: bool, skip_bad: bool,
-                        data_dir: Path) -> int:
+def import_bfcl_command(
+    questions: Path, answers: Path | None, suite_name: str, force: bool, skip_bad: bool, data_dir: Path
+) -> int:
     """Write a `bfcl`-profile suite from a BFCL QUESTIONS file and its possible ANSWERS (JSON Lines).
 
     Irrelevance categories have no ANSWERS (their tasks expect no call), nor relevance ones (any call is right).
@@ -34,8 +38,9 @@ def import_bfcl_command(questions: Path, answers: Path | None, suite_name: str, 
 
     result = import_bfcl(questions, answers, suite_name, data_dir, force=force, skip_bad=skip_bad)
     categories = ", ".join(f"{name} {count}" for name, count in sorted(result.categories.items()))
-    click.echo(f"suite {result.suite}: {result.tasks} tasks ({categories}), match profile bfcl, "
-               f"written to {result.directory}")
+    click.echo(
+        f"suite {result.suite}: {result.tasks} tasks ({categories}), match profile bfcl, written to {result.directory}"
+    )
     summary = result.summary()
     if summary is not None:
         click.echo(f"odd entries: {summary}")

@@ -11,19 +11,28 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path
-from toolchoice_pipeline.releases.report import TREND_WINDOW, TrendPoint, load_trend, render_chart
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option, stdout_console
+from toolchoice_pipeline.releases.report import TREND_WINDOW, TrendPoint, load_trend, render_chart, trend_rows
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.releases.report import trend_rows
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 
 @click.command("report")
 @click.option("--suite", "suite_name", default=None, help="Only releases of this suite (default: every suite).")
-@click.option("--chart", "chart_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where to write the chart (default: <data-dir>/reports/<suite>/trend.png).")
-@click.option("--last", type=click.IntRange(min=1), default=TREND_WINDOW, show_default=True,
-              help="Show the most recently written releases only (with --suite: of that suite).")
+@click.option(
+    "--chart",
+    "chart_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the chart (default: <data-dir>/reports/<suite>/trend.png).",
+)
+@click.option(
+    "--last",
+    type=click.IntRange(min=1),
+    default=TREND_WINDOW,
+    show_default=True,
+    help="Show the most recently written releases only (with --suite: of that suite).",
+)
 @data_dir_option
 def report_command(suite_name: str | None, chart_path: Path | None, last: int, data_dir: Path) -> int:
     """Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite."""
@@ -31,13 +40,18 @@ def report_command(suite_name: str | None, chart_path: Path | None, last: int, d
     releases = display_path(data_dir / "releases")
     if not points:
         what = f"suite {suite_name}" if suite_name else releases
-        raise InputError(Problem(file=releases, message=f"no scored release found for {what}: "
-                                                        "run `toolchoice run` first"))
+        raise InputError(
+            Problem(file=releases, message=f"no scored release found for {what}: run `toolchoice run` first")
+        )
     suites = list(dict.fromkeys(p.suite for p in points))
     if chart_path is not None and len(suites) > 1:
-        raise InputError(Problem(file="<command line>", field="--chart",
-                                 message=f"releases of {len(suites)} suites ({', '.join(suites)}): "
-                                         "give --suite to chart one of them"))
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field="--chart",
+                message=f"releases of {len(suites)} suites ({', '.join(suites)}): give --suite to chart one of them",
+            )
+        )
     console = stdout_console()
     store = ReleaseStore(data_dir)
     for suite in suites:

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
-from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    data_dir_option,
+    is_environment_failure,
+)
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
+from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
-from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, data_dir_option
-from toolchoice_pipeline.cli.common import is_environment_failure
+from toolchoice_pipeline.util.errors import InputError, Problem
 
 EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
@@ -41,17 +46,39 @@ def split_models(values: tuple[str, ...]) -> list[str]:
 @click.command("run")
 @click.option("--suite", "suite_name", default="coding_agent", show_default=True, help="Suite to evaluate.")
 @click.option("--release", "release_id", default=None, help="Release id (default: <kind>-<UTC timestamp>).")
-@click.option("--kind", type=click.Choice(RELEASE_KINDS), default="adhoc", show_default=True,
-              help="release = may become the baseline; nightly, catalog-change and adhoc never do.")
-@click.option("--models", "models", multiple=True, metavar="MODEL[,MODEL...]",
-              help="LiteLLM model strings to evaluate (repeat or comma-separate); default: suite's, else config's.")
-@click.option("--repeats", type=click.IntRange(1, MAX_REPEATS), default=None,
-              help="Samples per task for every model (default: repeats in toolchoice.yaml, else 1).")
+@click.option(
+    "--kind",
+    type=click.Choice(RELEASE_KINDS),
+    default="adhoc",
+    show_default=True,
+    help="release = may become the baseline; nightly, catalog-change and adhoc never do.",
+)
+@click.option(
+    "--models",
+    "models",
+    multiple=True,
+    metavar="MODEL[,MODEL...]",
+    help="LiteLLM model strings to evaluate (repeat or comma-separate); default: suite's, else config's.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, MAX_REPEATS),
+    default=None,
+    help="Samples per task for every model (default: repeats in toolchoice.yaml, else 1).",
+)
 @click.option("--no-judge", is_flag=True, help="Skip the judge (no TSQ, no judge cost).")
 @click.option("--force", is_flag=True, help="Re-run a release id that already finished (even a baseline).")
 @data_dir_option
-def run_command(suite_name: str, release_id: str | None, kind: str, models: tuple[str, ...],
-                repeats: int | None, no_judge: bool, force: bool, data_dir: Path) -> int:
+def run_command(
+    suite_name: str,
+    release_id: str | None,
+    kind: str,
+    models: tuple[str, ...],
+    repeats: int | None,
+    no_judge: bool,
+    force: bool,
+    data_dir: Path,
+) -> int:
     """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
     # Imported here, not at the top: `toolchoice --help` and the other commands do not pay for them.
     from toolchoice_pipeline.cli.run_display import RunDisplay, print_outcome
@@ -62,11 +89,15 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     config = load_run_config(data_dir)
     suite = load_suite(data_dir, suite_name)
     # An explicit but empty --release "$TAG" (an unset variable in CI) is refused, not replaced by a timestamp.
-    release_id = check_release_id(release_id if release_id is not None
-                                  else f"{kind}-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}")
+    release_id = check_release_id(release_id if release_id is not None else f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}")
     if models and not split_models(models):
-        raise InputError(Problem(file="<command line>", field="--models",
-                                 message="names no model: give LiteLLM model strings, e.g. --models local/bm25-router"))
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field="--models",
+                message="names no model: give LiteLLM model strings, e.g. --models local/bm25-router",
+            )
+        )
     run_config = config.for_suite(split_models(models), suite.spec.models).with_repeats(repeats)
     chosen = run_config.model_names()
     ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
@@ -74,25 +105,41 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
     store.check_release_id_free(release_id, force)
     _check_stored(store, data_dir, suite.name)
     if force and kind != "release" and store.has_scores(release_id) and store.was_promoted(suite.name, release_id):
-        click.echo(f"warning: {release_id} is a baseline of suite {suite.name}; re-run as kind {kind} it stops being "
-                   "one (the previous baseline comes back). Use --kind release to keep it eligible.", err=True)
+        click.echo(
+            f"warning: {release_id} is a baseline of suite {suite.name}; re-run as kind {kind} it stops being "
+            "one (the previous baseline comes back). Use --kind release to keep it eligible.",
+            err=True,
+        )
     _preflight(run_config, data_dir, judge=not no_judge)
 
-    request = ReleaseRequest(release_id=release_id, kind=kind, suite=suite.name, models=chosen, repeats=repeats,
-                             judge=not no_judge, force=force, requested_by="cli")
+    request = ReleaseRequest(
+        release_id=release_id,
+        kind=kind,
+        suite=suite.name,
+        models=chosen,
+        repeats=repeats,
+        judge=not no_judge,
+        force=force,
+        requested_by="cli",
+    )
     samples = {run_config.repeats_for(spec) for spec in run_config.models}
-    click.echo(f"release {release_id} ({kind}) · suite {suite.name} · {len(suite.tasks)} tasks · "
-               f"catalog {suite.catalog_version} · models {', '.join(chosen)}"
-               + ("" if samples == {1} else f" · repeats {'/'.join(map(str, sorted(samples)))}")
-               + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}"))
+    click.echo(
+        f"release {release_id} ({kind}) · suite {suite.name} · {len(suite.tasks)} tasks · "
+        f"catalog {suite.catalog_version} · models {', '.join(chosen)}"
+        + ("" if samples == {1} else f" · repeats {'/'.join(map(str, sorted(samples)))}")
+        + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}")
+    )
     display = RunDisplay(models=chosen, n_tasks=len(suite.tasks) * max(samples), judge=not no_judge)
     with display:
         result = materialise_release(data_dir, request, display)
     interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
     failures = [f"interrupted (Ctrl-C) during {', '.join(interrupted)}"] if interrupted else result.failures
     if not store.has_scores(release_id) or store.read_scores(release_id).run_id != result.run_id:
-        click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} before the release was scored "
-                   f"(Dagster run {result.run_id}):", err=True)
+        click.echo(
+            f"error: the run {'was interrupted' if interrupted else 'failed'} before the release was scored "
+            f"(Dagster run {result.run_id}):",
+            err=True,
+        )
         for message in failures:
             click.echo(f"  {message}", err=True)
         if interrupted:
@@ -105,8 +152,11 @@ def run_command(suite_name: str, release_id: str | None, kind: str, models: tupl
         # Scored, but a step other than the gate (the promotion to baseline, a write) did not finish: not a
         # finished run, whatever the gate said (exit 1 is only ever a failed gate).
         promoted = ", so a passing `release` was not promoted to baseline: re-run it with --force" if passed else ""
-        click.echo(f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
-                   f"(Dagster run {result.run_id}){promoted}", err=True)
+        click.echo(
+            f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
+            f"(Dagster run {result.run_id}){promoted}",
+            err=True,
+        )
         for message in failures:
             click.echo(f"  {message}", err=True)
         if interrupted:
@@ -153,8 +203,10 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     register_providers()
     roles: dict[str, list[str]] = {}
     specs = {}
-    for role, spec in [*(("agent", s) for s in run_config.models), *((("judge", run_config.judge.model),) if judge
-                                                                     else ())]:
+    for role, spec in [
+        *(("agent", s) for s in run_config.models),
+        *((("judge", run_config.judge.model),) if judge else ()),
+    ]:
         roles.setdefault(spec.model, []).append(role)
         specs.setdefault(spec.model, spec)
     found = []
@@ -162,15 +214,17 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
         problem = static_problem(spec, data_dir)
         if problem:
             # One line per model, naming its role(s): "agent openai/x: no API key: set OPENAI_API_KEY ..."
-            found.append(Problem(file=f"{' and '.join(roles[model])} {model}",
-                                 message=problem.removeprefix(f"{model}: ")))
+            found.append(
+                Problem(file=f"{' and '.join(roles[model])} {model}", message=problem.removeprefix(f"{model}: "))
+            )
     if judge:
         from toolchoice_pipeline.judge.preflight import unpriced_under_budget
 
         problem = unpriced_under_budget(run_config.judge)
         if problem:
-            found.append(Problem(file="judge " + run_config.judge.model.model, field="judge.model.price",
-                                 message=problem))
+            found.append(
+                Problem(file="judge " + run_config.judge.model.model, field="judge.model.price", message=problem)
+            )
     if found:
         raise InputError(found)
 
@@ -178,8 +232,15 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
 class RunResult:
     """What the Dagster run left: its id, whether it succeeded, and the failing steps' messages."""
 
-    def __init__(self, run_id: str, success: bool, failures: list[str], bad_input: bool,
-                 check_messages: list[str], agent_calls: tuple[int, int] | None = None):
+    def __init__(
+        self,
+        run_id: str,
+        success: bool,
+        failures: list[str],
+        bad_input: bool,
+        check_messages: list[str],
+        agent_calls: tuple[int, int] | None = None,
+    ):
         self.agent_calls = agent_calls  # (model calls, of which served from the call journal), when agent_runs ran
         self.run_id = run_id
         self.success = success
@@ -195,8 +256,11 @@ def dagster_home(data_dir: Path) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     settings = home / "dagster.yaml"
     if not settings.exists():  # two first runs at once write the same text; a reader sees one whole file
-        write_file_atomically(settings, "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n"
-                                        "    max_concurrent_runs: 1\nrun_monitoring:\n  enabled: true\n")
+        write_file_atomically(
+            settings,
+            "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n"
+            "    max_concurrent_runs: 1\nrun_monitoring:\n  enabled: true\n",
+        )
     return home
 
 
@@ -248,8 +312,13 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
             instance=instance,
             raise_on_error=False,
             resources={"progress": reporter},
-            tags={"toolchoice/kind": request.kind, "toolchoice/suite": request.suite,
-                  "toolchoice/release": request.release_id, "toolchoice/requested_by": "cli", **process_tags()},
+            tags={
+                "toolchoice/kind": request.kind,
+                "toolchoice/suite": request.suite,
+                "toolchoice/release": request.release_id,
+                "toolchoice/requested_by": "cli",
+                **process_tags(),
+            },
             # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
             run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
         )
@@ -257,8 +326,11 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
         for event in outcome.all_events:
             if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
                 error = event.step_failure_data.error
-                description = (event.step_failure_data.user_failure_data.description
-                               if event.step_failure_data.user_failure_data else None)
+                description = (
+                    event.step_failure_data.user_failure_data.description
+                    if event.step_failure_data.user_failure_data
+                    else None
+                )
                 if error.cls_name == "DagsterAssetCheckFailedError":
                     continue  # the blocking gate did its job: the gate's verdict is printed in full
                 text, environment = description, False
@@ -266,10 +338,14 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
                     text, environment = step_error_line(error)
                 bad_input = bad_input or environment or text.startswith("bad input")
                 failures.append(f"{event.step_key}: {text}")
-        checks = [_check_line(e.asset_check_evaluation_data) for e in outcome.all_events
-                  if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.asset_check_evaluation_data.passed
-                  # the gate and the calibration are printed in full from scores.json
-                  and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")]
+        checks = [
+            _check_line(e.asset_check_evaluation_data)
+            for e in outcome.all_events
+            if e.event_type_value == "ASSET_CHECK_EVALUATION"
+            and not e.asset_check_evaluation_data.passed
+            # the gate and the calibration are printed in full from scores.json
+            and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
+        ]
         return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
 
 

@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from toolchoice_pipeline.cli.common import stdout_console
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
-from toolchoice_pipeline.cli.common import stdout_console
 
 
 class RunDisplay:
@@ -21,17 +21,24 @@ class RunDisplay:
     def __init__(self, models: list[str], n_tasks: int, judge: bool):
         self.console = Console(stderr=True)
         self.progress = Progress(
-            TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("ETA"), TimeRemainingColumn(), console=self.console, transient=False,
+            TextColumn("{task.description:<40}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
         )
         self.tasks: dict[tuple[str, str], Any] = {}
         for model in models:
             self.tasks[("agents", model)] = self.progress.add_task(f"agents {model}", total=n_tasks)
         if judge:
             self.tasks[("judge", "all models")] = self.progress.add_task(
-                f"judge ({len(models)} models)", total=n_tasks * len(models))
+                f"judge ({len(models)} models)", total=n_tasks * len(models)
+            )
 
-    def __enter__(self) -> "RunDisplay":
+    def __enter__(self) -> RunDisplay:
         self.progress.start()
         return self
 
@@ -48,15 +55,17 @@ class RunDisplay:
 def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()) -> Table:
     """The per-model scores of a release document (shares in points, costs in USD, latency in ms); a model named
     in ``unpriced`` (the judge's model string for the judge column) shows "unpriced" instead of a cost."""
-    table = Table(title=f"release {scores.release_id} ({scores.kind}) · suite {scores.suite} · "
-                        f"catalog {scores.catalog_version}")
+    table = Table(
+        title=f"release {scores.release_id} ({scores.kind}) · suite {scores.suite} · catalog {scores.catalog_version}"
+    )
     table.add_column("model", no_wrap=True)
     for column in SCORE_COLUMNS:
         table.add_column(column, justify="right")
     judge_model = scores.judge.model if scores.judge is not None else None
     for model, figures in scores.models.items():
-        table.add_row(model, *score_cells(figures, agent_priced=model not in unpriced,
-                                          judge_priced=judge_model not in unpriced))
+        table.add_row(
+            model, *score_cells(figures, agent_priced=model not in unpriced, judge_priced=judge_model not in unpriced)
+        )
     return table
 
 
@@ -72,17 +81,23 @@ def judge_warnings(scores: ReleaseDocument) -> list[str]:
         ran = figures.n_tasks - figures.errors
         unjudged = figures.n_unjudged
         if ran and unjudged / ran > MAX_UNJUDGED_SHARE:
-            out.append(f"{model}: {unjudged} of {ran} episodes have no valid judge vote "
-                       f"({100 * unjudged / ran:.0f}%): its TSQ comes from the other {ran - unjudged} only")
+            out.append(
+                f"{model}: {unjudged} of {ran} episodes have no valid judge vote "
+                f"({100 * unjudged / ran:.0f}%): its TSQ comes from the other {ran - unjudged} only"
+            )
         exhausted = figures.flags.get("judge_budget_exhausted", 0)
         if exhausted:
             budget = scores.judge.budget_usd if scores.judge is not None else None
-            out.append(f"{model}: judge budget exhausted{f' (budget_usd={budget})' if budget is not None else ''}: "
-                       f"{exhausted} episodes not fully judged (flag judge_budget_exhausted)")
+            out.append(
+                f"{model}: judge budget exhausted{f' (budget_usd={budget})' if budget is not None else ''}: "
+                f"{exhausted} episodes not fully judged (flag judge_budget_exhausted)"
+            )
     return out
 
 
-def infrastructure_error_causes(scores: ReleaseDocument, data_dir: Path, per_model: int = 3) -> list[tuple[str, int, str]]:
+def infrastructure_error_causes(
+    scores: ReleaseDocument, data_dir: Path, per_model: int = 3
+) -> list[tuple[str, int, str]]:
     """``(model, episodes, error)`` for the most frequent infrastructure errors of each model with any (read
     from the release's committed ``task_scores``), so the cause of a failed gate is on screen."""
     if not any(m.errors for m in scores.models.values()):
@@ -112,8 +127,12 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
         console.print(f"[yellow]warning[/yellow] {warning}")
     if result.agent_calls is not None:
         calls, cached = result.agent_calls
-        journal = (f"{'all ' if cached == calls else ''}{cached} from the call journal (their cost and latency "
-                   "are those recorded when they were made)" if cached else "none from the call journal")
+        journal = (
+            f"{'all ' if cached == calls else ''}{cached} from the call journal (their cost and latency "
+            "are those recorded when they were made)"
+            if cached
+            else "none from the call journal"
+        )
         console.print(f"agent model calls: {calls}, {journal}", markup=False)
     gate = scores.gate
     baseline = scores.baseline_release_id
@@ -128,20 +147,27 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
             flips = gate.flips.get(model, {}).get("right_tool")
             flipped = flips.right_to_wrong if flips is not None else []
             if flipped:
-                console.print(f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
-                              f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}")
+                console.print(
+                    f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
+                    f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}"
+                )
     for model, count, cause in infrastructure_error_causes(scores, data_dir):
-        console.print(f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}",
-                      highlight=False)
+        console.print(
+            f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}", highlight=False
+        )
     calibration = scores.judge.calibration if scores.judge is not None else None
     if calibration is not None:
         canary_cost = f"canary judge cost {calibration.canary_judge_cost_usd:.4f} USD"
         if calibration.blocks_promotion:
-            console.print(f"[red]{escape(calibration.message)}[/red] ({canary_cost}); the release is not promoted "
-                          "(judge.calibration: fail)")
+            console.print(
+                f"[red]{escape(calibration.message)}[/red] ({canary_cost}); the release is not promoted "
+                "(judge.calibration: fail)"
+            )
         elif not calibration.passed:
-            console.print(f"[yellow]warning[/yellow] {escape(calibration.message)} ({canary_cost}; "
-                          "judge.calibration: warn, so the run does not fail on it)")
+            console.print(
+                f"[yellow]warning[/yellow] {escape(calibration.message)} ({canary_cost}; "
+                "judge.calibration: warn, so the run does not fail on it)"
+            )
         else:
             console.print(f"{calibration.message} ({canary_cost})", markup=False)
     if gate is not None:
@@ -152,11 +178,14 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
     for model, figures in scores.models.items():
         if figures.flaky_tasks:
             shown = figures.flaky_tasks[:12]
-            console.print(f"  {model}: {len(figures.flaky_tasks)} flaky tasks (0 < right-tool rate < 1): "
-                          f"{', '.join(shown)}{' ...' if len(figures.flaky_tasks) > 12 else ''}")
+            console.print(
+                f"  {model}: {len(figures.flaky_tasks)} flaky tasks (0 < right-tool rate < 1): "
+                f"{', '.join(shown)}{' ...' if len(figures.flaky_tasks) > 12 else ''}"
+            )
     for message in result.check_messages:
         console.print(message, style="yellow", markup=False)
     release_dir = data_dir / "releases" / scores.release_id
-    console.print(f"scores: {release_dir / 'scores.json'} · gate report: {release_dir / 'gate.md'} · "
-                  f"Dagster run {result.run_id}")
+    console.print(
+        f"scores: {release_dir / 'scores.json'} · gate report: {release_dir / 'gate.md'} · Dagster run {result.run_id}"
+    )
     return scores.gate_passed

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.cli.common import EXIT_OK, data_dir_option
 from toolchoice_pipeline.ingest.canary import describe_canary
+from toolchoice_pipeline.util.errors import InputError
 
 
 @click.command("validate")
@@ -35,9 +35,12 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
         raise InputError(problems)
     catalog = suite.catalog
     inline = sum(1 for task in suite.tasks if task.tools is not None)
-    tools = (f"{len(catalog)} tools ({len(suite.live)} from live dumps)" if not inline else
-             f"{len(catalog)} suite tools; {inline} tasks carry their own catalog "
-             f"({len(suite.all_tools()) - len(catalog)} distinct inline tools)")
+    tools = (
+        f"{len(catalog)} tools ({len(suite.live)} from live dumps)"
+        if not inline
+        else f"{len(catalog)} suite tools; {inline} tasks carry their own catalog "
+        f"({len(suite.all_tools()) - len(catalog)} distinct inline tools)"
+    )
     click.echo(f"suite {suite.name}: {len(suite.tasks)} tasks, {tools}, match profile {suite.match_profile}")
     click.echo(f"catalog_version {suite.catalog_version}")
     click.echo(f"fixture_version {suite.fixture_version}")

@@ -1,19 +1,17 @@
 """Asset checks: the release gate (blocking), judge calibration, row counts and table schemas."""
 
-
 from pathlib import Path
 
 import dagster as dg
 
-from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
-from toolchoice_pipeline.records.episodes import Episode, TaskScore
-from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
-from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.defs.assets import agent_runs, release_scores, task_scores
-from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
-from toolchoice_pipeline.defs.assets import release_snapshot
+from toolchoice_pipeline.defs.assets import agent_runs, release_scores, release_snapshot, task_scores
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.records.episodes import Episode, TaskScore
+from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
+from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
+from toolchoice_pipeline.releases.store import ReleaseStore
 
 ERROR = dg.AssetCheckSeverity.ERROR
 #: The release's pinned snapshot, for the checks that need what the release evaluates (never the suite files).
@@ -23,18 +21,42 @@ SNAPSHOT_IN = {"release_snapshot": dg.AssetIn(key=release_snapshot.key)}
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "task_scores": ("model", "task_id", "right_tool", "right_args", "calls", "first_tool", "tsq", "error", "flags"),
     "release_scores": ("model", "n_tasks", "right_tool_pct", "right_args_pct", "calls_per_task", "tsq_mean"),
-    "agent_calls": ("model", "task_id", "step", "tool_name", "arguments_json", "arguments_valid", "latency_ms",
-                    "prompt_tokens", "completion_tokens", "cost_usd", "error"),
-    "judge_votes": ("model", "task_id", "poll", "verdict", "reasoning", "valid", "judge_model", "rubric_version",
-                    "cost_usd"),
+    "agent_calls": (
+        "model",
+        "task_id",
+        "step",
+        "tool_name",
+        "arguments_json",
+        "arguments_valid",
+        "latency_ms",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "error",
+    ),
+    "judge_votes": (
+        "model",
+        "task_id",
+        "poll",
+        "verdict",
+        "reasoning",
+        "valid",
+        "judge_model",
+        "rubric_version",
+        "cost_usd",
+    ),
     "tool_catalog": ("tool_name", "description", "parameters_json", "definition_hash"),
 }
 
 
-@dg.asset_check(asset=release_scores, blocking=True, partitions_def=release_partitions,
-                description="The regression gate: fails when a model's right-tool or right-arguments share drops "
-                            "more than 2 points below the baseline, or more than 5% of its tasks had "
-                            "infrastructure errors. Blocking: a failed gate stops promotion to baseline.")
+@dg.asset_check(
+    asset=release_scores,
+    blocking=True,
+    partitions_def=release_partitions,
+    description="The regression gate: fails when a model's right-tool or right-arguments share drops "
+    "more than 2 points below the baseline, or more than 5% of its tasks had "
+    "infrastructure errors. Blocking: a failed gate stops promotion to baseline.",
+)
 def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
     scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
     gate = scores.gate
@@ -53,8 +75,9 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "comparisons": dg.MetadataValue.md(comparisons_markdown(gate.comparisons if gate is not None else [])),
             "flaky_tasks": dg.MetadataValue.json({m: s.flaky_tasks for m, s in scores.models.items()}),
             "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
-            "gate_report_file": dg.MetadataValue.path(str(ReleaseStore(toolchoice.path).scores_path(
-                context.partition_key).with_name("gate.md").resolve())),
+            "gate_report_file": dg.MetadataValue.path(
+                str(ReleaseStore(toolchoice.path).scores_path(context.partition_key).with_name("gate.md").resolve())
+            ),
         },
     )
 
@@ -68,12 +91,15 @@ def _gate_report(data_dir, release_id: str) -> str:
         return f"(the gate report {path} could not be read: {exc.strerror})"
 
 
-@dg.asset_check(asset=release_scores, partitions_def=release_partitions,
-                description="Judge calibration (DESIGN §5): the canary session (1 good, 3 bad choices), judged with "
-                            "the release under the same budget, must score TSQ 0.25 (fails above 0.5), and on 20+ "
-                            "labelled tasks the judge's majority verdict must agree with right tool better than "
-                            "chance (fails at Cohen's kappa ≤ 0.2). A failure fails the run (exit 4) and blocks "
-                            "promotion unless judge.calibration is warn.")
+@dg.asset_check(
+    asset=release_scores,
+    partitions_def=release_partitions,
+    description="Judge calibration (DESIGN §5): the canary session (1 good, 3 bad choices), judged with "
+    "the release under the same budget, must score TSQ 0.25 (fails above 0.5), and on 20+ "
+    "labelled tasks the judge's majority verdict must agree with right tool better than "
+    "chance (fails at Cohen's kappa ≤ 0.2). A failure fails the run (exit 4) and blocks "
+    "promotion unless judge.calibration is warn.",
+)
 def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
     scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
     calibration = scores.judge.calibration if scores.judge is not None else None
@@ -99,39 +125,57 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
 def _expected_episodes(snapshot: ReleaseSnapshot) -> tuple[int, int, int]:
     """(models, tasks, expected episodes: tasks × each model's repeats, summed) of the pinned snapshot."""
     config = snapshot.config
-    return (len(config.models), len(snapshot.tasks),
-            sum(len(snapshot.tasks) * config.repeats_for(spec) for spec in config.models))
+    return (
+        len(config.models),
+        len(snapshot.tasks),
+        sum(len(snapshot.tasks) * config.repeats_for(spec) for spec in config.models),
+    )
 
 
-@dg.asset_check(asset=agent_runs, partitions_def=release_partitions, additional_ins=SNAPSHOT_IN,
-                description="Row count: exactly one episode per (model, task, sample), none lost or duplicated.")
-def agent_runs_complete(context: dg.AssetCheckExecutionContext, agent_runs: list[Episode],
-                        release_snapshot: ReleaseSnapshot) -> dg.AssetCheckResult:
+@dg.asset_check(
+    asset=agent_runs,
+    partitions_def=release_partitions,
+    additional_ins=SNAPSHOT_IN,
+    description="Row count: exactly one episode per (model, task, sample), none lost or duplicated.",
+)
+def agent_runs_complete(
+    context: dg.AssetCheckExecutionContext, agent_runs: list[Episode], release_snapshot: ReleaseSnapshot
+) -> dg.AssetCheckResult:
     n_models, n_tasks, expected = _expected_episodes(release_snapshot)
     keys = {(e.model, e.task_id, e.sample) for e in agent_runs}
     return dg.AssetCheckResult(
-        passed=len(agent_runs) == expected and len(keys) == expected, severity=ERROR,
+        passed=len(agent_runs) == expected and len(keys) == expected,
+        severity=ERROR,
         description=f"{len(agent_runs)} episodes ({len(keys)} distinct) for {n_models} models × {n_tasks} tasks",
         metadata={"episodes": len(agent_runs), "expected": expected},
     )
 
 
-@dg.asset_check(asset=task_scores, partitions_def=release_partitions, additional_ins=SNAPSHOT_IN,
-                description="Row count: one task score per episode; shares' inputs complete.")
-def task_scores_complete(context: dg.AssetCheckExecutionContext, task_scores: list[TaskScore],
-                         release_snapshot: ReleaseSnapshot) -> dg.AssetCheckResult:
+@dg.asset_check(
+    asset=task_scores,
+    partitions_def=release_partitions,
+    additional_ins=SNAPSHOT_IN,
+    description="Row count: one task score per episode; shares' inputs complete.",
+)
+def task_scores_complete(
+    context: dg.AssetCheckExecutionContext, task_scores: list[TaskScore], release_snapshot: ReleaseSnapshot
+) -> dg.AssetCheckResult:
     n_models, n_tasks, expected = _expected_episodes(release_snapshot)
     distinct = len({(s.model, s.task_id, s.sample) for s in task_scores})
     return dg.AssetCheckResult(
-        passed=len(task_scores) == expected == distinct, severity=ERROR,
+        passed=len(task_scores) == expected == distinct,
+        severity=ERROR,
         description=f"{len(task_scores)} task scores for {n_models} models × {n_tasks} tasks",
         metadata={"task_scores": len(task_scores), "expected": expected},
     )
 
 
-@dg.asset_check(asset=release_scores, partitions_def=release_partitions,
-                description="Schema: every committed warehouse table of the release has the DESIGN §3 columns "
-                            "and the lineage columns (release_id, suite, catalog_version, run_id).")
+@dg.asset_check(
+    asset=release_scores,
+    partitions_def=release_partitions,
+    description="Schema: every committed warehouse table of the release has the DESIGN §3 columns "
+    "and the lineage columns (release_id, suite, catalog_version, run_id).",
+)
 def warehouse_schema(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
     from toolchoice_pipeline.releases.warehouse import Warehouse
 
@@ -145,7 +189,8 @@ def warehouse_schema(context: dg.AssetCheckExecutionContext, toolchoice: Toolcho
         if absent:
             missing[table] = absent
     return dg.AssetCheckResult(
-        passed=not missing, severity=ERROR,
+        passed=not missing,
+        severity=ERROR,
         description="all tables have their columns" if not missing else f"missing columns: {missing}",
         metadata={f"rows_{table}": n for table, n in rows.items()},
     )

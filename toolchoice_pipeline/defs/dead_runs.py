@@ -43,8 +43,11 @@ def fail_dead_runs(instance: dg.DagsterInstance, log=None) -> list[str]:
         pid = run.tags.get(PID_TAG, "")
         if not pid.isdigit() or _alive(int(pid)) or int(pid) == os.getpid():
             continue
-        instance.report_run_failed(run, message=f"the process of this run (pid {pid} on {host}) is gone: marked "
-                                                "failed by toolchoice at the next start")
+        instance.report_run_failed(
+            run,
+            message=f"the process of this run (pid {pid} on {host}) is gone: marked "
+            "failed by toolchoice at the next start",
+        )
         failed.append(run.run_id)
         if log is not None:
             log.warning(f"run {run.run_id} marked failed: its process (pid {pid}) is gone")

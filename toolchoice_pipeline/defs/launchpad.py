@@ -53,15 +53,34 @@ class LaunchpadRequest(dg.Config):
             stored = read_request(data_dir, release_id)
             differing = sorted(name for name, value in given.items() if getattr(stored, name) != value)
             if differing:
-                raise InputError(Problem(file=where, field="ops.release_snapshot.config", message=(
-                    f"release {release_id} already has a request ({', '.join(differing)} differ): a partition "
-                    "evaluates what it was started with; add a new partition to evaluate something else")))
+                raise InputError(
+                    Problem(
+                        file=where,
+                        field="ops.release_snapshot.config",
+                        message=(
+                            f"release {release_id} already has a request ({', '.join(differing)} differ): a partition "
+                            "evaluates what it was started with; add a new partition to evaluate something else"
+                        ),
+                    )
+                )
             return
         if self.suite is None or self.kind is None:
-            raise InputError(Problem(file=where, field="ops.release_snapshot.config", message=(
-                f"release {release_id} has no request: give ops.release_snapshot.config.suite and .kind (and "
-                "optionally models, judge) in the launchpad, or start it with `toolchoice run`")))
+            raise InputError(
+                Problem(
+                    file=where,
+                    field="ops.release_snapshot.config",
+                    message=(
+                        f"release {release_id} has no request: give ops.release_snapshot.config.suite and .kind (and "
+                        "optionally models, judge) in the launchpad, or start it with `toolchoice run`"
+                    ),
+                )
+            )
         if self.kind not in RELEASE_KINDS:
-            raise InputError(Problem(file=where, field="ops.release_snapshot.config.kind",
-                                     message=f"kind {self.kind!r} is not one of {', '.join(RELEASE_KINDS)}"))
+            raise InputError(
+                Problem(
+                    file=where,
+                    field="ops.release_snapshot.config.kind",
+                    message=f"kind {self.kind!r} is not one of {', '.join(RELEASE_KINDS)}",
+                )
+            )
         write_request(data_dir, ReleaseRequest(release_id=release_id, requested_by="dagster-ui", **given))

@@ -9,11 +9,11 @@ from typing import Any
 
 import dagster as dg
 
-from toolchoice_pipeline.suites.catalog import ToolDefinition, diff_catalogs
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote
 from toolchoice_pipeline.releases.document import ReleaseDocument
-from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
+from toolchoice_pipeline.releases.store import ReleaseStore
+from toolchoice_pipeline.suites.catalog import ToolDefinition, diff_catalogs
 from toolchoice_pipeline.suites.suite import Suite
 
 
@@ -28,11 +28,15 @@ def episode_metadata(episodes: list[Episode]) -> dict[str, Any]:
         row["cache_hits"] += sum(1 for s in episode.steps if s.cache_hit)
         row["tool_calls"] += episode.calls
         row["agent_cost_usd"] += episode.cost_usd
-    table = ["| model | episodes | infra errors | model calls | cache hits | tool calls | agent cost (USD) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    table = [
+        "| model | episodes | infra errors | model calls | cache hits | tool calls | agent cost (USD) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for model, row in rows.items():
-        table.append(f"| {model} | {row['episodes']:.0f} | {row['errors']:.0f} | {row['model_calls']:.0f} | "
-                     f"{row['cache_hits']:.0f} | {row['tool_calls']:.0f} | {row['agent_cost_usd']:.6f} |")
+        table.append(
+            f"| {model} | {row['episodes']:.0f} | {row['errors']:.0f} | {row['model_calls']:.0f} | "
+            f"{row['cache_hits']:.0f} | {row['tool_calls']:.0f} | {row['agent_cost_usd']:.6f} |"
+        )
     return {
         "n_episodes": len(episodes),
         "n_infrastructure_errors": sum(1 for e in episodes if e.error),
@@ -76,7 +80,12 @@ def catalog_diff_against_baseline(data_dir: Path, suite: Suite, tools: list[Tool
     table = warehouse.read_table("tool_catalog", baseline_id, ["tool_name", "description", "parameters_json"])
     import json
 
-    old = [ToolDefinition(name=row["tool_name"], description=row["description"] or "",
-                          parameters=json.loads(row["parameters_json"] or "{}"))
-           for row in table.to_pylist()]
+    old = [
+        ToolDefinition(
+            name=row["tool_name"],
+            description=row["description"] or "",
+            parameters=json.loads(row["parameters_json"] or "{}"),
+        )
+        for row in table.to_pylist()
+    ]
     return f"Against baseline **{baseline_id}**:\n\n" + diff_catalogs(old, tools).to_markdown(), baseline_id

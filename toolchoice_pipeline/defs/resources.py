@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import dagster as dg
-
 
 DEFAULT_DATA_DIR = os.environ.get("TOOLCHOICE_DATA_DIR", "data")
 

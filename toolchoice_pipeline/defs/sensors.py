@@ -9,7 +9,6 @@ tick says which release evaluated it. ``ToolchoiceResource.rerun_evaluated_catal
 ``TOOLCHOICE_RERUN_EVALUATED_CATALOGS=1``) asks for such versions to run anyway.
 """
 
-
 import json
 
 import dagster as dg
@@ -79,25 +78,32 @@ def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceRe
             continue
         earlier = evaluated.get((suite, version))
         if earlier is not None and not toolchoice.rerun_evaluated_catalogs:
-            recorded.append(f"suite {suite}: catalog {version} was evaluated by finished release {earlier}; not run "
-                            "again (set TOOLCHOICE_RERUN_EVALUATED_CATALOGS=1 to run it anyway)")
+            recorded.append(
+                f"suite {suite}: catalog {version} was evaluated by finished release {earlier}; not run "
+                "again (set TOOLCHOICE_RERUN_EVALUATED_CATALOGS=1 to run it anyway)"
+            )
             continue
-        write_request(toolchoice.path, ReleaseRequest(release_id=release_id, kind="catalog-change", suite=suite,
-                                                      requested_by="sensor:catalog_change"))
+        write_request(
+            toolchoice.path,
+            ReleaseRequest(
+                release_id=release_id, kind="catalog-change", suite=suite, requested_by="sensor:catalog_change"
+            ),
+        )
         new_partitions.append(release_id)
-        run_requests.append(dg.RunRequest(
-            run_key=version, partition_key=release_id,
-            tags={"toolchoice/kind": "catalog-change", "toolchoice/suite": suite, "toolchoice/release": release_id},
-        ))
+        run_requests.append(
+            dg.RunRequest(
+                run_key=version,
+                partition_key=release_id,
+                tags={"toolchoice/kind": "catalog-change", "toolchoice/suite": suite, "toolchoice/release": release_id},
+            )
+        )
     for message in recorded:
         context.log.info(message)
     return dg.SensorResult(
         run_requests=run_requests,
         skip_reason="; ".join(recorded) if recorded and not run_requests else None,
         cursor=json.dumps({**seen, **now}, sort_keys=True),
-        dynamic_partitions_requests=(
-            [release_partitions_request(new_partitions)] if new_partitions else []
-        ),
+        dynamic_partitions_requests=([release_partitions_request(new_partitions)] if new_partitions else []),
     )
 
 

@@ -47,9 +47,12 @@ def release_suite(toolchoice: ToolchoiceResource, release_id: str) -> str | None
 
 
 @dg.observable_source_asset(
-    name="suite_files", partitions_def=release_partitions, group_name=SOURCES_GROUP,
+    name="suite_files",
+    partitions_def=release_partitions,
+    group_name=SOURCES_GROUP,
     description="The suite files a release reads (catalog, live dumps, tasks, matching profile), observed: the "
-                "data version of a release partition is its suite's current <catalog_version>-<fixture_version>.")
+    "data version of a release partition is its suite's current <catalog_version>-<fixture_version>.",
+)
 def suite_files(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.DataVersionsByPartition:
     by_suite: dict[str, str] = {}
     versions: dict[str, str] = {}
@@ -65,5 +68,7 @@ def suite_files(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
 
 
 observe_suite_files = dg.define_asset_job(
-    name="observe_suite_files", selection=dg.AssetSelection.assets("suite_files"),
-    description="Observe the suite files of every release partition (a description edit shows as stale).")
+    name="observe_suite_files",
+    selection=dg.AssetSelection.assets("suite_files"),
+    description="Observe the suite files of every release partition (a description edit shows as stale).",
+)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -46,8 +47,10 @@ def write_records(path: Path, records: BaseModel | Iterable[BaseModel], record_t
     single = isinstance(records, BaseModel)
     records = [records] if single else records
     qualified = f"{record_type.__module__}:{record_type.__qualname__}".encode()
-    schema = pa.schema([pa.field("record", pa.string())],
-                       metadata={RECORD_TYPE_KEY: qualified, **({SINGLE_RECORD_KEY: b"1"} if single else {})})
+    schema = pa.schema(
+        [pa.field("record", pa.string())],
+        metadata={RECORD_TYPE_KEY: qualified, **({SINGLE_RECORD_KEY: b"1"} if single else {})},
+    )
     tmp = path.with_suffix(".parquet.tmp")
     rows = 0
     with pq.ParquetWriter(tmp, schema) as writer:

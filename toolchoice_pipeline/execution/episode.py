@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
-from toolchoice_pipeline.records.calls import Reply, flag_hallucinated, from_openai_message, to_openai_message
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.records.episodes import Episode, StepRecord
-from toolchoice_pipeline.suites.tasks import Task
-from toolchoice_pipeline.execution.tool_names import reverse, safe_tool_names
 from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, digest, request_key
+from toolchoice_pipeline.execution.tool_names import reverse, safe_tool_names
+from toolchoice_pipeline.records.calls import Reply, flag_hallucinated, from_openai_message, to_openai_message
+from toolchoice_pipeline.records.episodes import Episode, StepRecord
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.tasks import Task
 
 NO_RESULT = "No result in this evaluation."
 
@@ -47,7 +48,7 @@ class ToolView:
     renames: bool
 
     @classmethod
-    def build(cls, catalog: list[ToolDefinition], *, safe_names: bool) -> "ToolView":
+    def build(cls, catalog: list[ToolDefinition], *, safe_names: bool) -> ToolView:
         names = [tool.name for tool in catalog]
         mapping = safe_tool_names(names) if safe_names else {name: name for name in names}
         tools = []
@@ -56,15 +57,22 @@ class ToolView:
             if mapping[tool.name] != tool.name:
                 openai_tool = {"type": "function", "function": {**openai_tool["function"], "name": mapping[tool.name]}}
             tools.append(openai_tool)
-        return cls(tools=tools, to_provider=mapping, from_provider=reverse(mapping), names=frozenset(names),
-                   tools_digest=digest(tools), renames=any(a != b for a, b in mapping.items()))
+        return cls(
+            tools=tools,
+            to_provider=mapping,
+            from_provider=reverse(mapping),
+            names=frozenset(names),
+            tools_digest=digest(tools),
+            renames=any(a != b for a, b in mapping.items()),
+        )
 
     def reply_to_catalog(self, reply: Reply) -> Reply:
         """``reply`` with provider names mapped back to the catalog's (unknown names left as they are)."""
         if not self.renames:
             return reply
-        calls = [c.model_copy(update={"name": self.from_provider.get(c.name, c.name)}) if c.name else c
-                 for c in reply.calls]
+        calls = [
+            c.model_copy(update={"name": self.from_provider.get(c.name, c.name)}) if c.name else c for c in reply.calls
+        ]
         return reply.model_copy(update={"calls": calls})
 
     def message_to_provider(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -120,9 +128,16 @@ async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: i
     any_call = task.expected is not None and bool(task.expected.any_call)
     episode = Episode(model=setup.model, task_id=task.id, sample=sample)
     for step in range(setup.max_steps):
-        key = request_key(model=setup.model, fingerprint=setup.fingerprint, params=setup.key_params,
-                          task_id=task.id, step=step, messages=messages, tools_digest=view.tools_digest,
-                          sample=sample)
+        key = request_key(
+            model=setup.model,
+            fingerprint=setup.fingerprint,
+            params=setup.key_params,
+            task_id=task.id,
+            step=step,
+            messages=messages,
+            tools_digest=view.tools_digest,
+            sample=sample,
+        )
         done = setup.journal.lookup(key)
         cache_hit = done is not None
         if done is None:
@@ -134,20 +149,33 @@ async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: i
                 return episode
             except Exception as exc:  # LiteLLM's exceptions, and anything a provider raised through it
                 message = setup.describe_failure(exc)
-                episode.steps.append(StepRecord(step=step, error=message, request_key=key,
-                                                latency_ms=(time.perf_counter() - started) * 1000))
+                episode.steps.append(
+                    StepRecord(
+                        step=step, error=message, request_key=key, latency_ms=(time.perf_counter() - started) * 1000
+                    )
+                )
                 episode.error = message
                 return episode
             setup.journal.record(key, model=setup.model, task_id=task.id, step=step, call=done)
         reply = flag_hallucinated(view.reply_to_catalog(from_openai_message(done.message)), view.names)
-        episode.steps.append(StepRecord(
-            step=step, reply=reply, latency_ms=done.latency_ms, provider_ms=done.provider_ms,
-            queued_ms=done.queued_ms, prompt_tokens=done.prompt_tokens,
-            completion_tokens=done.completion_tokens, cost_usd=done.cost_usd, cache_hit=cache_hit, request_key=key,
-        ))
+        episode.steps.append(
+            StepRecord(
+                step=step,
+                reply=reply,
+                latency_ms=done.latency_ms,
+                provider_ms=done.provider_ms,
+                queued_ms=done.queued_ms,
+                prompt_tokens=done.prompt_tokens,
+                completion_tokens=done.completion_tokens,
+                cost_usd=done.cost_usd,
+                cache_hit=cache_hit,
+                request_key=key,
+            )
+        )
         returned = [c for c in reply.calls if not c.is_invalid_call]
         called_expected = (any_call and bool(returned)) or (
-            expected_tool is not None and any(c.name == expected_tool for c in returned))
+            expected_tool is not None and any(c.name == expected_tool for c in returned)
+        )
         if not returned or called_expected or step + 1 == setup.max_steps:
             break
         assistant = to_openai_message(reply)

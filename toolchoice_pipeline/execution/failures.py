@@ -55,8 +55,10 @@ def is_model_level(exc: BaseException) -> bool:
 
     from toolchoice_pipeline.execution.llm import is_transient
 
-    if isinstance(exc, (litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError,
-                        litellm.APIConnectionError)):
+    if isinstance(
+        exc,
+        (litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError, litellm.APIConnectionError),
+    ):
         return True
     if is_unknown_provider(exc):
         return True
@@ -78,8 +80,10 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
         return f"{model}: unknown provider: LiteLLM has no provider for this model string ({detail})"
     if isinstance(exc, litellm.AuthenticationError):
         if known_model is False:
-            return (f"{model}: model not found: LiteLLM's model list does not know it and the provider refused "
-                    f"the call (LiteLLM reports an unknown model as an authentication error): {detail}")
+            return (
+                f"{model}: model not found: LiteLLM's model list does not know it and the provider refused "
+                f"the call (LiteLLM reports an unknown model as an authentication error): {detail}"
+            )
         return f"{model}: authentication failed: the provider refused the API key from the environment ({detail})"
     from toolchoice_pipeline.execution.llm import MalformedReply
 
@@ -96,8 +100,11 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
         (litellm.RateLimitError, "rate limited", True),
         (litellm.Timeout, "timed out", True),
         (litellm.APIConnectionError, "provider unreachable or failed", True),
-        ((litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError),
-         f"provider error {status}" if status else "provider error", True),
+        (
+            (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError),
+            f"provider error {status}" if status else "provider error",
+            True,
+        ),
         ((litellm.BadRequestError, litellm.UnprocessableEntityError), "request rejected", False),
     )
     for classes, what, retried in kinds:
@@ -113,8 +120,9 @@ def _connection_failed(exc: BaseException) -> bool:
     for _ in range(5):
         if seen is None:
             return False
-        if type(seen).__name__ in ("APIConnectionError", "ConnectError", "ConnectionRefusedError") or \
-                str(seen).rstrip().endswith("Connection error."):
+        if type(seen).__name__ in ("APIConnectionError", "ConnectError", "ConnectionRefusedError") or str(
+            seen
+        ).rstrip().endswith("Connection error."):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolchoice_pipeline.util.canonical import canonical_json
 from toolchoice_pipeline.suites.config import SECRET_PARAMS, CachePolicy
+from toolchoice_pipeline.util.canonical import canonical_json
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 _SCHEMA = """
@@ -68,15 +68,31 @@ def digest(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-def request_key(*, model: str, fingerprint: str | None, params: dict[str, Any], task_id: str, step: int,
-                messages: list[dict[str, Any]], tools_digest: str, sample: int = 0) -> str:
+def request_key(
+    *,
+    model: str,
+    fingerprint: str | None,
+    params: dict[str, Any],
+    task_id: str,
+    step: int,
+    messages: list[dict[str, Any]],
+    tools_digest: str,
+    sample: int = 0,
+) -> str:
     """The journal key of one call (64 hex). ``params`` must already be :func:`key_params`; ``fingerprint``
     identifies what answers behind the model string when it is ours (a replay file's content, a local agent's
     code), so editing those is a new key; ``tools_digest`` is :func:`digest` of the tools as sent.
     ``sample`` (0..k-1 with repeats) makes each sample its own key; sample 0 keeps the key it had before
     repeats existed, so journals written by a run with k = 1 still serve it."""
-    key = {"model": model, "fingerprint": fingerprint, "params": params, "task_id": task_id,
-           "step": step, "messages": messages, "tools": tools_digest}
+    key = {
+        "model": model,
+        "fingerprint": fingerprint,
+        "params": params,
+        "task_id": task_id,
+        "step": step,
+        "messages": messages,
+        "tools": tools_digest,
+    }
     if sample:
         key["sample"] = sample
     return digest(key)
@@ -102,8 +118,9 @@ class CallJournal:
     for keys that were not journaled when the run started; :meth:`record` commits one call in its own
     transaction before returning. ``models`` limits the reusable keys to the run's models."""
 
-    def __init__(self, path: Path | None, policy: CachePolicy, *, resume_key: str | None = None,
-                 models: list[str] | None = None):
+    def __init__(
+        self, path: Path | None, policy: CachePolicy, *, resume_key: str | None = None, models: list[str] | None = None
+    ):
         self.path = path
         self.policy = policy
         self.resume_key = resume_key
@@ -121,10 +138,15 @@ class CallJournal:
             if policy == "read_write" or resume_key is not None:
                 self._known = self._reusable_keys(models)
         except (sqlite3.DatabaseError, NotADirectoryError, FileExistsError) as exc:
-            raise InputError(Problem(file=display_path(path), field="cache.path",
-                                     message=f"the call journal cannot be opened ({exc}): point cache.path in "
-                                             "toolchoice.yaml at a file, or delete a damaged journal (only "
-                                             "cached replies are lost)")) from None
+            raise InputError(
+                Problem(
+                    file=display_path(path),
+                    field="cache.path",
+                    message=f"the call journal cannot be opened ({exc}): point cache.path in "
+                    "toolchoice.yaml at a file, or delete a damaged journal (only "
+                    "cached replies are lost)",
+                )
+            ) from None
 
     def _reusable_keys(self, models: list[str] | None) -> set[str]:
         assert self._conn is not None
@@ -144,7 +166,9 @@ class CallJournal:
         assert self._conn is not None
         row = self._conn.execute(
             "SELECT message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, attempts "
-            "FROM agent_calls WHERE request_key = ?", (key,)).fetchone()
+            "FROM agent_calls WHERE request_key = ?",
+            (key,),
+        ).fetchone()
         if row is None:
             return None
         return JournaledCall(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
@@ -154,8 +178,20 @@ class CallJournal:
         if self._conn is None:
             return
         message = {k: call.message[k] for k in _KEPT_MESSAGE_FIELDS if call.message.get(k) is not None}
-        row = (key, model, task_id, step, json.dumps(message, ensure_ascii=False), call.prompt_tokens,
-               call.completion_tokens, call.cost_usd, call.latency_ms, call.attempts, self.resume_key, time.time())
+        row = (
+            key,
+            model,
+            task_id,
+            step,
+            json.dumps(message, ensure_ascii=False),
+            call.prompt_tokens,
+            call.completion_tokens,
+            call.cost_usd,
+            call.latency_ms,
+            call.attempts,
+            self.resume_key,
+            time.time(),
+        )
         with self._conn:  # BEGIN ... COMMIT, or ROLLBACK on error
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.execute("INSERT OR REPLACE INTO agent_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
@@ -171,7 +207,7 @@ class CallJournal:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self) -> "CallJournal":
+    def __enter__(self) -> CallJournal:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -22,8 +22,8 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 from toolchoice_pipeline.execution.offline import is_local_model
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 SINGLE_ATTEMPT_PROVIDERS = ("local", "replay")
@@ -90,14 +90,28 @@ def is_transient(exc: BaseException) -> bool:
     :class:`MalformedReply`."""
     import litellm
 
-    never = (litellm.AuthenticationError, litellm.NotFoundError, litellm.BadRequestError,
-             litellm.PermissionDeniedError, litellm.UnprocessableEntityError)
+    never = (
+        litellm.AuthenticationError,
+        litellm.NotFoundError,
+        litellm.BadRequestError,
+        litellm.PermissionDeniedError,
+        litellm.UnprocessableEntityError,
+    )
     if isinstance(exc, never):
         return False
     if isinstance(exc, MalformedReply):
         return True
-    if isinstance(exc, (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
-                        litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
+    if isinstance(
+        exc,
+        (
+            litellm.RateLimitError,
+            litellm.Timeout,
+            litellm.APIConnectionError,
+            litellm.InternalServerError,
+            litellm.ServiceUnavailableError,
+            litellm.BadGatewayError,
+        ),
+    ):
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS
@@ -149,8 +163,11 @@ def assistant_message(message: Any) -> dict[str, Any]:
     tool_calls = getattr(message, "tool_calls", None)
     if tool_calls:
         out["tool_calls"] = [
-            {"id": call.id, "type": getattr(call, "type", None) or "function",
-             "function": {"name": call.function.name, "arguments": call.function.arguments}}
+            {
+                "id": call.id,
+                "type": getattr(call, "type", None) or "function",
+                "function": {"name": call.function.name, "arguments": call.function.arguments},
+            }
             for call in tool_calls
         ]
     function_call = getattr(message, "function_call", None)
@@ -208,9 +225,16 @@ def is_priced(spec: ModelSpec) -> bool:
     return info.get("input_cost_per_token") is not None and info.get("output_cost_per_token") is not None
 
 
-async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: RetryConfig,
-                   tools: list[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None,
-                   limiter: AbstractAsyncContextManager | None = None, **params: Any) -> Completion:
+async def complete(
+    spec: ModelSpec,
+    messages: list[dict[str, Any]],
+    *,
+    retries: RetryConfig,
+    tools: list[dict[str, Any]] | None = None,
+    metadata: dict[str, Any] | None = None,
+    limiter: AbstractAsyncContextManager | None = None,
+    **params: Any,
+) -> Completion:
     """Call ``spec.model`` once through ``litellm.acompletion``, retrying transient errors per ``retries``.
 
     ``params`` (e.g. ``temperature``, ``seed``, ``response_format``) override ``spec.params``. ``limiter``
@@ -233,7 +257,11 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
         async with limiter or nullcontext():
             started = time.perf_counter()
             response = await litellm.acompletion(
-                model=spec.model, messages=messages, timeout=retries.timeout_s, num_retries=0, max_retries=0,
+                model=spec.model,
+                messages=messages,
+                timeout=retries.timeout_s,
+                num_retries=0,
+                max_retries=0,
                 **kwargs,
             )
             return checked_reply(response), (time.perf_counter() - started) * 1000, (started - waiting) * 1000
@@ -258,7 +286,7 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
                 with attempt:
                     if pending is not None:
                         failed, pending = pending, None
-                        raise failed
+                        raise failed  # noqa: B904 - re-raised as itself inside tenacity's attempt, not a new error
                     attempts += 1
                     response, latency_ms, slot_wait_ms = await attempt_call()
     except Exception as exc:
@@ -274,7 +302,13 @@ async def complete(spec: ModelSpec, messages: list[dict[str, Any]], *, retries: 
     provider_ms = provider_time_ms(response)
     in_client_ms = 0.0 if provider_ms is None else max(0.0, latency_ms - provider_ms)
     return Completion(
-        message=message, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-        cost_usd=call_cost(spec, response, prompt_tokens, completion_tokens), latency_ms=latency_ms,
-        attempts=attempts, raw=response, provider_ms=provider_ms, queued_ms=slot_wait_ms + in_client_ms,
+        message=message,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=call_cost(spec, response, prompt_tokens, completion_tokens),
+        latency_ms=latency_ms,
+        attempts=attempts,
+        raw=response,
+        provider_ms=provider_ms,
+        queued_ms=slot_wait_ms + in_client_ms,
     )

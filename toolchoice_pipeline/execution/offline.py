@@ -11,7 +11,7 @@ start (three attempts and four warnings, 0.4 s to 5.5 s lost, when that address 
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 LOCAL_PROVIDERS = ("local", "replay", "sim", "scripted")
 

@@ -26,9 +26,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
-from toolchoice_pipeline.execution.offline import is_local_model
 from toolchoice_pipeline.execution.failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
+from toolchoice_pipeline.execution.offline import is_local_model
+from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
 
@@ -96,8 +96,11 @@ def close_matches(model: str) -> list[str]:
         name, provider, _, _ = litellm.get_llm_provider(model)
     except Exception:
         return []
-    names = {key.split("/", 1)[1] if key.startswith(f"{provider}/") else key
-             for key, info in litellm.model_cost.items() if info.get("litellm_provider") == provider}
+    names = {
+        key.split("/", 1)[1] if key.startswith(f"{provider}/") else key
+        for key, info in litellm.model_cost.items()
+        if info.get("litellm_provider") == provider
+    }
     return [f"{provider}/{n}" for n in difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.75)]
 
 
@@ -147,8 +150,10 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
         litellm.get_llm_provider(spec.model, api_base=api_base)
     except Exception as exc:
         if is_unknown_provider(exc) or isinstance(exc, litellm.BadRequestError):
-            return (f"{spec.model}: unknown provider: LiteLLM cannot tell which provider serves this model "
-                    f"string; write it as <provider>/<model>, e.g. openai/gpt-4o-mini")
+            return (
+                f"{spec.model}: unknown provider: LiteLLM cannot tell which provider serves this model "
+                f"string; write it as <provider>/<model>, e.g. openai/gpt-4o-mini"
+            )
         return describe_failure(spec.model, exc)
     try:
         environment = litellm.validate_environment(spec.model, api_base=api_base)
@@ -156,8 +161,10 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
         return None
     missing = [var for var in environment.get("missing_keys") or [] if SECRET_VARIABLE.search(var)]
     if missing:
-        return (f"{spec.model}: no API key: set {' or '.join(missing)} in the environment "
-                f"(keys are read from the environment only, never from files)")
+        return (
+            f"{spec.model}: no API key: set {' or '.join(missing)} in the environment "
+            f"(keys are read from the environment only, never from files)"
+        )
     return None
 
 
@@ -194,4 +201,3 @@ async def preflight(models: list[ModelSpec], *, data_dir: Path, retries: RetryCo
             problem = await check_by_call(spec, retries=retries)
         results[spec.model] = problem
     return results
-

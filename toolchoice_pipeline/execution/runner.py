@@ -30,19 +30,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
-from toolchoice_pipeline.execution.offline import ensure_offline_default, is_local_model
-from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
-from toolchoice_pipeline.suites.suite import Suite
-from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
 from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
 from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, key_params
-from toolchoice_pipeline.execution.preflight import check_by_call, known_to_litellm, model_fingerprint, resolve_model, static_problem
+from toolchoice_pipeline.execution.offline import ensure_offline_default, is_local_model
+from toolchoice_pipeline.execution.preflight import (
+    check_by_call,
+    known_to_litellm,
+    model_fingerprint,
+    resolve_model,
+    static_problem,
+)
+from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
+from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Task
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +84,10 @@ class _ModelGate:
         self.consecutive_failures += 1
         if self.blocked is None and self.consecutive_failures >= CONSECUTIVE_FAILURES_TO_STOP:
             detail = message.split(": ", 1)[1] if message.startswith(self.model + ": ") else message
-            self.blocked = (f"{self.model}: stopped after {self.consecutive_failures} consecutive failed calls; "
-                            f"last error: {detail}")
+            self.blocked = (
+                f"{self.model}: stopped after {self.consecutive_failures} consecutive failed calls; "
+                f"last error: {detail}"
+            )
             log.warning("%s", self.blocked)
 
     def succeeded(self) -> None:
@@ -96,8 +104,10 @@ class AgentBudget:
     def check(self) -> None:
         """Raise :class:`ModelUnavailable` (``agent_budget_exhausted: ...``) once the spend reached the cap."""
         if self.limit_usd is not None and self.spent_usd >= self.limit_usd:
-            raise ModelUnavailable(f"{FLAG_AGENT_BUDGET_EXHAUSTED}: the run's agent spend reached budget_usd="
-                                   f"{self.limit_usd} before this sample")
+            raise ModelUnavailable(
+                f"{FLAG_AGENT_BUDGET_EXHAUSTED}: the run's agent spend reached budget_usd="
+                f"{self.limit_usd} before this sample"
+            )
 
 
 class _Views:
@@ -116,9 +126,17 @@ class _Views:
         return view
 
 
-async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
-                    cache_policy: CachePolicy | None = None, progress: Progress | None = None,
-                    resume_key: str | None = None, unavailable: dict[str, str] | None = None) -> list[Episode]:
+async def run_suite(
+    suite: Suite,
+    config: RunConfig,
+    *,
+    data_dir: Path,
+    models: list[ModelSpec] | None = None,
+    cache_policy: CachePolicy | None = None,
+    progress: Progress | None = None,
+    resume_key: str | None = None,
+    unavailable: dict[str, str] | None = None,
+) -> list[Episode]:
     """Run each model on each task of ``suite``, k times (its ``repeats``); one :class:`Episode` per (model,
     task, sample), in model, task, sample order.
 
@@ -140,11 +158,15 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     tasks = suite.tasks
     views = _Views(suite)
     blocked = {spec.model: static_problem(spec, data_dir) for spec in specs}
-    for model, problem in blocked.items():
+    for problem in blocked.values():
         if problem:
             log.warning("preflight failed: %s", problem)
-    journal = CallJournal(None if policy == "off" else data_dir / config.cache.path, policy, resume_key=resume_key,
-                          models=[spec.model for spec in specs])
+    journal = CallJournal(
+        None if policy == "off" else data_dir / config.cache.path,
+        policy,
+        resume_key=resume_key,
+        models=[spec.model for spec in specs],
+    )
     in_flight = asyncio.Semaphore(config.concurrency.max_in_flight)
     budget = AgentBudget(config.budget_usd)
     repeats = [config.repeats_for(spec) for spec in specs]
@@ -173,7 +195,11 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
             seed = {"seed": seed_base + sample} if seeded else {}
             try:
                 completion = await complete(
-                    call_spec, messages, retries=config.retries, tools=tools or None, limiter=in_flight,
+                    call_spec,
+                    messages,
+                    retries=config.retries,
+                    tools=tools or None,
+                    limiter=in_flight,
                     metadata={"task_id": task_id, "sample": sample, "step": step, "data_dir": str(data_dir)},
                     **seed,
                 )
@@ -182,14 +208,26 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
                 raise
             gate.succeeded()
             budget.spent_usd += completion.cost_usd
-            return JournaledCall(message=completion.message, prompt_tokens=completion.prompt_tokens,
-                                 completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
-                                 latency_ms=completion.latency_ms, attempts=completion.attempts,
-                                 provider_ms=completion.provider_ms, queued_ms=completion.queued_ms)
+            return JournaledCall(
+                message=completion.message,
+                prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens,
+                cost_usd=completion.cost_usd,
+                latency_ms=completion.latency_ms,
+                attempts=completion.attempts,
+                provider_ms=completion.provider_ms,
+                queued_ms=completion.queued_ms,
+            )
 
-        return EpisodeSetup(model=spec.model, fingerprint=model_fingerprint(spec.model, data_dir),
-                            key_params=key_params(spec.params), journal=journal, call_model=call_model,
-                            describe_failure=describe, max_steps=config.max_steps)
+        return EpisodeSetup(
+            model=spec.model,
+            fingerprint=model_fingerprint(spec.model, data_dir),
+            key_params=key_params(spec.params),
+            journal=journal,
+            call_model=call_model,
+            describe_failure=describe,
+            max_steps=config.max_steps,
+        )
 
     async def run_model(index: int, spec: ModelSpec) -> None:
         setup = setup_for(spec)
@@ -232,13 +270,27 @@ async def run_suite(suite: Suite, config: RunConfig, *, data_dir: Path, models: 
     return [episode for per_model in results for episode in per_model if episode is not None]
 
 
-def run_suite_sync(suite: Suite, config: RunConfig, *, data_dir: Path, models: list[ModelSpec] | None = None,
-                   cache_policy: CachePolicy | None = None, progress: Progress | None = None,
-                   resume_key: str | None = None, unavailable: dict[str, str] | None = None) -> list[Episode]:
+def run_suite_sync(
+    suite: Suite,
+    config: RunConfig,
+    *,
+    data_dir: Path,
+    models: list[ModelSpec] | None = None,
+    cache_policy: CachePolicy | None = None,
+    progress: Progress | None = None,
+    resume_key: str | None = None,
+    unavailable: dict[str, str] | None = None,
+) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""
-    coroutine_args = dict(data_dir=data_dir, models=models, cache_policy=cache_policy, progress=progress,
-                          resume_key=resume_key, unavailable=unavailable)
+    coroutine_args = dict(
+        data_dir=data_dir,
+        models=models,
+        cache_policy=cache_policy,
+        progress=progress,
+        resume_key=resume_key,
+        unavailable=unavailable,
+    )
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -38,24 +38,29 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from toolchoice_pipeline.scoring.matching.bfcl import OPTIONAL_MARK, possible_answer_to_argument
 from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
+from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE, Expected, ExpectedCall, Task, write_tasks
+from toolchoice_pipeline.suites.validate import task_problems
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import json_objects
-from toolchoice_pipeline.scoring.matching.bfcl import possible_answer_to_argument
-from toolchoice_pipeline.suites.suite import SUITE_FILE, SuiteSpec, load_suite, suite_dir
-from toolchoice_pipeline.suites.tasks import Expected, ExpectedCall, Task, write_tasks
-from toolchoice_pipeline.suites.validate import task_problems
-from toolchoice_pipeline.scoring.matching.bfcl import OPTIONAL_MARK
-from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE
 
 MATCH_PROFILE = "bfcl"
 CATALOG_FILE = "catalog.yaml"
 TASKS_FILE = "tasks.jsonl"
 
 BFCL_TYPES: dict[str, str | None] = {
-    "dict": "object", "float": "number", "tuple": "array", "any": None,
-    "string": "string", "integer": "integer", "boolean": "boolean", "array": "array",
-    "object": "object", "number": "number",
+    "dict": "object",
+    "float": "number",
+    "tuple": "array",
+    "any": None,
+    "string": "string",
+    "integer": "integer",
+    "boolean": "boolean",
+    "array": "array",
+    "object": "object",
+    "number": "number",
 }
 """BFCL's parameter types and their JSON Schema types (None: no ``type`` keyword, any value)."""
 
@@ -96,20 +101,24 @@ class ImportResult:
         if not self.flags:
             return None
         parts = []
-        for kind, words in (("unpassable", "whose answer requires a parameter the schema lacks (BFCL can never "
-                                           "pass them)"),
-                            ("no_tools", "offering no tools"),
-                            ("dropped_parameter", "with an optional answer parameter the schema lacks (dropped "
-                                                  "from the expectation)")):
+        for kind, words in (
+            ("unpassable", "whose answer requires a parameter the schema lacks (BFCL can never pass them)"),
+            ("no_tools", "offering no tools"),
+            ("dropped_parameter", "with an optional answer parameter the schema lacks (dropped from the expectation)"),
+        ):
             flags = [f for f in self.flags if f.kind == kind]
             if flags:
-                verb = "skipped" if self.skipped and kind in FLAG_TAGS else (
-                    "kept" if kind == "dropped_parameter" else f"kept, tagged {FLAG_TAGS[kind]}")
+                verb = (
+                    "skipped"
+                    if self.skipped and kind in FLAG_TAGS
+                    else ("kept" if kind == "dropped_parameter" else f"kept, tagged {FLAG_TAGS[kind]}")
+                )
                 files: dict[str, list[str]] = {}
                 for flag in flags:
                     files.setdefault(flag.file, []).append(str(flag.line))
-                where = "; ".join(f"{file} line{'s' if len(lines) > 1 else ''} {', '.join(lines)}"
-                                  for file, lines in files.items())
+                where = "; ".join(
+                    f"{file} line{'s' if len(lines) > 1 else ''} {', '.join(lines)}" for file, lines in files.items()
+                )
                 parts.append(f"{len(flags)} {'entry' if len(flags) == 1 else 'entries'} {words}, {verb}: {where}")
         return "; ".join(parts)
 
@@ -171,13 +180,16 @@ def to_json_schema(schema: Any, where: str = "parameters") -> dict[str, Any]:
         if key == "type":
             if not isinstance(value, str) or value not in BFCL_TYPES:
                 known = ", ".join(sorted(BFCL_TYPES))
-                raise _Bad(f"{where}.type", f"unknown BFCL type {value!r} (known: {known}); "
-                                            "only Python categories can be imported")
+                raise _Bad(
+                    f"{where}.type",
+                    f"unknown BFCL type {value!r} (known: {known}); only Python categories can be imported",
+                )
             if BFCL_TYPES[value] is not None:
                 converted["type"] = BFCL_TYPES[value]
         elif key == "properties" and isinstance(value, dict):
-            converted["properties"] = {name: to_json_schema(sub, f"{where}.properties.{name}")
-                                       for name, sub in value.items()}
+            converted["properties"] = {
+                name: to_json_schema(sub, f"{where}.properties.{name}") for name, sub in value.items()
+            }
         elif key in _SUBSCHEMA_KEYS and isinstance(value, dict):
             converted[key] = to_json_schema(value, f"{where}.{key}")
         else:
@@ -207,8 +219,9 @@ def _tools(entry: _Line) -> list[ToolDefinition]:
         description = function.get("description") or ""
         if not isinstance(description, str):
             raise _Bad(f"{where}.description", "must be a string")
-        parameters = to_json_schema(function.get("parameters", {"type": "dict", "properties": {}}),
-                                    f"{where}.parameters")
+        parameters = to_json_schema(
+            function.get("parameters", {"type": "dict", "properties": {}}), f"{where}.parameters"
+        )
         tools.append(ToolDefinition(name=name, description=description, parameters=parameters))
     return tools
 
@@ -220,8 +233,11 @@ def _messages(entry: _Line) -> list[dict[str, Any]]:
     if all(isinstance(message, dict) for message in turns):
         turns = [turns]  # older BFCL versions write a single turn as a bare list of messages
     if len(turns) > 1:
-        raise _Bad("question", f"has {len(turns)} turns: multi-turn BFCL categories are not supported "
-                               "(only single-turn categories can be imported)")
+        raise _Bad(
+            "question",
+            f"has {len(turns)} turns: multi-turn BFCL categories are not supported "
+            "(only single-turn categories can be imported)",
+        )
     turn = turns[0]
     if not isinstance(turn, list) or not turn:
         raise _Bad("question[0]", "must be a non-empty list of messages")
@@ -248,10 +264,9 @@ def _expected(answer: _Line, tools: list[ToolDefinition], flags: list[Flag]) -> 
         where = f"ground_truth[{index}]"
         if not isinstance(call, dict) or len(call) != 1:
             raise _Bad(where, "an expected call must be an object with exactly one key, the function name")
-        (name, parameters), = call.items()
+        ((name, parameters),) = call.items()
         if name not in by_name:
-            raise _Bad(where, f"function '{name}' is not among the question's functions "
-                              f"({', '.join(sorted(by_name))})")
+            raise _Bad(where, f"function '{name}' is not among the question's functions ({', '.join(sorted(by_name))})")
         if not isinstance(parameters, dict):
             raise _Bad(f"{where}.{name}", "must map each parameter to its list of acceptable values")
         properties = by_name[name].parameters.get("properties") or {}
@@ -333,12 +348,13 @@ def _category_problem(category: str, with_answers: bool) -> str | None:
     if "multi_turn" in category:
         return f"category '{category}' is multi-turn: multi-turn BFCL categories are not supported"
     if "java" in category:
-        return (f"category '{category}' is checked with Java/JavaScript type rules: only Python categories are "
-                "supported")
+        return f"category '{category}' is checked with Java/JavaScript type rules: only Python categories are supported"
     without_answers = "irrelevance" in category or _is_relevance(category)
     if not with_answers and not without_answers:
-        return (f"category '{category}' needs its possible-answer file (ANSWERS); only irrelevance and relevance "
-                "categories come without answers")
+        return (
+            f"category '{category}' needs its possible-answer file (ANSWERS); only irrelevance and relevance "
+            "categories come without answers"
+        )
     if with_answers and without_answers:
         expects = "no call" if "irrelevance" in category else "any call"
         return f"category '{category}' expects {expects}: give no ANSWERS file"
@@ -359,19 +375,33 @@ def _pair(questions: list[_Line], answers: list[_Line]) -> list[tuple[_Line, _Li
     for question, answer in zip(questions, answers):
         question_id, answer_id = _entry_id(question), _entry_id(answer)
         if question_id != answer_id:
-            problems.append(answer.problem(f"answer id '{answer_id}' does not match question id '{question_id}' "
-                                           f"({question.file}:{question.line}); the files pair line by line",
-                                           "id"))
+            problems.append(
+                answer.problem(
+                    f"answer id '{answer_id}' does not match question id '{question_id}' "
+                    f"({question.file}:{question.line}); the files pair line by line",
+                    "id",
+                )
+            )
     if len(answers) < len(questions):
         missing = questions[len(answers)]
         last = answers[-1].line if answers else 0
-        problems.append(Problem(file=answers[0].file, line=last + 1,
-                                message=f"{len(answers)} answers for {len(questions)} questions: no answer for "
-                                        f"'{_entry_id(missing)}' ({missing.file}:{missing.line})"))
+        problems.append(
+            Problem(
+                file=answers[0].file,
+                line=last + 1,
+                message=f"{len(answers)} answers for {len(questions)} questions: no answer for "
+                f"'{_entry_id(missing)}' ({missing.file}:{missing.line})",
+            )
+        )
     elif len(answers) > len(questions):
         extra = answers[len(questions)]
-        problems.append(extra.problem(f"{len(answers)} answers for {len(questions)} questions: answer "
-                                      f"'{_entry_id(extra)}' has no question in {questions[0].file}", "id"))
+        problems.append(
+            extra.problem(
+                f"{len(answers)} answers for {len(questions)} questions: answer "
+                f"'{_entry_id(extra)}' has no question in {questions[0].file}",
+                "id",
+            )
+        )
     if problems:
         raise InputError(problems)
     return list(zip(questions, answers))
@@ -398,8 +428,7 @@ def build_tasks(questions_path: Path, answers_path: Path | None, flags: list[Fla
             problems.extend(exc.problems)
             continue
         if task.id in first_line:
-            problems.append(question.problem(f"duplicate id '{task.id}' (first on line {first_line[task.id]})",
-                                             "id"))
+            problems.append(question.problem(f"duplicate id '{task.id}' (first on line {first_line[task.id]})", "id"))
             continue
         first_line[task.id] = question.line
         tasks.append(task)
@@ -412,28 +441,44 @@ def _spec(suite: str, questions_path: Path, answers_path: Path | None, tasks: li
     categories = sorted({tag for task in tasks for tag in task.tags})
     source = questions_path.name + (f" with answers {answers_path.name}" if answers_path is not None else "")
     try:
-        return SuiteSpec(name=suite, catalog=CATALOG_FILE, tasks=TASKS_FILE, match_profile=MATCH_PROFILE,
-                         description=f"BFCL {', '.join(categories)} (imported from {source}); "
-                                     "each task has its own inline catalog")
+        return SuiteSpec(
+            name=suite,
+            catalog=CATALOG_FILE,
+            tasks=TASKS_FILE,
+            match_profile=MATCH_PROFILE,
+            description=f"BFCL {', '.join(categories)} (imported from {source}); each task has its own inline catalog",
+        )
     except ValidationError:
-        raise InputError(Problem(file="--suite", message=f"'{suite}' is not a valid suite name (letters, digits, "
-                                                         "'_', '.', '-'; starting with a letter or digit)")) from None
+        raise InputError(
+            Problem(
+                file="--suite",
+                message=f"'{suite}' is not a valid suite name (letters, digits, "
+                "'_', '.', '-'; starting with a letter or digit)",
+            )
+        ) from None
 
 
 def _write(directory: Path, spec: SuiteSpec, tasks: list[Task]) -> None:
     directory.mkdir(parents=True)
     (directory / SUITE_FILE).write_text(
-        yaml.safe_dump(spec.model_dump(exclude_defaults=False, exclude={"live_catalogs", "models"}),
-                       sort_keys=False, allow_unicode=True, width=110),
-        encoding="utf-8")
+        yaml.safe_dump(
+            spec.model_dump(exclude_defaults=False, exclude={"live_catalogs", "models"}),
+            sort_keys=False,
+            allow_unicode=True,
+            width=110,
+        ),
+        encoding="utf-8",
+    )
     (directory / CATALOG_FILE).write_text(
         "# BFCL suites have no shared catalog: every task carries its own inline catalog (`tools`).\n[]\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     write_tasks(directory / TASKS_FILE, tasks)
 
 
-def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Path, *,
-                force: bool = False, skip_bad: bool = False) -> ImportResult:
+def import_bfcl(
+    questions: Path, answers: Path | None, suite: str, data_dir: Path, *, force: bool = False, skip_bad: bool = False
+) -> ImportResult:
     """Convert a BFCL questions file (and its possible answers) into the suite ``suite`` under ``data_dir``.
 
     Odd entries (:class:`Flag`) are kept and tagged, or left out with ``skip_bad``; the result lists them.
@@ -449,13 +494,17 @@ def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Pat
     if skip_bad:
         tasks = [task for task in tasks if not set(task.tags) & set(FLAG_TAGS.values())]
         if not tasks:
-            raise InputError(Problem(file=display_path(questions), message="every entry is flagged: --skip-bad "
-                                                                           "leaves no task to import"))
+            raise InputError(
+                Problem(
+                    file=display_path(questions), message="every entry is flagged: --skip-bad leaves no task to import"
+                )
+            )
     spec = _spec(suite, questions, answers, tasks)
     target = suite_dir(Path(data_dir), suite)
     if target.exists() and not force:
-        raise InputError(Problem(file=display_path(target),
-                                 message=f"suite '{suite}' exists; use --force to replace it"))
+        raise InputError(
+            Problem(file=display_path(target), message=f"suite '{suite}' exists; use --force to replace it")
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{suite}.import-", dir=target.parent))
     try:
@@ -473,5 +522,6 @@ def import_bfcl(questions: Path, answers: Path | None, suite: str, data_dir: Pat
     categories: dict[str, int] = {}
     for task in tasks:
         categories[task.tags[0]] = categories.get(task.tags[0], 0) + 1
-    return ImportResult(suite=suite, directory=target, tasks=len(tasks), categories=categories, flags=flags,
-                        skipped=skip_bad)
+    return ImportResult(
+        suite=suite, directory=target, tasks=len(tasks), categories=categories, flags=flags, skipped=skip_bad
+    )

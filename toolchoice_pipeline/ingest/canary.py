@@ -12,7 +12,6 @@ from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
 from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
 from toolchoice_pipeline.ingest.labels import load_labels
-from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.judge.calibration import CANARY_MODEL
 from toolchoice_pipeline.judge.polling import JudgeItem
@@ -21,6 +20,7 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.util.sanitise import Sanitiser
 
 CANARY_SESSION = Path("canary.jsonl")
 CANARY_LABELS = Path("canary.labels.jsonl")
@@ -41,8 +41,16 @@ def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]],
     problem = check_readable(path, shown)
     if problem is not None:
         raise InputError(problem)
-    turns = read_claude_code(path, shown=shown, file_index=0, sanitiser=Sanitiser(), ledger=ToolLedger(),
-                             seen=SeenRecords(), warnings=Warnings(), max_context_chars=DEFAULT_MAX_CONTEXT_CHARS)
+    turns = read_claude_code(
+        path,
+        shown=shown,
+        file_index=0,
+        sanitiser=Sanitiser(),
+        ledger=ToolLedger(),
+        seen=SeenRecords(),
+        warnings=Warnings(),
+        max_context_chars=DEFAULT_MAX_CONTEXT_CHARS,
+    )
     out = []
     for turn in turns:
         if turn.first_step is None:
@@ -79,9 +87,10 @@ def canary_turns(data_dir: Path, catalog: list[ToolDefinition] | None = None) ->
     if catalog is None:
         catalog = load_catalog_file(source / CANARY_CATALOG)
     session = source / CANARY_SESSION
-    items = [JudgeItem(model=CANARY_MODEL, task_id=f"canary-{turn}", conversation=conversation, catalog=catalog,
-                       reply=reply)
-             for _, turn, conversation, reply in read_session_turns(session)]
+    items = [
+        JudgeItem(model=CANARY_MODEL, task_id=f"canary-{turn}", conversation=conversation, catalog=catalog, reply=reply)
+        for _, turn, conversation, reply in read_session_turns(session)
+    ]
     if not items:
         raise InputError(Problem(file=display_path(session), message="no user turn found"))
     return items

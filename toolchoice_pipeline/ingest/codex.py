@@ -26,20 +26,35 @@ one step (one assistant message).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
 from toolchoice_pipeline.ingest.model import RecordedTurn
-from toolchoice_pipeline.util.sanitise import Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger, TurnAssembler
+from toolchoice_pipeline.util.sanitise import Sanitiser
 
 SOURCE = "codex"
-_RESPONSE_ITEMS = {"message", "function_call", "function_call_output", "custom_tool_call",
-                   "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call",
-                   "reasoning"}
-_INJECTED = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
-             "# AGENTS.md instructions", "<user_shell_command>", "<turn_aborted>")
+_RESPONSE_ITEMS = {
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "local_shell_call_output",
+    "web_search_call",
+    "reasoning",
+}
+_INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "# AGENTS.md instructions",
+    "<user_shell_command>",
+    "<turn_aborted>",
+)
 _SKIPPED_LINES = {"event_msg", "turn_context"}
 
 
@@ -86,9 +101,15 @@ class _CodexSession:
 
     def ensure(self) -> TurnAssembler:
         if self.assembler is None:
-            self.assembler = TurnAssembler(source=SOURCE, session_id=self.session_id or self.path.stem, agent_id=None,
-                                           file=self.shown, sanitiser=self.sanitiser, ledger=self.ledger,
-                                           max_context_chars=self.max_context_chars)
+            self.assembler = TurnAssembler(
+                source=SOURCE,
+                session_id=self.session_id or self.path.stem,
+                agent_id=None,
+                file=self.shown,
+                sanitiser=self.sanitiser,
+                ledger=self.ledger,
+                max_context_chars=self.max_context_chars,
+            )
         return self.assembler
 
     def item(self, item: dict[str, Any], number: int) -> RecordedTurn | None:
@@ -108,11 +129,13 @@ class _CodexSession:
             if role == "assistant" and text.strip():
                 assembler.assistant(step_id, text, [])
         elif kind == "function_call":
-            assembler.assistant(step_id, None, [(str(item.get("name") or ""), item.get("arguments"),
-                                                 item.get("call_id"))])
+            assembler.assistant(
+                step_id, None, [(str(item.get("name") or ""), item.get("arguments"), item.get("call_id"))]
+            )
         elif kind == "custom_tool_call":
-            assembler.assistant(step_id, None, [(str(item.get("name") or ""), {"input": item.get("input")},
-                                                 item.get("call_id"))])
+            assembler.assistant(
+                step_id, None, [(str(item.get("name") or ""), {"input": item.get("input")}, item.get("call_id"))]
+            )
         elif kind in ("local_shell_call", "web_search_call"):
             action = {k: v for k, v in (item.get("action") or {}).items() if k != "type"}
             name = "local_shell" if kind == "local_shell_call" else "web_search"
@@ -123,8 +146,9 @@ class _CodexSession:
         return None
 
 
-def read_codex(path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings,
-               max_context_chars: int) -> Iterator[RecordedTurn]:
+def read_codex(
+    path: Path, *, shown: str, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings, max_context_chars: int
+) -> Iterator[RecordedTurn]:
     """The turns of one Codex CLI rollout, in file order (see the module doc).
 
     Raises :class:`~toolchoice_pipeline.util.errors.InputError` when the file is not JSON Lines at all.

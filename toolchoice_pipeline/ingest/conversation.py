@@ -32,8 +32,11 @@ def _arguments_text(arguments: dict[str, Any] | str) -> str:
 
 
 def _openai_call(call: RecordedCall, index: int) -> dict[str, Any]:
-    return {"id": call.id or f"call_{index}", "type": "function",
-            "function": {"name": call.name, "arguments": _arguments_text(call.arguments)}}
+    return {
+        "id": call.id or f"call_{index}",
+        "type": "function",
+        "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
+    }
 
 
 class Conversation:

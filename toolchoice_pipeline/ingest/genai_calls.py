@@ -34,8 +34,12 @@ from toolchoice_pipeline.ingest.otlp_json import Record, any_value, attributes
 
 MODEL_CALL_OPERATIONS = {"chat", "text_completion", "generate_content"}
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
-                  "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+MESSAGE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
 CHOICE_EVENT = "gen_ai.choice"
 CONTENT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt", "gen_ai.content.completion": "gen_ai.completion"}
 RESULT_KEYS = ("response", "result", "content", "output")  # where producers put a tool result
@@ -75,8 +79,12 @@ class ModelCall:
     @property
     def has_content(self) -> bool:
         """True when some input message holds text (content capture was on)."""
-        return any(isinstance(part.get("content"), str) and part["content"]
-                   for message in self.inputs or [] for part in parts(message) if part.get("type") == "text")
+        return any(
+            isinstance(part.get("content"), str) and part["content"]
+            for message in self.inputs or []
+            for part in parts(message)
+            if part.get("type") == "text"
+        )
 
 
 def parts(message: Any) -> list[dict[str, Any]]:
@@ -114,8 +122,14 @@ def from_openai(message: dict[str, Any], role: str | None = None) -> dict[str, A
     elif isinstance(content, list):
         for item in content:
             if isinstance(item, dict) and isinstance(item.get("function"), dict):  # Langtrace: calls as content
-                found.append({"type": "tool_call", "id": item.get("id"), "name": item["function"].get("name"),
-                              "arguments": item["function"].get("arguments")})
+                found.append(
+                    {
+                        "type": "tool_call",
+                        "id": item.get("id"),
+                        "name": item["function"].get("name"),
+                        "arguments": item["function"].get("arguments"),
+                    }
+                )
             elif isinstance(item, dict) and isinstance(item.get("text") or item.get("content"), str):
                 found.append({"type": "text", "content": item.get("text") or item.get("content")})
             elif isinstance(item, str):
@@ -125,8 +139,14 @@ def from_openai(message: dict[str, Any], role: str | None = None) -> dict[str, A
     for call in message.get("tool_calls") or []:
         if isinstance(call, dict):
             function = call.get("function") if isinstance(call.get("function"), dict) else call
-            found.append({"type": "tool_call", "id": call.get("id"), "name": function.get("name"),
-                          "arguments": function.get("arguments")})
+            found.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": function.get("name"),
+                    "arguments": function.get("arguments"),
+                }
+            )
     return {"role": role, "parts": found}
 
 
@@ -163,8 +183,9 @@ class CallCollector:
         key = (record.trace_id, record.span_id)
         call = self.calls.get(key)
         if call is None:
-            call = self.calls[key] = ModelCall(record.trace_id, record.span_id, self._file, record.line,
-                                               record.time, record.scope)
+            call = self.calls[key] = ModelCall(
+                record.trace_id, record.span_id, self._file, record.line, record.time, record.scope
+            )
         return call
 
     def _span(self, record: Record) -> None:
@@ -182,8 +203,9 @@ class CallCollector:
         self._attributes(call, attrs)
         for event in record.data.get("events") or []:
             if isinstance(event, dict):
-                self._event(record, str(event.get("name") or ""), attributes(event), None,
-                            int(event.get("timeUnixNano") or 0))
+                self._event(
+                    record, str(event.get("name") or ""), attributes(event), None, int(event.get("timeUnixNano") or 0)
+                )
         pydantic_events = decoded(attrs.get("events"))
         if isinstance(pydantic_events, list):  # Pydantic AI < 1.0: one dict per message event
             for event in pydantic_events:
@@ -191,8 +213,9 @@ class CallCollector:
                     self._message_event(call, str(event.get("event.name") or ""), event, record.time)
 
     def _event(self, record: Record, name: str, attrs: dict[str, Any], body: Any, time: int) -> None:
-        if not record.span_id or not (name == DETAILS_EVENT or name in MESSAGE_EVENTS or name == CHOICE_EVENT
-                                      or name in CONTENT_EVENTS):
+        if not record.span_id or not (
+            name == DETAILS_EVENT or name in MESSAGE_EVENTS or name == CHOICE_EVENT or name in CONTENT_EVENTS
+        ):
             return
         call = self._call(record)
         if name in CONTENT_EVENTS:
@@ -217,8 +240,13 @@ class CallCollector:
             call._events_in.append((time, self._order, from_openai(body, MESSAGE_EVENTS[name])))
 
     def _attributes(self, call: ModelCall, attrs: dict[str, Any]) -> None:
-        for key in ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-                    "gen_ai.tool.definitions", "model_request_parameters"):
+        for key in (
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "gen_ai.system_instructions",
+            "gen_ai.tool.definitions",
+            "model_request_parameters",
+        ):
             if key in attrs:
                 self._json_attribute(call, key, attrs[key])
         if attrs.get("gen_ai.conversation.id"):
@@ -255,17 +283,26 @@ class CallCollector:
         elif key == "gen_ai.output.messages" and isinstance(value, list):
             call.outputs = [m for m in value if isinstance(m, dict)]
         elif key == "gen_ai.system_instructions":
-            texts = [value] if isinstance(value, str) else [p.get("content") for p in value or []
-                                                           if isinstance(p, dict)]
+            texts = (
+                [value] if isinstance(value, str) else [p.get("content") for p in value or [] if isinstance(p, dict)]
+            )
             call.system.extend(t for t in texts if isinstance(t, str) and t and t not in call.system)
         elif key == "gen_ai.tool.definitions" and isinstance(value, list):
             call.definitions = (call.definitions or []) + [d for d in value if isinstance(d, dict)]
         elif key == "model_request_parameters" and isinstance(value, dict):
-            tools = [t for t in (value.get("function_tools") or []) + (value.get("output_tools") or [])
-                     if isinstance(t, dict)]
+            tools = [
+                t
+                for t in (value.get("function_tools") or []) + (value.get("output_tools") or [])
+                if isinstance(t, dict)
+            ]
             call.definitions = (call.definitions or []) + [
-                {"name": t.get("name"), "description": t.get("description") or "",
-                 "parameters": t.get("parameters_json_schema")} for t in tools]
+                {
+                    "name": t.get("name"),
+                    "description": t.get("description") or "",
+                    "parameters": t.get("parameters_json_schema"),
+                }
+                for t in tools
+            ]
 
 
 def _looks_json(value: Any) -> bool:
@@ -292,8 +329,10 @@ def _flat_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[di
     def messages(kind: str) -> list[dict[str, Any]]:
         out = []
         for _, message in sorted(found[kind].items()):
-            calls = [{"id": c.get("id"), "function": {"name": c.get("name"), "arguments": c.get("arguments")}}
-                     for _, c in sorted(message.pop("_calls", {}).items())]
+            calls = [
+                {"id": c.get("id"), "function": {"name": c.get("name"), "arguments": c.get("arguments")}}
+                for _, c in sorted(message.pop("_calls", {}).items())
+            ]
             if calls:
                 message["tool_calls"] = calls
             out.append(from_openai(message, message.get("role") or ("assistant" if kind == "completion" else None)))
@@ -318,6 +357,5 @@ def _flat_functions(attrs: dict[str, Any], call: ModelCall) -> list[dict[str, An
                 call.truncated.append(f"llm.request.functions.{index}.parameters ({len(parameters)} characters)")
                 continue
             parameters = decoded_parameters
-        out.append({"name": item.get("name"), "description": item.get("description") or "",
-                    "parameters": parameters})
+        out.append({"name": item.get("name"), "description": item.get("description") or "", "parameters": parameters})
     return out

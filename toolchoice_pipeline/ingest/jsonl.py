@@ -9,9 +9,10 @@ object is not JSON Lines at all: :class:`~toolchoice_pipeline.util.errors.InputE
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from toolchoice_pipeline.util.errors import InputError, Problem
 
@@ -66,5 +67,6 @@ def read_json_lines(path: Path, shown: str, warnings: Warnings) -> Iterator[tupl
             first_bad = first_bad or number
             warnings.add(shown, number, f"line skipped: {reason}")
     if good == 0:
-        raise InputError(Problem(file=shown, line=first_bad,
-                                 message="not a JSON Lines file: no line holds a JSON object"))
+        raise InputError(
+            Problem(file=shown, line=first_bad, message="not a JSON Lines file: no line holds a JSON object")
+        )

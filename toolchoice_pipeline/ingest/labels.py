@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import json_objects
-from toolchoice_pipeline.suites.tasks import Expected
 
 
 class LabelLine(BaseModel):
@@ -68,31 +68,49 @@ class Labels:
             if label.used:
                 continue
             entry = label.entry
-            matching = [count for (session, agent), count in turns.items()
-                        if entry.session in (None, session) and agent == entry.agent]
+            matching = [
+                count
+                for (session, agent), count in turns.items()
+                if entry.session in (None, session) and agent == entry.agent
+            ]
             if not matching:
                 who = f"session '{entry.session}'" if entry.session else "the ingested file"
                 field = "agent" if entry.agent and entry.session is None else "session"
-                message = (f"no ingested {who}" + (f" with agent '{entry.agent}'" if entry.agent else "")
-                           + f" (sessions: {', '.join(sorted({s for s, _ in turns})) or 'none'})")
+                message = (
+                    f"no ingested {who}"
+                    + (f" with agent '{entry.agent}'" if entry.agent else "")
+                    + f" (sessions: {', '.join(sorted({s for s, _ in turns})) or 'none'})"
+                )
                 problems.append(Problem(file=self.file, line=label.line, field=field, message=message))
             else:
                 count = max(matching)
                 has = f"{count} turns (0 to {count - 1})" if count else "no user prompts"
-                problems.append(Problem(file=self.file, line=label.line, field="turn",
-                                        message=f"no turn {entry.turn}: the session has {has}"))
+                problems.append(
+                    Problem(
+                        file=self.file,
+                        line=label.line,
+                        field="turn",
+                        message=f"no turn {entry.turn}: the session has {has}",
+                    )
+                )
         return problems
-
 
     def sessionless_problems(self, sessions: set[str]) -> list[Problem]:
         """A problem for each label without ``session`` when the ingested files hold several sessions (it
         would apply to that turn of every session)."""
         if len(sessions) < 2:
             return []
-        return [Problem(file=self.file, line=label.line, field="session",
-                        message=f"required: the ingested files hold {len(sessions)} sessions "
-                                f"({', '.join(sorted(sessions)[:5])}{', ...' if len(sessions) > 5 else ''})")
-                for label in sorted(self._by_key.values(), key=lambda item: item.line) if label.entry.session is None]
+        return [
+            Problem(
+                file=self.file,
+                line=label.line,
+                field="session",
+                message=f"required: the ingested files hold {len(sessions)} sessions "
+                f"({', '.join(sorted(sessions)[:5])}{', ...' if len(sessions) > 5 else ''})",
+            )
+            for label in sorted(self._by_key.values(), key=lambda item: item.line)
+            if label.entry.session is None
+        ]
 
 
 def load_labels(path: Path, *, session_optional: bool) -> Labels:
@@ -110,13 +128,22 @@ def load_labels(path: Path, *, session_optional: bool) -> Labels:
             problems.extend(pydantic_problems(exc, file=shown, line=number, model=LabelLine))
             continue
         if entry.session is None and not session_optional:
-            problems.append(Problem(file=shown, line=number, field="session",
-                                    message="required when more than one file is ingested"))
+            problems.append(
+                Problem(
+                    file=shown, line=number, field="session", message="required when more than one file is ingested"
+                )
+            )
             continue
         key = (entry.session, entry.agent, entry.turn)
         if key in first:
-            problems.append(Problem(file=shown, line=number, field="turn",
-                                    message=f"turn {entry.turn} is labelled twice (first on line {first[key]})"))
+            problems.append(
+                Problem(
+                    file=shown,
+                    line=number,
+                    field="turn",
+                    message=f"turn {entry.turn} is labelled twice (first on line {first[key]})",
+                )
+            )
             continue
         first[key] = number
         labels.append(Label(entry=entry, line=number))

@@ -107,7 +107,7 @@ class BloomSet:
     def __contains__(self, key: str) -> bool:
         return all(self._bits[p >> 3] & (1 << (p & 7)) for p in self._positions(key))
 
-    def update(self, other: "BloomSet") -> None:
+    def update(self, other: BloomSet) -> None:
         """Add every key of ``other`` (same size)."""
         merged = int.from_bytes(self._bits, "little") | int.from_bytes(other._bits, "little")
         self._bits[:] = merged.to_bytes(len(self._bits), "little")

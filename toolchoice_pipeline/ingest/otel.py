@@ -37,18 +37,22 @@ from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.util.sanitise import Sanitiser
 
 SOURCE = "otel"
-RETRY_MARKS = ("Fix the errors and try again.",  # Pydantic AI < 2: RetryPromptPart's closing sentence
-               "(this is automated feedback, not a message from the user)")  # Pydantic AI 2.x
+RETRY_MARKS = (
+    "Fix the errors and try again.",  # Pydantic AI < 2: RetryPromptPart's closing sentence
+    "(this is automated feedback, not a message from the user)",
+)  # Pydantic AI 2.x
 RETRY_NAME = "framework_retry"
 CAPTURE_SETTINGS = {  # scope name prefix -> how that producer turns message content capture on
     "pydantic-ai": "Pydantic AI records it with InstrumentationSettings(include_content=True) (the default; "
-                   "include_content=False leaves it out)",
+    "include_content=False leaves it out)",
     "opentelemetry.instrumentation.openai.": "OpenLLMetry records it with TRACELOOP_TRACE_CONTENT=true",
     "openlit": "OpenLIT records it with openlit.init(capture_message_content=True)",
     "langtrace": "Langtrace records it unless TRACE_PROMPT_COMPLETION_DATA=false",
 }
-GENERIC_CAPTURE = ("set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (SPAN_ONLY or EVENT_ONLY with "
-                   "opentelemetry-util-genai) for the OpenTelemetry instrumentations")
+GENERIC_CAPTURE = (
+    "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (SPAN_ONLY or EVENT_ONLY with "
+    "opentelemetry-util-genai) for the OpenTelemetry instrumentations"
+)
 
 
 def _text(message_parts: list[dict[str, Any]]) -> str:
@@ -72,8 +76,12 @@ def is_retry(message: Any) -> bool:
 
 def is_prompt(message: Any) -> bool:
     """A user message with text that is not a framework retry (tool results may share the message)."""
-    return (isinstance(message, dict) and message.get("role") == "user" and bool(_text(parts(message)).strip())
-            and not is_retry(message))
+    return (
+        isinstance(message, dict)
+        and message.get("role") == "user"
+        and bool(_text(parts(message)).strip())
+        and not is_retry(message)
+    )
 
 
 def tool_result_text(part: dict[str, Any]) -> str:
@@ -113,8 +121,12 @@ class _TurnBuilder:
         if inputs is None or outputs is None:
             cut = [t for t in call.truncated if t.startswith(("gen_ai.input", "gen_ai.output"))]
             if cut:
-                self.warnings.add(call.file, call.line, f"{where}: {', '.join(cut)} cut by an attribute length "
-                                                        "limit (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT); span skipped")
+                self.warnings.add(
+                    call.file,
+                    call.line,
+                    f"{where}: {', '.join(cut)} cut by an attribute length "
+                    "limit (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT); span skipped",
+                )
             return None
         if not inputs or not is_prompt(inputs[-1]):
             return None  # a later step of a turn (its input ends with tool results or a retry prompt)
@@ -139,13 +151,24 @@ class _TurnBuilder:
             self._feed(conversation, message, tools is None)
         self._results(conversation, inputs[-1])
         prompt = self.sanitiser.message_text(_text(parts(inputs[-1])).strip())
-        turn = RecordedTurn(source=SOURCE, session_id=session, agent_id=None, index=index, file=call.file,
-                            line=call.line, messages=conversation.snapshot(prompt), tools=tools)
+        turn = RecordedTurn(
+            source=SOURCE,
+            session_id=session,
+            agent_id=None,
+            index=index,
+            file=call.file,
+            line=call.line,
+            messages=conversation.snapshot(prompt),
+            tools=tools,
+        )
         if tools is None:
             cut = [t for t in call.truncated if not t.startswith(("gen_ai.input", "gen_ai.output"))]
-            turn.catalog_gap = (f"its tool definitions were cut by an attribute length limit: {', '.join(cut)} "
-                                "(raise OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)" if cut
-                                else "it records no tool definitions")
+            turn.catalog_gap = (
+                f"its tool definitions were cut by an attribute length limit: {', '.join(cut)} "
+                "(raise OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)"
+                if cut
+                else "it records no tool definitions"
+            )
         reply = next((m for m in outputs if isinstance(m, dict) and m.get("role", "assistant") == "assistant"), None)
         if reply is not None:
             text, calls = self._assistant_parts(parts(reply), record=tools is None)
@@ -166,8 +189,13 @@ class _TurnBuilder:
         for message in inputs:
             message_parts = parts(message)
             offered.update(str(p.get("id")) for p in message_parts if p.get("type") == "tool_call")
-            missing = [self.made[str(p.get("id"))] for p in message_parts if p.get("type") == "tool_call_response"
-                       and str(p.get("id")) not in offered and str(p.get("id")) in self.made]
+            missing = [
+                self.made[str(p.get("id"))]
+                for p in message_parts
+                if p.get("type") == "tool_call_response"
+                and str(p.get("id")) not in offered
+                and str(p.get("id")) in self.made
+            ]
             if missing:
                 if out and out[-1].get("role") == "assistant" and out[-1].get("_restored"):
                     out[-1]["parts"].extend(missing)
@@ -192,11 +220,22 @@ class _TurnBuilder:
         try:
             tools = parse_tool_dump(unique, shown)
         except InputError as exc:
-            raise InputError([Problem(file=p.file, line=None, field=f"gen_ai.tool.definitions{p.field or ''}",
-                                      message=p.message) for p in exc.problems]) from None
-        return [t.model_copy(update={"name": self.sanitiser.text(t.name),
-                                     "description": self.sanitiser.text(t.description),
-                                     "parameters": self.sanitiser.value(t.parameters)}) for t in tools]
+            raise InputError(
+                [
+                    Problem(file=p.file, line=None, field=f"gen_ai.tool.definitions{p.field or ''}", message=p.message)
+                    for p in exc.problems
+                ]
+            ) from None
+        return [
+            t.model_copy(
+                update={
+                    "name": self.sanitiser.text(t.name),
+                    "description": self.sanitiser.text(t.description),
+                    "parameters": self.sanitiser.value(t.parameters),
+                }
+            )
+            for t in tools
+        ]
 
     def _results(self, conversation: Conversation, message: Any) -> None:
         for part in parts(message):
@@ -216,8 +255,9 @@ class _TurnBuilder:
             if text:
                 conversation.add_user(self.sanitiser.message_text(text), name=RETRY_NAME if is_retry(message) else None)
 
-    def _assistant_parts(self, message_parts: list[dict[str, Any]],
-                         record: bool) -> tuple[str | None, list[RecordedCall]]:
+    def _assistant_parts(
+        self, message_parts: list[dict[str, Any]], record: bool
+    ) -> tuple[str | None, list[RecordedCall]]:
         text = _text(message_parts).strip()
         calls = []
         for part in message_parts:
@@ -229,8 +269,14 @@ class _TurnBuilder:
         return (self.sanitiser.message_text(text) if text else None), calls
 
 
-def read_otel(files: Sequence[tuple[Path, str]], *, sanitiser: Sanitiser, ledger: ToolLedger, warnings: Warnings,
-              max_context_chars: int) -> Iterator[RecordedTurn]:
+def read_otel(
+    files: Sequence[tuple[Path, str]],
+    *,
+    sanitiser: Sanitiser,
+    ledger: ToolLedger,
+    warnings: Warnings,
+    max_context_chars: int,
+) -> Iterator[RecordedTurn]:
     """The turns in OTLP/JSON export files ``(path, shown name)`` read together (see the module doc).
 
     Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is not OTLP JSON or is nested deeper
@@ -244,8 +290,11 @@ def read_otel(files: Sequence[tuple[Path, str]], *, sanitiser: Sanitiser, ledger
                 for record in records(payload, line):
                     collector.add(record, shown)
         except RecursionError:
-            raise InputError(Problem(file=shown, message="not OTLP JSON: nested too deeply (more levels than "
-                                                         "Python's recursion limit)")) from None
+            raise InputError(
+                Problem(
+                    file=shown, message="not OTLP JSON: nested too deeply (more levels than Python's recursion limit)"
+                )
+            ) from None
     calls = collector.finished()
     produced = 0
     for turn in _TurnBuilder(sanitiser, ledger, warnings, max_context_chars).turns(calls):
@@ -254,13 +303,22 @@ def read_otel(files: Sequence[tuple[Path, str]], *, sanitiser: Sanitiser, ledger
     without = [call for call in calls if call.model_call and not call.has_content and not call.truncated]
     if without and produced == 0:
         first = without[0]
-        raise InputError(Problem(file=first.file, line=first.line, field="gen_ai.input.messages",
-                                 message=f"{len(without)} model calls recorded without their message content "
-                                         f"(content capture was off, or the content is in log records of a "
-                                         f"logs export not given): nothing to ingest. {_capture_hint(first)}"))
+        raise InputError(
+            Problem(
+                file=first.file,
+                line=first.line,
+                field="gen_ai.input.messages",
+                message=f"{len(without)} model calls recorded without their message content "
+                f"(content capture was off, or the content is in log records of a "
+                f"logs export not given): nothing to ingest. {_capture_hint(first)}",
+            )
+        )
     if without:
-        warnings.add(without[0].file, without[0].line, f"{len(without)} model calls recorded without message "
-                                                       f"content were skipped. {_capture_hint(without[0])}")
+        warnings.add(
+            without[0].file,
+            without[0].line,
+            f"{len(without)} model calls recorded without message content were skipped. {_capture_hint(without[0])}",
+        )
 
 
 def _capture_hint(call: ModelCall) -> str:

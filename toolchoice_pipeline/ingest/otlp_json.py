@@ -88,12 +88,16 @@ def documents(path: Path, shown: str, warnings: Warnings) -> Iterator[tuple[dict
         try:
             payload, position = decoder.raw_decode(text, position)
         except ValueError as exc:
-            raise InputError(Problem(file=shown, line=getattr(exc, "lineno", None),
-                                     message=f"not OTLP JSON: {getattr(exc, 'msg', exc)}")) from None
+            raise InputError(
+                Problem(
+                    file=shown, line=getattr(exc, "lineno", None), message=f"not OTLP JSON: {getattr(exc, 'msg', exc)}"
+                )
+            ) from None
         if not isinstance(payload, dict) or ("resourceSpans" not in payload and "resourceLogs" not in payload):
             line = text.count("\n", 0, position) + 1
-            raise InputError(Problem(file=shown, line=line, field="resourceSpans",
-                                     message="not an OTLP JSON trace or logs export"))
+            raise InputError(
+                Problem(file=shown, line=line, field="resourceSpans", message="not an OTLP JSON trace or logs export")
+            )
         yield payload, None
 
 
@@ -104,16 +108,31 @@ def records(payload: dict[str, Any], line: int | None) -> Iterator[Record]:
             scope = str(((scope_spans or {}).get("scope") or {}).get("name") or "")
             for span in (scope_spans or {}).get("spans") or []:
                 if isinstance(span, dict):
-                    yield Record("span", str(span.get("traceId") or ""), str(span.get("spanId") or ""), scope,
-                                 _int(span.get("startTimeUnixNano")), span, line, attributes(span))
+                    yield Record(
+                        "span",
+                        str(span.get("traceId") or ""),
+                        str(span.get("spanId") or ""),
+                        scope,
+                        _int(span.get("startTimeUnixNano")),
+                        span,
+                        line,
+                        attributes(span),
+                    )
     for resource_logs in payload.get("resourceLogs") or []:
         for scope_logs in (resource_logs or {}).get("scopeLogs") or []:
             scope = str(((scope_logs or {}).get("scope") or {}).get("name") or "")
             for log in (scope_logs or {}).get("logRecords") or []:
                 if isinstance(log, dict):
-                    yield Record("log", str(log.get("traceId") or ""), str(log.get("spanId") or ""), scope,
-                                 _int(log.get("timeUnixNano") or log.get("observedTimeUnixNano")), log, line,
-                                 attributes(log))
+                    yield Record(
+                        "log",
+                        str(log.get("traceId") or ""),
+                        str(log.get("spanId") or ""),
+                        scope,
+                        _int(log.get("timeUnixNano") or log.get("observedTimeUnixNano")),
+                        log,
+                        line,
+                        attributes(log),
+                    )
 
 
 def _int(value: Any) -> int:

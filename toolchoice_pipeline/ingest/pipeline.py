@@ -27,15 +27,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
-from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, merge_live
-from toolchoice_pipeline.suites.catalog_files import load_catalog_file, load_tool_dump
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path
-from toolchoice_pipeline.suites.tasks import Expected, Task
-from toolchoice_pipeline.suites.validate import task_problems
 from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.codex import read_codex
 from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
@@ -43,9 +39,14 @@ from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
 from toolchoice_pipeline.ingest.labels import load_labels
 from toolchoice_pipeline.ingest.model import RecordedTurn
 from toolchoice_pipeline.ingest.otel import read_otel
-from toolchoice_pipeline.util.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser
 from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.ingest.writer import SuiteWriter
+from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, merge_live
+from toolchoice_pipeline.suites.catalog_files import load_catalog_file, load_tool_dump
+from toolchoice_pipeline.suites.tasks import Expected, Task
+from toolchoice_pipeline.suites.validate import task_problems
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.util.sanitise import DEFAULT_MAX_TOOL_RESULT_BYTES, Sanitiser
 
 SOURCES = ("claude-code", "codex", "otel")
 CATALOG_SOURCES = ("trace", "file", "live-dump", "curated")
@@ -112,10 +113,15 @@ def load_curated_catalog(options: IngestOptions) -> tuple[list[ToolDefinition], 
     """
     path = options.catalog or default_catalog_path(options.data_dir)
     if options.catalog is None and not path.is_file():
-        raise InputError(Problem(file=display_path(path), field="--catalog",
-                                 message="session files do not record the tools on offer: give the catalog to "
-                                         "ingest against with --catalog FILE (the default, the demo suite's "
-                                         "catalog, is missing)"))
+        raise InputError(
+            Problem(
+                file=display_path(path),
+                field="--catalog",
+                message="session files do not record the tools on offer: give the catalog to "
+                "ingest against with --catalog FILE (the default, the demo suite's "
+                "catalog, is missing)",
+            )
+        )
     curated = load_catalog_file(path)
     live: list[ToolDefinition] = []
     for dump in options.catalog_dumps:
@@ -144,8 +150,9 @@ def _reader(source: str, seen: SeenRecords) -> ReaderFactory:
     return lambda path, index, **common: read_codex(path, **common)
 
 
-def _turns(source: str, files: Sequence[Path], shown_files: list[str],
-           common: dict[str, Any]) -> Iterator[tuple[int, str, RecordedTurn]]:
+def _turns(
+    source: str, files: Sequence[Path], shown_files: list[str], common: dict[str, Any]
+) -> Iterator[tuple[int, str, RecordedTurn]]:
     """``(file index, shown file, turn)`` of every file; OpenTelemetry files are read together (a call's
     content can sit in another file's log records)."""
     if source == "otel":
@@ -189,8 +196,13 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
     sessionless_ok = len(files) == 1 or source == "otel"
     labels = load_labels(options.labels, session_optional=sessionless_ok) if options.labels else None
     if options.catalog_from is not None and options.catalog_from not in CATALOG_FROM:
-        raise InputError(Problem(file="<command line>", field="--catalog-from",
-                                 message=f"'{options.catalog_from}' is not one of {', '.join(CATALOG_FROM)}"))
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field="--catalog-from",
+                message=f"'{options.catalog_from}' is not one of {', '.join(CATALOG_FROM)}",
+            )
+        )
     curated: list[ToolDefinition] | None = None
     catalog_sources: list[str] = []
     given = options.catalog is not None or bool(options.catalog_dumps) or options.catalog_from is not None
@@ -208,24 +220,37 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
     conflicts: dict[str, list[str]] = {}
     by_source: Counter = Counter()
     gaps: list[tuple[RecordedTurn, str]] = []
-    common: dict[str, Any] = dict(sanitiser=sanitiser, ledger=ledger, warnings=warnings,
-                                  max_context_chars=options.max_context_chars)
+    common: dict[str, Any] = dict(
+        sanitiser=sanitiser, ledger=ledger, warnings=warnings, max_context_chars=options.max_context_chars
+    )
 
     with SuiteWriter(options.data_dir, options.suite, force=options.force) as writer:
         for index, shown, turn in _turns(source, files, shown_files, common):
-            summary = sessions.setdefault((turn.session_id, turn.agent_id, index), SessionSummary(
-                session_id=sanitiser.text(turn.session_id),
-                agent_id=sanitiser.text(turn.agent_id) if turn.agent_id else None, file=shown))
+            summary = sessions.setdefault(
+                (turn.session_id, turn.agent_id, index),
+                SessionSummary(
+                    session_id=sanitiser.text(turn.session_id),
+                    agent_id=sanitiser.text(turn.agent_id) if turn.agent_id else None,
+                    file=shown,
+                ),
+            )
             summary.turns += 1
             label = labels.take(turn.session_id, turn.agent_id, turn.index) if labels is not None else None
             if turn.first_step is None:
-                warnings.add(shown, turn.line, f"turn {turn.index} has no recorded reply: no task"
-                                               + (" (its label is not used)" if label else ""))
+                warnings.add(
+                    shown,
+                    turn.line,
+                    f"turn {turn.index} has no recorded reply: no task" + (" (its label is not used)" if label else ""),
+                )
                 continue
             task_id = _task_id(turn, short_ids, sanitiser)
             if task_id in task_ids:
-                warnings.add(shown, turn.line, f"task id {task_id} already taken by another file of the "
-                                               f"same session: stored as {task_id}-f{index}")
+                warnings.add(
+                    shown,
+                    turn.line,
+                    f"task id {task_id} already taken by another file of the "
+                    f"same session: stored as {task_id}-f{index}",
+                )
                 task_id = f"{task_id}-f{index}"
             task_ids.add(task_id)
             catalog_from = "trace" if turn.tools is not None else gap_source
@@ -240,8 +265,12 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
                 first = trace_tools.setdefault(tool.name, tool)
                 if first != tool and task_id not in conflicts.setdefault(tool.name, []):
                     if not conflicts[tool.name]:
-                        warnings.add(shown, turn.line, f"tool '{tool.name}' is defined differently by two traces "
-                                                       f"(first kept in the suite catalog; each task keeps its own)")
+                        warnings.add(
+                            shown,
+                            turn.line,
+                            f"tool '{tool.name}' is defined differently by two traces "
+                            f"(first kept in the suite catalog; each task keeps its own)",
+                        )
                     conflicts[tool.name].append(task_id)
             writer.add(task, _replay_line(task_id, turn))
             summary.tasks += 1
@@ -256,8 +285,12 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
             problems.extend(labels.unused_problems(dict(turn_counts)))
             problems.extend(labels.sessionless_problems({session for session, _ in turn_counts}))
         if writer.task_count == 0 and not problems:
-            problems.append(Problem(file=shown_files[0] if len(files) == 1 else ", ".join(shown_files),
-                                    message="no user prompt with a recorded reply found: nothing to ingest"))
+            problems.append(
+                Problem(
+                    file=shown_files[0] if len(files) == 1 else ", ".join(shown_files),
+                    message="no user prompt with a recorded reply found: nothing to ingest",
+                )
+            )
         base = merge_live(curated or [], list(trace_tools.values()))
         added = ledger.missing_definitions(base)
         catalog = base + added
@@ -270,17 +303,38 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
         # Warnings were written while reading; a user name learned later (a cwd) may sit in an earlier one.
         warnings.items[:] = [sanitiser.text(item) for item in warnings.items]
         summaries = list(sessions.values())
-        manifest = _manifest(source, shown_files, summaries, writer.task_count, len(labelled), catalog,
-                             catalog_sources, added, sanitiser, warnings, options)
+        manifest = _manifest(
+            source,
+            shown_files,
+            summaries,
+            writer.task_count,
+            len(labelled),
+            catalog,
+            catalog_sources,
+            added,
+            sanitiser,
+            warnings,
+            options,
+        )
         manifest["catalog"]["task_catalog_sources"] = dict(sorted(by_source.items()))
         manifest["catalog"]["conflicts"] = {name: tasks for name, tasks in sorted(conflicts.items()) if tasks}
-        description = (f"Recorded {source} sessions: {writer.task_count} tasks from {len(summaries)} sessions "
-                       f"(see ingest.json)")
+        description = (
+            f"Recorded {source} sessions: {writer.task_count} tasks from {len(summaries)} sessions (see ingest.json)"
+        )
         suite_dir = writer.commit(catalog=catalog, description=description, manifest=manifest)
-    return IngestReport(source=source, suite=options.suite, suite_dir=suite_dir, sessions=summaries,
-                        tasks=writer.task_count, labelled=len(labelled), catalog_version=catalog_version(catalog),
-                        catalog_size=len(catalog), added_tools=[t.name for t in added],
-                        redactions=Counter(sanitiser.counts), warnings=warnings)
+    return IngestReport(
+        source=source,
+        suite=options.suite,
+        suite_dir=suite_dir,
+        sessions=summaries,
+        tasks=writer.task_count,
+        labelled=len(labelled),
+        catalog_version=catalog_version(catalog),
+        catalog_size=len(catalog),
+        added_tools=[t.name for t in added],
+        redactions=Counter(sanitiser.counts),
+        warnings=warnings,
+    )
 
 
 def ingest_claude_code(files: Sequence[Path], options: IngestOptions) -> IngestReport:
@@ -321,16 +375,26 @@ def _catalog_gap_problem(gaps: list[tuple[RecordedTurn, str]]) -> Problem:
     """One problem for every turn whose catalog cannot be known (the first named, the rest counted)."""
     turn, task_id = gaps[0]
     more = f" (and {len(gaps) - 1} more turns)" if len(gaps) > 1 else ""
-    return Problem(file=turn.file, line=turn.line, field="gen_ai.tool.definitions",
-                   message=f"the catalog of turn {task_id}{more} cannot be known: {turn.catalog_gap}. Give the "
-                           "agent's tools with --catalog FILE or --catalog-dump FILE, or choose the curated demo "
-                           "catalog with --catalog-from curated")
+    return Problem(
+        file=turn.file,
+        line=turn.line,
+        field="gen_ai.tool.definitions",
+        message=f"the catalog of turn {task_id}{more} cannot be known: {turn.catalog_gap}. Give the "
+        "agent's tools with --catalog FILE or --catalog-dump FILE, or choose the curated demo "
+        "catalog with --catalog-from curated",
+    )
 
 
 def _task(turn: RecordedTurn, task_id: str, expected: Expected | None, catalog_from: str) -> Task:
     tags = [turn.source] + (["subagent"] if turn.agent_id else []) + [f"catalog:{catalog_from}"]
-    return Task(id=task_id, messages=turn.messages, expected=expected, tools=turn.tools,
-                tool_results=turn.tool_results or None, tags=tags)
+    return Task(
+        id=task_id,
+        messages=turn.messages,
+        expected=expected,
+        tools=turn.tools,
+        tool_results=turn.tool_results or None,
+        tags=tags,
+    )
 
 
 def _sanitised_tools(expected: Expected, sanitiser: Sanitiser) -> Expected:
@@ -342,27 +406,53 @@ def _sanitised_tools(expected: Expected, sanitiser: Sanitiser) -> Expected:
 def _replay_line(task_id: str, turn: RecordedTurn) -> dict[str, Any]:
     step = turn.first_step
     assert step is not None
-    return {"task_id": task_id, "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in step.calls],
-            "content": step.text}
+    return {
+        "task_id": task_id,
+        "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in step.calls],
+        "content": step.text,
+    }
 
 
-def _manifest(source: str, files: list[str], sessions: list[SessionSummary], tasks: int, labelled: int,
-              catalog: list[ToolDefinition], catalog_sources: list[str], added: list[ToolDefinition],
-              sanitiser: Sanitiser, warnings: Warnings, options: IngestOptions) -> dict[str, Any]:
+def _manifest(
+    source: str,
+    files: list[str],
+    sessions: list[SessionSummary],
+    tasks: int,
+    labelled: int,
+    catalog: list[ToolDefinition],
+    catalog_sources: list[str],
+    added: list[ToolDefinition],
+    sanitiser: Sanitiser,
+    warnings: Warnings,
+    options: IngestOptions,
+) -> dict[str, Any]:
     return {
         "source": source,
         "files": [Path(f).name for f in files],
-        "sessions": [{"session": s.session_id, "agent": s.agent_id, "file": Path(s.file).name, "turns": s.turns,
-                      "tasks": s.tasks, "catalog_sources": dict(sorted(s.catalog_sources.items()))}
-                     for s in sessions],
+        "sessions": [
+            {
+                "session": s.session_id,
+                "agent": s.agent_id,
+                "file": Path(s.file).name,
+                "turns": s.turns,
+                "tasks": s.tasks,
+                "catalog_sources": dict(sorted(s.catalog_sources.items())),
+            }
+            for s in sessions
+        ],
         "turns": sum(s.turns for s in sessions),
         "tasks": tasks,
         "labelled": labelled,
-        "catalog": {"catalog_version": catalog_version(catalog), "tools": len(catalog),
-                    "sources": [sanitiser.text(s) for s in catalog_sources],
-                    "added_for_called_tools": [t.name for t in added]},
-        "limits": {"max_tool_result_bytes": options.max_tool_result_bytes,
-                   "max_context_chars": options.max_context_chars},
+        "catalog": {
+            "catalog_version": catalog_version(catalog),
+            "tools": len(catalog),
+            "sources": [sanitiser.text(s) for s in catalog_sources],
+            "added_for_called_tools": [t.name for t in added],
+        },
+        "limits": {
+            "max_tool_result_bytes": options.max_tool_result_bytes,
+            "max_context_chars": options.max_context_chars,
+        },
         "redactions": dict(sorted(sanitiser.counts.items())),
         "warnings": {"count": warnings.count, "first": warnings.items},
     }

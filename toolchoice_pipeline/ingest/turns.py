@@ -12,12 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolchoice_pipeline.records.calls import decode_arguments
-from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.ingest.conversation import Conversation
 from toolchoice_pipeline.ingest.model import BoundedMap, RecordedCall, RecordedTurn, Step
+from toolchoice_pipeline.records.calls import decode_arguments
+from toolchoice_pipeline.suites.catalog import ToolDefinition, printable_tool_name
 from toolchoice_pipeline.util.sanitise import Sanitiser
-from toolchoice_pipeline.suites.catalog import printable_tool_name
 
 RECENT_CALLS = 4096
 MAX_ARGUMENT_NAMES = 64
@@ -55,16 +54,26 @@ class ToolLedger:
             if name in known or (name in self.refused and name not in self.answered):
                 continue
             properties = {argument: {} for argument in sorted(self.arguments[name])}
-            added.append(ToolDefinition(name=name, description="",
-                                        parameters={"type": "object", "properties": properties}))
+            added.append(
+                ToolDefinition(name=name, description="", parameters={"type": "object", "properties": properties})
+            )
         return added
 
 
 class TurnAssembler:
     """Builds the turns of one session (or one subagent) from events; see the module doc."""
 
-    def __init__(self, *, source: str, session_id: str, agent_id: str | None, file: str, sanitiser: Sanitiser,
-                 ledger: ToolLedger, max_context_chars: int):
+    def __init__(
+        self,
+        *,
+        source: str,
+        session_id: str,
+        agent_id: str | None,
+        file: str,
+        sanitiser: Sanitiser,
+        ledger: ToolLedger,
+        max_context_chars: int,
+    ):
         self.source = source
         self.session_id = session_id
         self.agent_id = agent_id
@@ -81,8 +90,9 @@ class TurnAssembler:
 
     # --- events -------------------------------------------------------------------------------------------
 
-    def prompt(self, text: str, line: int | None, *, history: bool = False,
-               rewind_to: int | None = None) -> tuple[RecordedTurn | None, bool]:
+    def prompt(
+        self, text: str, line: int | None, *, history: bool = False, rewind_to: int | None = None
+    ) -> tuple[RecordedTurn | None, bool]:
         """A user prompt. Returns the turn it closes (or None) and whether ``rewind_to`` could be honoured.
 
         A ``history`` prompt (a record copied from an earlier file) joins the context but opens no turn.
@@ -93,15 +103,27 @@ class TurnAssembler:
             rewound = self.conversation.rewind(rewind_to)
         clean = self.sanitiser.message_text(text)
         if not history:
-            self._turn = RecordedTurn(source=self.source, session_id=self.session_id, agent_id=self.agent_id,
-                                      index=self.prompts, file=self.file, line=line,
-                                      messages=self.conversation.snapshot(clean))
+            self._turn = RecordedTurn(
+                source=self.source,
+                session_id=self.session_id,
+                agent_id=self.agent_id,
+                index=self.prompts,
+                file=self.file,
+                line=line,
+                messages=self.conversation.snapshot(clean),
+            )
             self.prompts += 1
         self.conversation.add_user(clean)
         return closed, rewound
 
-    def assistant(self, message_id: str | None, text: str | None, calls: list[tuple[str, Any, str | None]],
-                  *, history: bool = False) -> None:
+    def assistant(
+        self,
+        message_id: str | None,
+        text: str | None,
+        calls: list[tuple[str, Any, str | None]],
+        *,
+        history: bool = False,
+    ) -> None:
         """Assistant text and calls ``(name, arguments, call id)``; several events of one message merge."""
         clean_text = self.sanitiser.message_text(text).strip() if text else None
         recorded = [self._call(name, arguments, call_id) for name, arguments, call_id in calls]
@@ -117,8 +139,7 @@ class TurnAssembler:
             self._first_step_id = message_id
             in_first = True
         else:
-            in_first = (not self._first_step_done and message_id is not None
-                        and message_id == self._first_step_id)
+            in_first = not self._first_step_done and message_id is not None and message_id == self._first_step_id
             self._first_step_done = not in_first
         if in_first:
             step = turn.first_step or Step()

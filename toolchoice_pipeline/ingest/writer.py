@@ -21,10 +21,10 @@ from pydantic import ValidationError
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import check_catalog, write_catalog_file
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.suites.suite import SUITE_FILE, SuiteSpec, load_suite_spec
 from toolchoice_pipeline.suites.tasks import Task, iter_numbered_tasks
 from toolchoice_pipeline.suites.validate import task_problems
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 TASKS_FILE = "tasks.jsonl"
 REPLAY_FILE = "replay.jsonl"
@@ -48,13 +48,23 @@ class SuiteWriter:
         try:
             SuiteSpec(name=suite)
         except ValidationError:
-            raise InputError(Problem(file="<command line>", field="--suite",
-                                     message=f"'{suite}' is not a valid suite name (letters, digits, _ . -)")) from None
+            raise InputError(
+                Problem(
+                    file="<command line>",
+                    field="--suite",
+                    message=f"'{suite}' is not a valid suite name (letters, digits, _ . -)",
+                )
+            ) from None
         self.suite = suite
         self.target = data_dir / "suites" / suite
         if self.target.exists() and not force:
-            raise InputError(Problem(file=display_path(self.target), field="--suite",
-                                     message=f"suite '{suite}' exists; pass --force to replace it with this ingest"))
+            raise InputError(
+                Problem(
+                    file=display_path(self.target),
+                    field="--suite",
+                    message=f"suite '{suite}' exists; pass --force to replace it with this ingest",
+                )
+            )
         self.tmp_root = data_dir / ".ingest-tmp" / f"{suite}-{uuid.uuid4().hex[:8]}"
         self.directory = self.tmp_root / "suites" / suite
         self.directory.mkdir(parents=True)
@@ -63,7 +73,7 @@ class SuiteWriter:
         self.task_count = 0
         self._done = False
 
-    def __enter__(self) -> "SuiteWriter":
+    def __enter__(self) -> SuiteWriter:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -89,9 +99,11 @@ class SuiteWriter:
         spec = SuiteSpec(name=self.suite, description=description, models=[replay_model(self.suite)])
         (self.directory / SUITE_FILE).write_text(
             yaml.safe_dump(spec.model_dump(exclude={"live_catalogs"}), sort_keys=False, allow_unicode=True, width=110),
-            encoding="utf-8")
-        (self.directory / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
-                                                    encoding="utf-8")
+            encoding="utf-8",
+        )
+        (self.directory / MANIFEST_FILE).write_text(
+            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         self._check(catalog)
         self.target.parent.mkdir(parents=True, exist_ok=True)
         old = self.tmp_root / "replaced"

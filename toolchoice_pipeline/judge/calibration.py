@@ -24,20 +24,20 @@ A canary at or below 0.5 but not 0.25 (a judge that also fails the good choice) 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
-from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
-from toolchoice_pipeline.records.episodes import JudgeVote
 from toolchoice_pipeline.judge.polling import EpisodeKey, JudgeBudget, JudgeItem, judge_items, tsq_by_episode
+from toolchoice_pipeline.records.episodes import JudgeVote
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 
 MIN_LABELLED = 20
 MIN_KAPPA = 0.2
 MAX_CANARY_TSQ = 0.5
 CANARY_EXPECTED_TSQ = 0.25
 CANARY_MODEL = "canary"  # the model name the canary's judge votes are stored under
-
 
 
 class CalibrationResult(BaseModel):
@@ -75,8 +75,13 @@ def cohen_kappa(pairs: Iterable[tuple[bool, bool]]) -> float | None:
     return (observed - chance) / (1 - chance)
 
 
-def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: Mapping[EpisodeKey, bool | None],
-              canary_tsq: float | None, *, canary_missing: str | None = None) -> CalibrationResult:
+def calibrate(
+    majority_verdicts: Mapping[EpisodeKey, bool | None],
+    right_tool: Mapping[EpisodeKey, bool | None],
+    canary_tsq: float | None,
+    *,
+    canary_missing: str | None = None,
+) -> CalibrationResult:
     """Check that the judge has teeth (see the module docstring).
 
     ``majority_verdicts``: the judge's majority verdict per ``(model, task_id)`` (True = correct; None = no
@@ -86,8 +91,11 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
     judge's teeth were not checked, which is not the same as a toothless judge). Episodes in both with a
     non-None value on each side are the labelled ones.
     """
-    pairs = [(bool(right_tool[key]), bool(verdict)) for key, verdict in majority_verdicts.items()
-             if verdict is not None and right_tool.get(key) is not None]
+    pairs = [
+        (bool(right_tool[key]), bool(verdict))
+        for key, verdict in majority_verdicts.items()
+        if verdict is not None and right_tool.get(key) is not None
+    ]
     n = len(pairs)
     accuracy = sum(a == b for a, b in pairs) / n if n else None
     # Agreement beyond chance needs both outcomes among the labels: when right tool is the same on every
@@ -97,30 +105,39 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
     reasons: list[str] = []
     unchecked: list[str] = []  # reasons that say the teeth could not be checked (not that there are none)
     if canary_missing is not None:
-        unchecked.append(f"there is no canary session to judge ({canary_missing}), so the judge's teeth were "
-                         "not checked")
+        unchecked.append(
+            f"there is no canary session to judge ({canary_missing}), so the judge's teeth were not checked"
+        )
     elif canary_tsq is None:
         unchecked.append("the canary session got no valid judge vote, so the judge's teeth could not be shown")
     elif canary_tsq > MAX_CANARY_TSQ:
-        reasons.append(f"the canary session (1 good, 3 bad choices) scored TSQ {canary_tsq:.2f} > "
-                       f"{MAX_CANARY_TSQ}: the judge passes choices it should fail (it should score "
-                       f"{CANARY_EXPECTED_TSQ}); does it see the tool descriptions?")
+        reasons.append(
+            f"the canary session (1 good, 3 bad choices) scored TSQ {canary_tsq:.2f} > "
+            f"{MAX_CANARY_TSQ}: the judge passes choices it should fail (it should score "
+            f"{CANARY_EXPECTED_TSQ}); does it see the tool descriptions?"
+        )
     if n >= MIN_LABELLED and kappa is not None and kappa <= MIN_KAPPA:
-        reasons.append(f"the judge's majority verdicts agree with right tool no better than chance: Cohen's kappa "
-                       f"{kappa:.2f} <= {MIN_KAPPA} on {n} labelled episodes (accuracy {accuracy:.2f})")
+        reasons.append(
+            f"the judge's majority verdicts agree with right tool no better than chance: Cohen's kappa "
+            f"{kappa:.2f} <= {MIN_KAPPA} on {n} labelled episodes (accuracy {accuracy:.2f})"
+        )
     shown_kappa = "n/a" if kappa is None else f"{kappa:.2f}"
     shown_accuracy = "n/a" if accuracy is None else f"{accuracy:.2f}"
     shown_canary = "n/a" if canary_tsq is None else f"{canary_tsq:.2f}"
-    figures = (f"canary TSQ {shown_canary} (want {CANARY_EXPECTED_TSQ}), accuracy {shown_accuracy}, "
-               f"kappa {shown_kappa} on {n} labelled episodes")
+    figures = (
+        f"canary TSQ {shown_canary} (want {CANARY_EXPECTED_TSQ}), accuracy {shown_accuracy}, "
+        f"kappa {shown_kappa} on {n} labelled episodes"
+    )
     if n < MIN_LABELLED:
         figures += f" (kappa is checked from {MIN_LABELLED} labelled episodes)"
     elif not labels_vary:
         figures += " (kappa not checked: right tool is the same on every labelled episode)"
     warnings: list[str] = []
     if not reasons and canary_tsq is not None and abs(canary_tsq - CANARY_EXPECTED_TSQ) > 1e-9:
-        warnings.append(f"the canary scored TSQ {canary_tsq:.2f}, not {CANARY_EXPECTED_TSQ}: the judge also "
-                        "fails the good choice (too harsh) or passes one of the bad ones")
+        warnings.append(
+            f"the canary scored TSQ {canary_tsq:.2f}, not {CANARY_EXPECTED_TSQ}: the judge also "
+            "fails the good choice (too harsh) or passes one of the bad ones"
+        )
     if reasons:
         message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons + unchecked)} [{figures}]"
     elif unchecked:
@@ -130,11 +147,20 @@ def calibrate(majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: M
     else:
         message = f"judge calibration passed: {figures}"
     reasons += unchecked
-    return CalibrationResult(passed=not reasons, n_labelled=n, accuracy=accuracy, kappa=kappa,
-                             canary_tsq=canary_tsq, reasons=reasons, warnings=warnings, message=message)
+    return CalibrationResult(
+        passed=not reasons,
+        n_labelled=n,
+        accuracy=accuracy,
+        kappa=kappa,
+        canary_tsq=canary_tsq,
+        reasons=reasons,
+        warnings=warnings,
+        message=message,
+    )
 
 
 # --- the canary's score ------------------------------------------------------------------------------------
+
 
 def canary_score(votes: Iterable[JudgeVote]) -> float | None:
     """The canary's TSQ: the mean of its turns' TSQ (turns without a valid vote left out); None if none has one."""
@@ -142,20 +168,26 @@ def canary_score(votes: Iterable[JudgeVote]) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-async def judge_canary(items: list[JudgeItem], judge: JudgeConfig, *, retries: RetryConfig,
-                       budget: JudgeBudget | None = None) -> list[JudgeVote]:
+async def judge_canary(
+    items: list[JudgeItem], judge: JudgeConfig, *, retries: RetryConfig, budget: JudgeBudget | None = None
+) -> list[JudgeVote]:
     """ChainPoll votes on the canary's items (store them like any other votes)."""
     return await judge_items(items, judge, retries=retries, budget=budget)
 
 
-def canary_tsq(items: list[JudgeItem], judge: JudgeConfig, retries: RetryConfig, *,
-               budget: JudgeBudget | None = None) -> float | None:
+def canary_tsq(
+    items: list[JudgeItem], judge: JudgeConfig, retries: RetryConfig, *, budget: JudgeBudget | None = None
+) -> float | None:
     """Judge the canary ``items`` (from :func:`canary_turns`, or ingested turns) and return its TSQ."""
     return canary_score(asyncio.run(judge_canary(items, judge, retries=retries, budget=budget)))
 
 
-def release_calibration(votes: Iterable[JudgeVote], right_tool: Mapping[EpisodeKey, bool | None],
-                        canary_missing: str | None = None, mode: str = "fail") -> dict[str, Any]:
+def release_calibration(
+    votes: Iterable[JudgeVote],
+    right_tool: Mapping[EpisodeKey, bool | None],
+    canary_missing: str | None = None,
+    mode: str = "fail",
+) -> dict[str, Any]:
     """The ``judge.calibration`` object of ``scores.json`` for a release whose judge ran.
 
     ``votes``: the release's judge votes, the canary's included (model :data:`CANARY_MODEL`, judged by the
@@ -170,11 +202,23 @@ def release_calibration(votes: Iterable[JudgeVote], right_tool: Mapping[EpisodeK
     votes = list(votes)
     canary = [v for v in votes if v.model == CANARY_MODEL]
     # with repeats, agreement is measured on each task's first sample (the keys are (model, task_id))
-    result = calibrate(majority_verdicts(v for v in votes if v.model != CANARY_MODEL and v.sample == 0), right_tool,
-                       canary_score(canary), canary_missing=canary_missing)
-    return {"passed": result.passed, "mode": mode, "blocks_promotion": not result.passed and mode == "fail",
-            "message": result.message, "reasons": result.reasons, "warnings": result.warnings,
-            "canary_tsq": result.canary_tsq, "accuracy": result.accuracy, "kappa": result.kappa,
-            "n_labelled": result.n_labelled,
-            "canary_judge_cost_usd": round(sum(v.cost_usd for v in canary), 6),
-            "canary_judge_tokens": sum(v.prompt_tokens + v.completion_tokens for v in canary)}
+    result = calibrate(
+        majority_verdicts(v for v in votes if v.model != CANARY_MODEL and v.sample == 0),
+        right_tool,
+        canary_score(canary),
+        canary_missing=canary_missing,
+    )
+    return {
+        "passed": result.passed,
+        "mode": mode,
+        "blocks_promotion": not result.passed and mode == "fail",
+        "message": result.message,
+        "reasons": result.reasons,
+        "warnings": result.warnings,
+        "canary_tsq": result.canary_tsq,
+        "accuracy": result.accuracy,
+        "kappa": result.kappa,
+        "n_labelled": result.n_labelled,
+        "canary_judge_cost_usd": round(sum(v.cost_usd for v in canary), 6),
+        "canary_judge_tokens": sum(v.prompt_tokens + v.completion_tokens for v in canary),
+    }

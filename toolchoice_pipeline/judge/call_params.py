@@ -56,12 +56,13 @@ def refused_temperature(judge: JudgeConfig) -> str | None:
     model = judge.model.model
     try:
         name, provider, _, _ = litellm.get_llm_provider(model)
-        get_optional_params(model=name, custom_llm_provider=provider, temperature=float(temperature),
-                            drop_params=False)
+        get_optional_params(model=name, custom_llm_provider=provider, temperature=float(temperature), drop_params=False)
     except litellm.UnsupportedParamsError as exc:
         first = str(exc).replace("litellm.UnsupportedParamsError: ", "").split(". ")[0]
-        return (f"{model} does not take the configured judge.model.params.temperature={temperature} ({first}); "
-                "remove it, or set it to a value the model takes")
+        return (
+            f"{model} does not take the configured judge.model.params.temperature={temperature} ({first}); "
+            "remove it, or set it to a value the model takes"
+        )
     except Exception:  # noqa: BLE001 - a provider LiteLLM cannot map: the preflight call will tell
         return None
     return None

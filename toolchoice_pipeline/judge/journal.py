@@ -56,8 +56,9 @@ class PollJournal:
 
     def finished(self, model: str, task_id: str, poll: int, shown: str) -> JudgeVote | None:
         row = self._db.execute(
-            "SELECT vote_json FROM judge_polls WHERE resume_key=? AND model=? AND task_id=? AND poll=? "
-            "AND shown_key=?", (self.resume_key, model, task_id, poll, shown)).fetchone()
+            "SELECT vote_json FROM judge_polls WHERE resume_key=? AND model=? AND task_id=? AND poll=? AND shown_key=?",
+            (self.resume_key, model, task_id, poll, shown),
+        ).fetchone()
         if row is None:
             return None
         self.resumed += 1
@@ -68,9 +69,10 @@ class PollJournal:
         self.asked += 1
         if not (vote.valid or vote.attempts >= max_attempts):
             return
-        self._db.execute("INSERT OR REPLACE INTO judge_polls VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (self.resume_key, vote.model, vote.task_id, vote.poll, shown, vote.model_dump_json(),
-                          time.time()))
+        self._db.execute(
+            "INSERT OR REPLACE INTO judge_polls VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (self.resume_key, vote.model, vote.task_id, vote.poll, shown, vote.model_dump_json(), time.time()),
+        )
         self._db.commit()
 
     def close(self) -> None:

@@ -66,8 +66,7 @@ def response_format_for(model: str) -> dict[str, Any] | None:
         supported = False
     if not supported:
         return None
-    return {"type": "json_schema",
-            "json_schema": {"name": "judge_verdict", "schema": VERDICT_SCHEMA, "strict": True}}
+    return {"type": "json_schema", "json_schema": {"name": "judge_verdict", "schema": VERDICT_SCHEMA, "strict": True}}
 
 
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
@@ -174,11 +173,15 @@ def parse_verdict(content: Any) -> ParsedVerdict:
     raw_verdict = found.get("verdict")
     if isinstance(raw_verdict, str) and raw_verdict.strip().lower() == ABSTAIN:
         why = reasoning.strip().splitlines()[-1][:200] if isinstance(reasoning, str) and reasoning.strip() else ""
-        return ParsedVerdict(None, reasoning if isinstance(reasoning, str) else None,
-                             ABSTAINED + (f": {why}" if why else ""))
+        return ParsedVerdict(
+            None, reasoning if isinstance(reasoning, str) else None, ABSTAINED + (f": {why}" if why else "")
+        )
     if not isinstance(raw_verdict, str) or raw_verdict.strip().lower() not in VERDICTS:
-        return ParsedVerdict(None, reasoning if isinstance(reasoning, str) else None,
-                             f"verdict {json.dumps(raw_verdict)[:60]} is not one of {', '.join(VERDICTS)}")
+        return ParsedVerdict(
+            None,
+            reasoning if isinstance(reasoning, str) else None,
+            f"verdict {json.dumps(raw_verdict)[:60]} is not one of {', '.join(VERDICTS)}",
+        )
     if not isinstance(reasoning, str) or not reasoning.strip():
         return ParsedVerdict(None, None, "no reasoning given with the verdict")
     return ParsedVerdict(raw_verdict.strip().lower(), reasoning)  # type: ignore[arg-type]

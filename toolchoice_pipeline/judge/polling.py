@@ -20,17 +20,18 @@ spend can pass the budget by at most ``concurrency`` calls.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from toolchoice_pipeline.records.calls import Reply
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
-from toolchoice_pipeline.records.episodes import Episode, FLAG_BUDGET_EXHAUSTED, FLAG_JUDGE_FAILED, JudgeVote, tsq_of
+from toolchoice_pipeline.judge.call_params import poll_params, takes_seed
 from toolchoice_pipeline.judge.journal import PollJournal, shown_key
 from toolchoice_pipeline.judge.parse import ParsedVerdict, parse_verdict, response_format_for
 from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION, build_judge_messages
-from toolchoice_pipeline.judge.call_params import poll_params, takes_seed
+from toolchoice_pipeline.records.calls import Reply
+from toolchoice_pipeline.records.episodes import FLAG_BUDGET_EXHAUSTED, FLAG_JUDGE_FAILED, Episode, JudgeVote, tsq_of
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 
 DEFAULT_CONCURRENCY = 8
 
@@ -82,10 +83,19 @@ def episode_items(suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
             continue
         task = tasks.get(episode.task_id)
         if task is None:
-            raise ValueError(f"episode of {episode.model} names task '{episode.task_id}', "
-                             f"which suite '{suite.name}' does not have")
-        items.append(JudgeItem(model=episode.model, task_id=task.id, conversation=task.message_dicts(),
-                               catalog=suite.task_catalog(task), reply=episode.first_reply, sample=episode.sample))
+            raise ValueError(
+                f"episode of {episode.model} names task '{episode.task_id}', which suite '{suite.name}' does not have"
+            )
+        items.append(
+            JudgeItem(
+                model=episode.model,
+                task_id=task.id,
+                conversation=task.message_dicts(),
+                catalog=suite.task_catalog(task),
+                reply=episode.first_reply,
+                sample=episode.sample,
+            )
+        )
     return items
 
 
@@ -119,9 +129,15 @@ class _Poller:
         for name in ("reasoning", "error"):
             if fields.get(name):
                 fields[name] = sanitise(fields[name])
-        return JudgeVote(model=item.model, task_id=item.task_id, sample=item.sample, poll=poll,
-                         judge_model=self.judge.model.model,
-                         rubric_version=RUBRIC_VERSION, **fields)
+        return JudgeVote(
+            model=item.model,
+            task_id=item.task_id,
+            sample=item.sample,
+            poll=poll,
+            judge_model=self.judge.model.model,
+            rubric_version=RUBRIC_VERSION,
+            **fields,
+        )
 
     async def poll(self, item: JudgeItem, messages: list[dict[str, Any]], poll: int) -> JudgeVote:
         from toolchoice_pipeline.execution.llm import complete
@@ -133,19 +149,32 @@ class _Poller:
         for attempt in range(self.judge.max_attempts):
             async with self.semaphore:
                 if self.budget.exhausted:
-                    error = (f"{FLAG_BUDGET_EXHAUSTED}: the run's judge spend reached budget_usd="
-                             f"{self.budget.limit_usd} before this {'poll' if attempts == 0 else 're-ask'}"
-                             + (f" (last answer: {error})" if error else ""))
+                    error = (
+                        f"{FLAG_BUDGET_EXHAUSTED}: the run's judge spend reached budget_usd="
+                        f"{self.budget.limit_usd} before this {'poll' if attempts == 0 else 're-ask'}"
+                        + (f" (last answer: {error})" if error else "")
+                    )
                     break
-                params = poll_params(self.judge, seed=self.seed(poll, attempt, item.sample) if self.takes_seed else None,
-                                     response_format=self.response_format)
+                params = poll_params(
+                    self.judge,
+                    seed=self.seed(poll, attempt, item.sample) if self.takes_seed else None,
+                    response_format=self.response_format,
+                )
                 attempts += 1
                 try:
                     completion = await complete(
-                        self.judge.model, messages, retries=self.retries,
-                        metadata={"purpose": "judge", "model": item.model, "task_id": item.task_id,
-                                  "sample": item.sample, "poll": poll},
-                        **params)
+                        self.judge.model,
+                        messages,
+                        retries=self.retries,
+                        metadata={
+                            "purpose": "judge",
+                            "model": item.model,
+                            "task_id": item.task_id,
+                            "sample": item.sample,
+                            "poll": poll,
+                        },
+                        **params,
+                    )
                 except Exception as exc:  # noqa: BLE001 - the provider failed for good: an invalid vote, kept
                     error = f"judge call failed: {_error_line(exc)}"
                     break
@@ -155,21 +184,45 @@ class _Poller:
             self.budget.add(completion.cost_usd)
             parsed = parse_verdict(completion.message.get("content"))
             if parsed.valid:
-                return self._vote(item, poll, verdict=parsed.verdict, reasoning=parsed.reasoning, valid=True,
-                                  attempts=attempts, prompt_tokens=prompt_tokens,
-                                  completion_tokens=completion_tokens, cost_usd=cost_usd)
+                return self._vote(
+                    item,
+                    poll,
+                    verdict=parsed.verdict,
+                    reasoning=parsed.reasoning,
+                    valid=True,
+                    attempts=attempts,
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    cost_usd=cost_usd,
+                )
             if parsed.abstained:  # an answer, not a parse failure: asking again would not change it
                 error = parsed.error
                 break
             error = f"unparseable judge output: {parsed.error}"
-        return self._vote(item, poll, verdict=None, reasoning=parsed.reasoning if parsed else None, valid=False,
-                          attempts=attempts, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                          cost_usd=cost_usd, error=error)
+        return self._vote(
+            item,
+            poll,
+            verdict=None,
+            reasoning=parsed.reasoning if parsed else None,
+            valid=False,
+            attempts=attempts,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost_usd,
+            error=error,
+        )
 
 
-async def judge_items(items: list[JudgeItem], judge: JudgeConfig, *, retries: RetryConfig,
-                      progress: Progress | None = None, budget: JudgeBudget | None = None,
-                      concurrency: int | None = None, journal: PollJournal | None = None) -> list[JudgeVote]:
+async def judge_items(
+    items: list[JudgeItem],
+    judge: JudgeConfig,
+    *,
+    retries: RetryConfig,
+    progress: Progress | None = None,
+    budget: JudgeBudget | None = None,
+    concurrency: int | None = None,
+    journal: PollJournal | None = None,
+) -> list[JudgeVote]:
     """ChainPoll over prepared items: ``judge.polls`` votes per item, in item order then poll order.
 
     ``concurrency`` bounds the judge calls in flight (default: ``judge.model.max_concurrency`` or 8);
@@ -206,24 +259,40 @@ async def judge_items(items: list[JudgeItem], judge: JudgeConfig, *, retries: Re
     return [vote for votes in results for vote in votes]
 
 
-async def judge_episodes(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
-                         progress: Progress | None = None, budget: JudgeBudget | None = None,
-                         journal: PollJournal | None = None) -> list[JudgeVote]:
+async def judge_episodes(
+    suite,
+    episodes: Iterable[Episode],
+    judge: JudgeConfig,
+    *,
+    retries: RetryConfig,
+    progress: Progress | None = None,
+    budget: JudgeBudget | None = None,
+    journal: PollJournal | None = None,
+) -> list[JudgeVote]:
     """Judge the first step of every episode of ``suite`` (a :class:`toolchoice_pipeline.suites.suite.Suite`).
 
     Returns ``judge.polls`` :class:`JudgeVote` rows per judged episode (invalid ones included); episodes with
     an infrastructure error get none. See :func:`judge_items` for concurrency, progress and budget.
     """
-    return await judge_items(episode_items(suite, episodes), judge, retries=retries, progress=progress,
-                             budget=budget, journal=journal)
+    return await judge_items(
+        episode_items(suite, episodes), judge, retries=retries, progress=progress, budget=budget, journal=journal
+    )
 
 
-def judge_episodes_sync(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
-                        progress: Progress | None = None, budget: JudgeBudget | None = None,
-                        journal: PollJournal | None = None) -> list[JudgeVote]:
+def judge_episodes_sync(
+    suite,
+    episodes: Iterable[Episode],
+    judge: JudgeConfig,
+    *,
+    retries: RetryConfig,
+    progress: Progress | None = None,
+    budget: JudgeBudget | None = None,
+    journal: PollJournal | None = None,
+) -> list[JudgeVote]:
     """:func:`judge_episodes` for callers without an event loop (``asyncio.run``)."""
-    return asyncio.run(judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget,
-                                      journal=journal))
+    return asyncio.run(
+        judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget, journal=journal)
+    )
 
 
 def _by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[JudgeVote]]:

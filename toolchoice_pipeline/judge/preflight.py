@@ -33,21 +33,23 @@ async def preflight_judge(judge: JudgeConfig, *, data_dir: Path, retries: RetryC
     does not load.
     """
     from toolchoice_pipeline.execution.preflight import check_by_call, static_problem
-    from toolchoice_pipeline.providers import register_providers
     from toolchoice_pipeline.judge.call_params import poll_params, refused_temperature, takes_seed
     from toolchoice_pipeline.judge.parse import response_format_for
+    from toolchoice_pipeline.providers import register_providers
 
     register_providers()
     problem = static_problem(judge.model, data_dir) or unpriced_under_budget(judge) or refused_temperature(judge)
     if problem:
         raise JudgePreflightError(f"judge model {problem}")
-    params = poll_params(judge, seed=0 if takes_seed(judge.model.model) else None,
-                         response_format=response_format_for(judge.model.model))
+    params = poll_params(
+        judge, seed=0 if takes_seed(judge.model.model) else None, response_format=response_format_for(judge.model.model)
+    )
     problem = await check_by_call(judge.model, retries=retries, **params)
     if problem:
         sent = ", ".join(f"{key}={params[key]}" for key in ("temperature", "seed") if params.get(key) is not None)
-        raise JudgePreflightError(f"judge model {problem} (the call a poll makes, with "
-                                  f"{sent or 'no sampling parameters'})")
+        raise JudgePreflightError(
+            f"judge model {problem} (the call a poll makes, with {sent or 'no sampling parameters'})"
+        )
 
 
 def unpriced_under_budget(judge: JudgeConfig) -> str | None:
@@ -58,9 +60,11 @@ def unpriced_under_budget(judge: JudgeConfig) -> str | None:
 
     if judge.budget_usd is None or is_priced(judge.model):
         return None
-    return (f"{judge.model.model}: unpriced (not in LiteLLM's pricing table), so judge.budget_usd="
-            f"{judge.budget_usd} could never stop it: give the judge model a price "
-            "(judge.model.price: {input_usd_per_mtok: ..., output_usd_per_mtok: ...}) or remove the budget")
+    return (
+        f"{judge.model.model}: unpriced (not in LiteLLM's pricing table), so judge.budget_usd="
+        f"{judge.budget_usd} could never stop it: give the judge model a price "
+        "(judge.model.price: {input_usd_per_mtok: ..., output_usd_per_mtok: ...}) or remove the budget"
+    )
 
 
 def preflight_judge_sync(judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig) -> None:

@@ -66,13 +66,17 @@ call: they serve other parts. Judge only from what is shown; the agent could not
 Answer with one JSON object and nothing after it:
 {"reasoning": "<your step-by-step reasoning>", "verdict": "correct" or "incorrect"}"""
 
-RUBRIC_VERSION = short_hash([RUBRIC, INPUT_TEMPLATE, SUMMARY_CALLS, SUMMARY_NO_CALL,
-                             PROBLEM_INVALID_CALL, PROBLEM_INVALID_ARGUMENTS])
+RUBRIC_VERSION = short_hash(
+    [RUBRIC, INPUT_TEMPLATE, SUMMARY_CALLS, SUMMARY_NO_CALL, PROBLEM_INVALID_CALL, PROBLEM_INVALID_ARGUMENTS]
+)
 
 
-def build_judge_messages(conversation: list[dict[str, Any]], catalog: list[ToolDefinition],
-                         reply: Reply | None) -> list[dict[str, Any]]:
+def build_judge_messages(
+    conversation: list[dict[str, Any]], catalog: list[ToolDefinition], reply: Reply | None
+) -> list[dict[str, Any]]:
     """The judge's ``[system, user]`` messages for one tool choice (OpenAI chat format): the rubric, then
     :func:`~toolchoice_pipeline.records.judge_input.judge_input_text`, whose errors it raises."""
-    return [{"role": "system", "content": RUBRIC},
-            {"role": "user", "content": judge_input_text(conversation, [tool.as_dict() for tool in catalog], reply)}]
+    return [
+        {"role": "system", "content": RUBRIC},
+        {"role": "user", "content": judge_input_text(conversation, [tool.as_dict() for tool in catalog], reply)},
+    ]

@@ -30,8 +30,14 @@ def register_providers(extra: dict[str, object] | None = None) -> None:
     _register_free_models()
 
 
-_FREE = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "cache_creation_input_token_cost": 0.0,
-         "cache_read_input_token_cost": 0.0, "litellm_provider": "local", "mode": "chat"}
+_FREE = {
+    "input_cost_per_token": 0.0,
+    "output_cost_per_token": 0.0,
+    "cache_creation_input_token_cost": 0.0,
+    "cache_read_input_token_cost": 0.0,
+    "litellm_provider": "local",
+    "mode": "chat",
+}
 
 
 def _register_free_models() -> None:

@@ -27,18 +27,32 @@ def local_models() -> dict[str, LocalModel]:
 class LocalProvider(CustomLLM):
     """LiteLLM custom handler for ``local/<name>``: dispatches to the named in-process model."""
 
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
-                   api_key, logging_obj, optional_params, *args, **kwargs):
+    def completion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        *args,
+        **kwargs,
+    ):
         started = time.perf_counter()
         models = local_models()
         if model not in models:
-            raise CustomLLMError(404, f"unknown local model 'local/{model}' (known: "
-                                      f"{', '.join('local/' + name for name in sorted(models))})")
+            raise CustomLLMError(
+                404,
+                f"unknown local model 'local/{model}' (known: {', '.join('local/' + name for name in sorted(models))})",
+            )
         params = dict(optional_params)
         tools = params.pop("tools", None) or []
         message = models[model](messages, tools, params)
-        return fill_response(model_response, message, model=f"local/{model}", prompt=[messages, tools],
-                             started=started)
+        return fill_response(model_response, message, model=f"local/{model}", prompt=[messages, tools], started=started)
 
     async def acompletion(self, *args, **kwargs):
         return self.completion(*args, **kwargs)

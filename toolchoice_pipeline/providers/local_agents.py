@@ -22,9 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import snowballstemmer
 from rank_bm25 import BM25Okapi
@@ -40,21 +41,26 @@ NEGATION_FACTOR = 0.2
 MIN_CORPUS = 8
 #: A follow-up with fewer content words than this that agrees ("yes, do it") is read with the earlier turns.
 SHORT_FOLLOW_UP = 3
-_AGREEMENT = re.compile(r"\b(?:yes|yeah|yep|yup|sure|ok|okay|go ahead|do it|do that|proceed|please do|sounds good|"
-                        r"let's do|go for it|why not)\b", re.IGNORECASE)
+_AGREEMENT = re.compile(
+    r"\b(?:yes|yeah|yep|yup|sure|ok|okay|go ahead|do it|do that|proceed|please do|sounds good|"
+    r"let's do|go for it|why not)\b",
+    re.IGNORECASE,
+)
 #: Weight of a tool's name tokens in its BM25 document, relative to its description (1).
 NAME_WEIGHT = 2
 
 ABSTAIN_TEXT = "No tool is needed for this request; answering directly."
 
 _STEMMER = snowballstemmer.stemmer("english")
-_STOPWORDS = frozenset("""
+_STOPWORDS = frozenset(
+    """
 a an the and or but if then else of to in on at by for with from into onto over under about as is are was were be
 been being am do does did doing have has had having i me my we our you your he she it its they them their this that
 these those there here what which who whom whose where when why how all any each every some no nor not only own same
 so than too very can could will would shall should may might must just also please pls kindly let lets let's us
 want need like get got make sure one ok okay yes yeah go ahead thanks thank hi hello now right well e g eg ie i.e
-""".split())
+""".split()
+)
 
 # --- words ---------------------------------------------------------------------------------------------------
 
@@ -129,10 +135,10 @@ def split_negations(description: str, other_tools: tuple[str, ...] = ()) -> Desc
             positive.append(rest)
             break
         cue = min(found, key=lambda match: match.start())
-        positive.append(rest[:cue.start()])
-        tail = rest[cue.end():]
+        positive.append(rest[: cue.start()])
+        tail = rest[cue.end() :]
         end = (_CLAUSE_END if cue.re is _NEGATION_CUE else _REDIRECT_END).search(tail)
-        clause = tail[:end.start()] if end else tail
+        clause = tail[: end.start()] if end else tail
         denied.extend(words(clause))
         if cue.group(0).lower().startswith("read"):
             denied.extend(_READ_ONLY_DENIES)
@@ -140,12 +146,13 @@ def split_negations(description: str, other_tools: tuple[str, ...] = ()) -> Desc
             mentions = list(names_pattern.finditer(clause))
             for index, mention in enumerate(mentions):
                 stop = mentions[index + 1].start() if index + 1 < len(mentions) else len(clause)
-                credited.setdefault(mention.group(0), []).extend(words(clause[mention.end():stop]))
-        rest = tail[end.start():] if end else ""
+                credited.setdefault(mention.group(0), []).extend(words(clause[mention.end() : stop]))
+        rest = tail[end.start() :] if end else ""
     return DescriptionParts(" ".join(positive), denied, credited)
 
 
 # --- the catalog index -----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class IndexedTool:
@@ -192,8 +199,10 @@ def _values_as_kinds(text: str) -> str:
 def _build_index(tools: list[dict[str, Any]]) -> CatalogIndex:
     functions = [_function(tool) for tool in tools]
     names = [str(function.get("name") or "") for function in functions]
-    read = [split_negations(str(function.get("description") or ""), tuple(n for n in names if n and n != name))
-            for function, name in zip(functions, names)]
+    read = [
+        split_negations(str(function.get("description") or ""), tuple(n for n in names if n and n != name))
+        for function, name in zip(functions, names)
+    ]
     credited: dict[str, list[str]] = {}
     for parts in read:
         for name, credit in parts.credited.items():
@@ -202,13 +211,24 @@ def _build_index(tools: list[dict[str, Any]]) -> CatalogIndex:
     for function, name, parts in zip(functions, names, read):
         parameters = function.get("parameters") if isinstance(function.get("parameters"), dict) else {}
         name_words = words(name)
-        document = (name_words * NAME_WEIGHT + words(_values_as_kinds(parts.positive))
-                    + words(_values_as_kinds(_parameter_text(parameters))) + credited.get(name, []))
+        document = (
+            name_words * NAME_WEIGHT
+            + words(_values_as_kinds(parts.positive))
+            + words(_values_as_kinds(_parameter_text(parameters)))
+            + credited.get(name, [])
+        )
         claimed = set(document)
         # A word the tool also claims positively is not a capability it denies.
-        indexed.append(IndexedTool(name, str(function.get("description") or ""), parameters,
-                                   frozenset(name_words), frozenset(claimed),
-                                   frozenset(w for w in parts.denied if w not in claimed)))
+        indexed.append(
+            IndexedTool(
+                name,
+                str(function.get("description") or ""),
+                parameters,
+                frozenset(name_words),
+                frozenset(claimed),
+                frozenset(w for w in parts.denied if w not in claimed),
+            )
+        )
         documents.append(document)
     vocabulary = frozenset(w for document in documents for w in document)
     mean_length = max(1, round(sum(map(len, documents)) / max(1, len(documents))))
@@ -232,6 +252,7 @@ def catalog_index(tools: list[dict[str, Any]]) -> CatalogIndex:
 
 # --- the conversation -------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Turn:
     """Where the conversation stands: the request to act on and what happened since it was made."""
@@ -253,11 +274,10 @@ def read_turn(messages: list[dict[str, Any]]) -> Turn:
     request = message_text(messages[last_user]) if last_user >= 0 else ""
     context = ""
     if len(words(request)) < SHORT_FOLLOW_UP and _AGREEMENT.search(request):
-        earlier = [message_text(m) for m in messages[:max(last_user, 0)]
-                   if m.get("role") in ("user", "assistant")]
+        earlier = [message_text(m) for m in messages[: max(last_user, 0)] if m.get("role") in ("user", "assistant")]
         context = "\n".join(t for t in earlier[-2:] if t)
     calls_made, results = [], []
-    for message in messages[last_user + 1:]:
+    for message in messages[last_user + 1 :]:
         if message.get("role") == "assistant":
             for call in message.get("tool_calls") or []:
                 calls_made.append(str(_function(call).get("name") or ""))
@@ -266,8 +286,9 @@ def read_turn(messages: list[dict[str, Any]]) -> Turn:
     return Turn(request=request, context=context, calls_made=calls_made, tool_results=results)
 
 
-_STEP_BREAK = re.compile(r"\s*(?:[;,]?\s*\b(?:and then|then|after that|afterwards|and also|finally)\b|;)\s*",
-                         re.IGNORECASE)
+_STEP_BREAK = re.compile(
+    r"\s*(?:[;,]?\s*\b(?:and then|then|after that|afterwards|and also|finally)\b|;)\s*", re.IGNORECASE
+)
 
 
 def request_steps(request: str) -> list[str]:
@@ -287,30 +308,49 @@ _FILE_EXTENSIONS = (
     "gradle|tf|proto|pem|pdf|png|jpg|jpeg|gif|svg|zip|gz|tar|parquet|db|sqlite|duckdb|mod|sum|gitignore|dockerignore"
 )
 _PATH = re.compile(
-    r"(?<![\w/.])(?:~|\.{1,2})?/?(?:[\w.\-]+/)+[\w.\-]*"                          # with a slash: src/app/main.py, ./x, src/
-    rf"|(?<![\w/.])[\w\-]+(?:\.[\w\-]+)*\.(?:{_FILE_EXTENSIONS})\b(?!\.\w)"       # a file name: main.py, README.md
-    r"|(?<![\w/.])\.[A-Za-z][\w\-]*(?:\.[A-Za-z]\w*)?\b"                             # a dot file: .env, .gitignore
+    r"(?<![\w/.])(?:~|\.{1,2})?/?(?:[\w.\-]+/)+[\w.\-]*"  # with a slash: src/app/main.py, ./x, src/
+    rf"|(?<![\w/.])[\w\-]+(?:\.[\w\-]+)*\.(?:{_FILE_EXTENSIONS})\b(?!\.\w)"  # a file name: main.py, README.md
+    r"|(?<![\w/.])\.[A-Za-z][\w\-]*(?:\.[A-Za-z]\w*)?\b"  # a dot file: .env, .gitignore
     r"|\b(?:Makefile|Dockerfile|Procfile|Gemfile|Rakefile|Justfile|LICENSE|CHANGELOG|README)\b",
 )
 _NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w.]*[A-Za-z/])")
 _IDENT = re.compile(
-    r"\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b"            # dotted: os.path.join
-    r"|\b[a-z]+_\w+\b|\b_\w+\b"                       # snake_case, _private
-    r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"     # camelCase, PascalCase
-    r"|\b\w+(?=\(\))"                                 # called()
-    r"|\b[A-Z]{2,}[A-Z0-9_]*\b"                         # TODO, FIXME, MAX_RETRIES
+    r"\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b"  # dotted: os.path.join
+    r"|\b[a-z]+_\w+\b|\b_\w+\b"  # snake_case, _private
+    r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"  # camelCase, PascalCase
+    r"|\b\w+(?=\(\))"  # called()
+    r"|\b[A-Z]{2,}[A-Z0-9_]*\b"  # TODO, FIXME, MAX_RETRIES
 )
-_EXECUTABLES = frozenset("""
+_EXECUTABLES = frozenset(
+    """
 git python python3 pip pip3 pytest uv poetry npm npx yarn pnpm node deno bun make cmake cargo go rustc gcc clang
 docker kubectl ls cd cat rm mv cp mkdir rmdir touch chmod chown find grep rg sed awk head tail wc echo curl wget tar
 zip unzip ssh scp ps kill du df sort bash sh zsh mvn gradle java javac dotnet ruby bundle rake php composer terraform
 helm psql sqlite3 tox nox black ruff mypy flake8 eslint prettier tsc jest vitest
-""".split())
+""".split()
+)
 _RUN_VERB = re.compile(r"\b(?:run|execute|exec|invoke)\s+", re.IGNORECASE)
 _LANGUAGE_EXTENSIONS = {
-    "python": "py", "typescript": "ts", "javascript": "js", "markdown": "md", "yaml": "yaml", "json": "json",
-    "rust": "rs", "go": "go", "java": "java", "ruby": "rb", "shell": "sh", "html": "html", "css": "css",
-    "toml": "toml", "csv": "csv", "sql": "sql", "text": "txt", "c": "c", "cpp": "cpp", "kotlin": "kt",
+    "python": "py",
+    "typescript": "ts",
+    "javascript": "js",
+    "markdown": "md",
+    "yaml": "yaml",
+    "json": "json",
+    "rust": "rs",
+    "go": "go",
+    "java": "java",
+    "ruby": "rb",
+    "shell": "sh",
+    "html": "html",
+    "css": "css",
+    "toml": "toml",
+    "csv": "csv",
+    "sql": "sql",
+    "text": "txt",
+    "c": "c",
+    "cpp": "cpp",
+    "kotlin": "kt",
 }
 _QUERY_LEAD = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could)\s+you\s+)?(?:search|look\s+up|lookup|google|find|check|browse)\b"
@@ -374,8 +414,9 @@ def extract_request(text: str) -> RequestValues:
         values.numbers.append((int(number) if number.is_integer() else number, match.start()))
     values.identifiers = [m.group(0) for m in _IDENT.finditer(masked)]
     # Plain upper-case words (TODO, API) stay words; identifiers with "_", "." or inner capitals are masked.
-    values.masked = _IDENT.sub(lambda m: m.group(0) if m.group(0).isalpha() and m.group(0).isupper()
-                               else " " * len(m.group(0)), masked)
+    values.masked = _IDENT.sub(
+        lambda m: m.group(0) if m.group(0).isalpha() and m.group(0).isupper() else " " * len(m.group(0)), masked
+    )
     return values
 
 
@@ -384,8 +425,26 @@ def _looks_like_command(text: str) -> bool:
     return first in _EXECUTABLES or first.startswith(("./", "/")) or " -" in text
 
 
-_GIT_SUBCOMMANDS = ("status", "diff", "log", "commit", "push", "pull", "fetch", "branch", "checkout", "switch",
-                    "stash", "add", "merge", "rebase", "blame", "tag", "reset", "show")
+_GIT_SUBCOMMANDS = (
+    "status",
+    "diff",
+    "log",
+    "commit",
+    "push",
+    "pull",
+    "fetch",
+    "branch",
+    "checkout",
+    "switch",
+    "stash",
+    "add",
+    "merge",
+    "rebase",
+    "blame",
+    "tag",
+    "reset",
+    "show",
+)
 #: Words that name a git operation even without the word "git".
 _GIT_ONLY_WORDS = frozenset({"commit", "push", "pull", "rebase", "stash", "checkout"})
 
@@ -417,7 +476,7 @@ def _command_after_verb(text: str) -> str | None:
     """The command in "run pytest on tests/ to see ...": from the first executable after a run verb to the end
     of its clause, stop words left out (``pytest tests/``)."""
     for verb in _RUN_VERB.finditer(text):
-        clause = re.split(r"[;!?\n]|\.(?:\s|$)|,\s|\s(?:and|then|to see|so that|so)\s", text[verb.end():])[0]
+        clause = re.split(r"[;!?\n]|\.(?:\s|$)|,\s|\s(?:and|then|to see|so that|so)\s", text[verb.end() :])[0]
         tokens = clause.split()
         start = next((i for i, token in enumerate(tokens) if _looks_like_command(token)), None)
         if start is not None:
@@ -577,17 +636,19 @@ def _query_text(text: str) -> str:
     return _QUERY_LEAD.sub("", first_sentence).strip().rstrip("?.!").strip() or text.strip()
 
 
-def _number_for(name: str, schema: dict[str, Any], values: RequestValues, is_required: bool,
-                used: set[int]) -> int | float | None:
+def _number_for(
+    name: str, schema: dict[str, Any], values: RequestValues, is_required: bool, used: set[int]
+) -> int | float | None:
     """The number whose neighbourhood (30 characters each side) holds a word of the parameter's name or
     description, or a hint word for it ("first 40 lines" → ``limit``); a required one takes the first left."""
     hints = set(words(name)) | set(words(schema.get("description", "")))
     for part in split_identifier(name):
         hints |= _NUMBER_HINTS.get(part, set())
-    free = [(position, number, offset) for position, (number, offset) in enumerate(values.numbers)
-            if position not in used]
+    free = [
+        (position, number, offset) for position, (number, offset) in enumerate(values.numbers) if position not in used
+    ]
     for position, number, offset in free:
-        if hints & set(words(values.text[max(0, offset - 30):offset + 30])):
+        if hints & set(words(values.text[max(0, offset - 30) : offset + 30])):
             used.add(position)
             return number
     if is_required and free:
@@ -600,16 +661,27 @@ def _array_items(schema: dict[str, Any], values: RequestValues) -> list[Any]:
     items = values.quoted or [part.strip() for part in re.split(r",|\band\b|\n", values.text) if words(part)]
     item_schema = schema.get("items") if isinstance(schema.get("items"), dict) else {}
     if item_schema.get("type") == "object":
-        key = next((k for k, s in (item_schema.get("properties") or {}).items()
-                    if isinstance(s, dict) and s.get("type") == "string"), "content")
+        key = next(
+            (
+                k
+                for k, s in (item_schema.get("properties") or {}).items()
+                if isinstance(s, dict) and s.get("type") == "string"
+            ),
+            "content",
+        )
         return [{key: item} for item in items]
     return items
 
 
 # --- bm25-router -------------------------------------------------------------------------------------------------
 
-_ENTITY_WORDS = {"urls": words("url link web page"), "paths": words("file path"), "globs": words("glob pattern"),
-                 "explicit_commands": words("command shell run"), "identifiers": words("symbol code identifier")}
+_ENTITY_WORDS = {
+    "urls": words("url link web page"),
+    "paths": words("file path"),
+    "globs": words("glob pattern"),
+    "explicit_commands": words("command shell run"),
+    "identifiers": words("symbol code identifier"),
+}
 
 
 @dataclass(frozen=True)
@@ -678,9 +750,17 @@ def _plan(index: CatalogIndex, turn: Turn) -> list[tuple[IndexedTool, str]]:
 
 
 def _call_message(name: str, arguments: dict[str, Any], step: int) -> dict[str, Any]:
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": f"call_{step}_0", "type": "function",
-                            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{step}_0",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+            }
+        ],
+    }
 
 
 def _text_message(text: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ answer, and answers ``{"reasoning", "verdict"}`` as JSON text like an LLM judge.
 
 from __future__ import annotations
 
-from toolchoice_pipeline.providers.offline_judge.model import catalog_judge
 from toolchoice_pipeline.providers.local_model import LocalModel
+from toolchoice_pipeline.providers.offline_judge.model import catalog_judge
 
 MODELS: dict[str, LocalModel] = {"catalog-judge": catalog_judge}

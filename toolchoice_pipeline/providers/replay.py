@@ -24,10 +24,10 @@ from typing import Any
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
-from toolchoice_pipeline.records.calls import Reply, to_openai_message
-from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline.suites.replay_file import load_replay
 from toolchoice_pipeline.providers.response import fill_response
+from toolchoice_pipeline.records.calls import Reply, to_openai_message
+from toolchoice_pipeline.suites.replay_file import load_replay
+from toolchoice_pipeline.util.errors import InputError
 
 LATER_STEP_TEXT = "(replay: the recording holds only the first step; the episode ends here)"
 
@@ -67,8 +67,23 @@ def _replies(path: Path) -> dict[str, Reply]:
 class ReplayProvider(CustomLLM):
     """LiteLLM custom handler for ``replay/<path>`` (registered by :func:`..register_providers`)."""
 
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
-                   api_key, logging_obj, optional_params, acompletion=None, litellm_params=None, *args, **kwargs):
+    def completion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        acompletion=None,
+        litellm_params=None,
+        *args,
+        **kwargs,
+    ):
         started = time.perf_counter()
         metadata = (litellm_params or {}).get("metadata") or {}
         path = replay_path(model, metadata)
@@ -79,8 +94,9 @@ class ReplayProvider(CustomLLM):
         else:
             message = replay_message(path, str(task_id), int(metadata.get("step") or 0))
         tools = optional_params.get("tools") or []
-        return fill_response(model_response, message, model=f"replay/{model}", prompt=[messages, tools],
-                             started=started)
+        return fill_response(
+            model_response, message, model=f"replay/{model}", prompt=[messages, tools], started=started
+        )
 
     async def acompletion(self, *args, **kwargs):
         return self.completion(*args, **kwargs)

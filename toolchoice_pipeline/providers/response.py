@@ -21,8 +21,14 @@ def estimate_tokens(value: Any) -> int:
 PROVIDER_MS = "toolchoice_provider_ms"
 
 
-def fill_response(model_response: litellm.ModelResponse, message: dict[str, Any], *, model: str,
-                  prompt: Any, started: float | None = None) -> litellm.ModelResponse:
+def fill_response(
+    model_response: litellm.ModelResponse,
+    message: dict[str, Any],
+    *,
+    model: str,
+    prompt: Any,
+    started: float | None = None,
+) -> litellm.ModelResponse:
     """Put ``message`` (``{"content", "tool_calls"}``) into ``model_response`` with an estimated ``usage`` and a
     cost of 0.0 (LiteLLM uses a ``response_cost`` already on the response instead of pricing it: looking up our
     free in-process models in its pricing table cost a third of each call's CPU); with ``started``

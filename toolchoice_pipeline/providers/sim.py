@@ -52,13 +52,15 @@ class SimSettings:
     seed: int = 0
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "SimSettings":
+    def from_params(cls, params: dict[str, Any]) -> SimSettings:
         try:
-            settings = cls(latency_ms=float(params.get("sim_latency_ms", 50.0)),
-                           error_rate=float(params.get("sim_error_rate", 0.0)),
-                           retry_after_s=float(params.get("sim_retry_after_s", 1.0)),
-                           flip_rate=float(params.get("sim_flip_rate", 0.0)),
-                           seed=int(params.get("sim_seed", 0)))
+            settings = cls(
+                latency_ms=float(params.get("sim_latency_ms", 50.0)),
+                error_rate=float(params.get("sim_error_rate", 0.0)),
+                retry_after_s=float(params.get("sim_retry_after_s", 1.0)),
+                flip_rate=float(params.get("sim_flip_rate", 0.0)),
+                seed=int(params.get("sim_seed", 0)),
+            )
         except (TypeError, ValueError) as exc:
             raise ValueError(f"sim settings must be numbers ({exc})") from None
         if settings.latency_ms < 0 or settings.retry_after_s < 0:
@@ -110,10 +112,14 @@ def fault_for(settings: SimSettings, digest: str, attempt: int) -> str | None:
 
 def raise_fault(kind: str, model: str, settings: SimSettings, timeout: Any) -> None:
     if kind == "rate_limit":
-        response = httpx.Response(429, headers={"retry-after": f"{settings.retry_after_s:g}"},
-                                  request=httpx.Request("POST", "http://sim.invalid/v1/chat/completions"))
-        raise litellm.RateLimitError(message="sim: rate limit reached", llm_provider="sim", model=model,
-                                     response=response)
+        response = httpx.Response(
+            429,
+            headers={"retry-after": f"{settings.retry_after_s:g}"},
+            request=httpx.Request("POST", "http://sim.invalid/v1/chat/completions"),
+        )
+        raise litellm.RateLimitError(
+            message="sim: rate limit reached", llm_provider="sim", model=model, response=response
+        )
     if kind == "server_error":
         raise litellm.InternalServerError(message="sim: internal server error", llm_provider="sim", model=model)
     raise litellm.Timeout(message=f"sim: request timed out (timeout={timeout})", model=model, llm_provider="sim")
@@ -165,8 +171,9 @@ def flips(settings: SimSettings, task: str, sample: int) -> bool:
     return settings.flip_rate > 0 and _unit(settings.seed, task, sample, "flip") < settings.flip_rate
 
 
-def plausible_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                    flip: str | None = None) -> dict[str, Any]:
+def plausible_reply(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]], flip: str | None = None
+) -> dict[str, Any]:
     """An assistant message (OpenAI chat format) calling the tool that best fits the last user message; with
     ``flip`` (a draw key), another tool of the request, picked from ``flip``, instead."""
     if messages and messages[-1].get("role") == "tool":
@@ -188,9 +195,17 @@ def plausible_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
     parameters = chosen.get("parameters") or {}
     properties = parameters.get("properties") or {}
     arguments = {name: _argument(properties.get(name) or {}, text) for name in parameters.get("required") or []}
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": "call_sim_0", "type": "function",
-                            "function": {"name": chosen["name"], "arguments": json.dumps(arguments)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_sim_0",
+                "type": "function",
+                "function": {"name": chosen["name"], "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
 
 
 class SimProvider(CustomLLM):
@@ -217,23 +232,50 @@ class SimProvider(CustomLLM):
         first_step = not any(m.get("role") == "tool" for m in messages)
         flip = f"{settings.seed}\x1f{task}\x1f{sample}" if first_step and flips(settings, task, sample) else None
         message = plausible_reply(messages, tools, flip)
-        return fill_response(model_response, message, model=f"sim/{model}", prompt=[messages, tools],
-                             started=started)
+        return fill_response(model_response, message, model=f"sim/{model}", prompt=[messages, tools], started=started)
 
-    async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                          encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
-                          *args, timeout=None, **kwargs):
+    async def acompletion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        acompletion=None,
+        litellm_params=None,
+        *args,
+        timeout=None,
+        **kwargs,
+    ):
         started = time.perf_counter()
         settings, tools, fault = self._prepare(model, messages, optional_params)
         await asyncio.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params,
-                            started)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params, started)
 
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                   encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
-                   *args, timeout=None, **kwargs):
+    def completion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        acompletion=None,
+        litellm_params=None,
+        *args,
+        timeout=None,
+        **kwargs,
+    ):
         started = time.perf_counter()
         settings, tools, fault = self._prepare(model, messages, optional_params)
         time.sleep(settings.latency_ms / 1000)
-        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params,
-                            started)
+        return self._answer(model, messages, tools, fault, settings, model_response, timeout, litellm_params, started)

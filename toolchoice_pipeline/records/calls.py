@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -106,8 +107,9 @@ def make_call(name: Any, raw_arguments: Any, call_id: str | None = None) -> Tool
     """A :class:`ToolCall` from a name and arguments in either form, flagged when the arguments are undecodable."""
     arguments, raw = decode_arguments(raw_arguments)
     flags = [] if arguments is not None else [FLAG_INVALID_ARGUMENTS]
-    return ToolCall(name=name if isinstance(name, str) else None, arguments=arguments, raw_arguments=raw,
-                    id=call_id, flags=flags)
+    return ToolCall(
+        name=name if isinstance(name, str) else None, arguments=arguments, raw_arguments=raw, id=call_id, flags=flags
+    )
 
 
 # --- calls written into text -------------------------------------------------------------------------------
@@ -132,7 +134,7 @@ def calls_in_text(text: str | None) -> list[ToolCall]:
     if markers:
         for index, marker in enumerate(markers):
             end = markers[index + 1].start() if index + 1 < len(markers) else len(text)
-            found.append(_invalid_call_from(text[marker.end():end]))
+            found.append(_invalid_call_from(text[marker.end() : end]))
         return found
     body = text.strip()
     fenced = _FENCE.match(body)
@@ -165,13 +167,18 @@ def _invalid_call_from(fragment: str) -> ToolCall:
 
 # --- the three reply shapes ----------------------------------------------------------------------------------
 
+
 def _text_of(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts: list[str] = [part["text"] for part in content
-                 if isinstance(part, dict) and part.get("type") in ("text", "output_text")
-                 and isinstance(part.get("text"), str)]
+        parts: list[str] = [
+            part["text"]
+            for part in content
+            if isinstance(part, dict)
+            and part.get("type") in ("text", "output_text")
+            and isinstance(part.get("text"), str)
+        ]
         return "\n".join(parts) if parts else None
     return None
 
@@ -184,8 +191,9 @@ def message_text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(part.get("text", "") for part in content
-                         if isinstance(part, dict) and isinstance(part.get("text"), str))
+        return "\n".join(
+            part.get("text", "") for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
     return ""
 
 
@@ -302,8 +310,13 @@ def to_openai_message(reply: Reply) -> dict[str, Any]:
     tool_calls = []
     for index, call in enumerate(c for c in reply.calls if not c.is_invalid_call):
         arguments = call.raw_arguments if call.arguments is None else json.dumps(call.arguments, ensure_ascii=False)
-        tool_calls.append({"id": call.id or f"call_{index}", "type": "function",
-                           "function": {"name": call.name or "", "arguments": arguments or ""}})
+        tool_calls.append(
+            {
+                "id": call.id or f"call_{index}",
+                "type": "function",
+                "function": {"name": call.name or "", "arguments": arguments or ""},
+            }
+        )
     text = reply.text
     invalid = [c for c in reply.calls if c.is_invalid_call]
     if invalid and not calls_in_text(text):

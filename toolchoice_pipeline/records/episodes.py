@@ -6,7 +6,8 @@ Units: latency in milliseconds, cost in USD, tokens as counts.
 
 from __future__ import annotations
 
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, Field
 

@@ -85,12 +85,14 @@ def judge_input_text(conversation: list[dict[str, Any]], catalog: list[dict[str,
     conversation_text = "\n".join(_json(message) for message in conversation)
     catalog_text = "\n".join(_json(tool) for tool in catalog)
     if reply.calls:
-        summary = SUMMARY_CALLS.format(count=len(reply.calls),
-                                       names=", ".join(str(call.name) for call in reply.calls))
+        summary = SUMMARY_CALLS.format(count=len(reply.calls), names=", ".join(str(call.name) for call in reply.calls))
     else:
         summary = SUMMARY_NO_CALL
     user = INPUT_TEMPLATE.format(
-        conversation=conversation_text, catalog=catalog_text, summary=summary, text=_json(reply.text),
+        conversation=conversation_text,
+        catalog=catalog_text,
+        summary=summary,
+        text=_json(reply.text),
         calls=_json([_call_item(call) for call in reply.calls]),
     )
     return user
@@ -140,5 +142,6 @@ def read_judge_input(messages: list[dict[str, Any]]) -> JudgeInput:
         raise JudgeInputError("judge input lacks the tool catalog or the chosen call")
     if not isinstance(calls, list):
         raise JudgeInputError("the <tool_calls> section is not a JSON list")
-    return JudgeInput(conversation=conversation, catalog=catalog, text=text if isinstance(text, str) else None,
-                      calls=calls)
+    return JudgeInput(
+        conversation=conversation, catalog=catalog, text=text if isinstance(text, str) else None, calls=calls
+    )

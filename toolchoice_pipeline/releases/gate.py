@@ -27,13 +27,19 @@ that brings it under 5%.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolchoice_pipeline.releases.noise import FALSE_FAIL_TARGET, false_fail_rate, paired_drop_interval, \
-    repeats_for_false_fails
+from toolchoice_pipeline.releases.noise import (
+    FALSE_FAIL_TARGET,
+    false_fail_rate,
+    paired_drop_interval,
+    repeats_for_false_fails,
+)
 from toolchoice_pipeline.releases.pairing import Paired
+
 if TYPE_CHECKING:  # pyarrow only for the annotation: `toolchoice gate` imports it only to list flipped tasks
     import pyarrow as pa
 
@@ -138,8 +144,11 @@ class GateResult(BaseModel):
             "new_models": self.models_with("new"),
             "missing_models": self.models_with("missing"),
             "notes": self.notes + [f"{gate.model}: {note}" for gate in self.models.values() for note in gate.notes],
-            "flips": {name: {metric: flips.model_dump() for metric, flips in gate.flips.items()}
-                      for name, gate in self.models.items() if gate.flips},
+            "flips": {
+                name: {metric: flips.model_dump() for metric, flips in gate.flips.items()}
+                for name, gate in self.models.items()
+                if gate.flips
+            },
             "noise": self.noise,
             "comparisons": [c.model_dump() for c in self.comparisons],
             "warnings": self.warnings,
@@ -158,12 +167,16 @@ def _advice(now: Mapping[str, Any], before: Mapping[str, Any] | None, max_drop_p
     if flip is None and before is not None and before.get("flip_rate") is not None:
         flip, source = before.get("flip_rate"), "observed in the baseline's samples"
     if flip is None:
-        return ("flip rate not observable with one sample per task: run with repeats of 2 or more to learn how "
-                f"often the {max_drop_points}-point rule fails an unchanged model")
+        return (
+            "flip rate not observable with one sample per task: run with repeats of 2 or more to learn how "
+            f"often the {max_drop_points}-point rule fails an unchanged model"
+        )
     rate = false_fail_rate(n_tasks, k, flip, max_drop_points)
     needed = repeats_for_false_fails(n_tasks, flip, max_drop_points)
-    line = (f"at the flip rate {flip:.4f} {source}, the {max_drop_points}-point rule fails an unchanged model "
-            f"{100 * rate:.1f}% of the time per metric ({n_tasks} tasks, repeats {k}); ")
+    line = (
+        f"at the flip rate {flip:.4f} {source}, the {max_drop_points}-point rule fails an unchanged model "
+        f"{100 * rate:.1f}% of the time per metric ({n_tasks} tasks, repeats {k}); "
+    )
     if rate < FALSE_FAIL_TARGET:
         return line + f"under {100 * FALSE_FAIL_TARGET:.0f}% already"
     if needed is None:
@@ -171,8 +184,15 @@ def _advice(now: Mapping[str, Any], before: Mapping[str, Any] | None, max_drop_p
     return line + f"repeats {needed} bring it under {100 * FALSE_FAIL_TARGET:.0f}%"
 
 
-def _compare(gate: "ModelGate", metric: str, old: float, new: float, paired: Paired | None,
-             max_drop_points: float, noise: NoiseMode) -> None:
+def _compare(
+    gate: ModelGate,
+    metric: str,
+    old: float,
+    new: float,
+    paired: Paired | None,
+    max_drop_points: float,
+    noise: NoiseMode,
+) -> None:
     """Add the comparison of one metric to ``gate``, with its failure or warning."""
     model = gate.model
     interval = beyond = None
@@ -183,26 +203,47 @@ def _compare(gate: "ModelGate", metric: str, old: float, new: float, paired: Pai
         low, high = paired_drop_interval(paired.rates("baseline", flip_metric), paired.rates("now", flip_metric))
         interval, beyond = [low, high], not (low <= 0.0 <= high)
     drop = round(old - new, 2)
-    gate.comparisons.append(Comparison(model=model, metric=metric, baseline=old, now=new, drop=drop,
-                                       ci95=interval, beyond_noise=beyond))
+    gate.comparisons.append(
+        Comparison(model=model, metric=metric, baseline=old, now=new, drop=drop, ci95=interval, beyond_noise=beyond)
+    )
     if drop <= max_drop_points:
         return
-    shown = "" if interval is None else \
-        f", {'beyond' if beyond else 'within'} noise (95% interval of the drop [{interval[0]}, {interval[1]}])"
+    shown = (
+        ""
+        if interval is None
+        else f", {'beyond' if beyond else 'within'} noise (95% interval of the drop [{interval[0]}, {interval[1]}])"
+    )
     if noise == "require" and beyond is False:
-        gate.warnings.append(f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points}){shown}: "
-                             "passes because gate.noise is require")
+        gate.warnings.append(
+            f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points}){shown}: "
+            "passes because gate.noise is require"
+        )
         return
-    gate.failures.append(GateFailure(
-        model=model, metric=metric, baseline=old, now=new, drop=drop,
-        reason=f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points}){shown}"))
+    gate.failures.append(
+        GateFailure(
+            model=model,
+            metric=metric,
+            baseline=old,
+            now=new,
+            drop=drop,
+            reason=f"{metric} dropped {drop} points ({old} → {new}; limit {max_drop_points}){shown}",
+        )
+    )
 
 
-def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: str | None = None,
-               baseline_models: Mapping[str, Any] | None = None, flips: Flips | None = None, *,
-               max_drop_points: float = MAX_DROP_POINTS, max_error_pct: float = MAX_ERROR_PCT,
-               paired: Mapping[str, Paired] | None = None, noise: NoiseMode = "report",
-               advise: bool = True) -> GateResult:
+def check_gate(
+    release_id: str,
+    models: Mapping[str, Any],
+    baseline_release_id: str | None = None,
+    baseline_models: Mapping[str, Any] | None = None,
+    flips: Flips | None = None,
+    *,
+    max_drop_points: float = MAX_DROP_POINTS,
+    max_error_pct: float = MAX_ERROR_PCT,
+    paired: Mapping[str, Paired] | None = None,
+    noise: NoiseMode = "report",
+    advise: bool = True,
+) -> GateResult:
     """Gate a release's per-model scores against the baseline's (both ``scores.json`` ``models`` mappings or
     :class:`~toolchoice_pipeline.scoring.ModelScores`); ``flips`` from :func:`task_flips`; ``paired`` from
     :func:`.pairing.paired_tasks` (None: no intervals, the 2-point rule alone); ``noise`` as in the module
@@ -222,10 +263,15 @@ def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: 
             error_pct = round(100.0 * errors / n_samples, 2)
             what = "tasks" if n_samples == int(now.get("n_tasks") or 0) else "samples"
             gate.status = "not_evaluated"
-            gate.failures.append(GateFailure(
-                model=model, metric="error_pct", now=error_pct,
-                reason=f"not evaluated: {errors} of {n_samples} {what} ({error_pct}%) had infrastructure errors "
-                       f"(limit {max_error_pct}%)"))
+            gate.failures.append(
+                GateFailure(
+                    model=model,
+                    metric="error_pct",
+                    now=error_pct,
+                    reason=f"not evaluated: {errors} of {n_samples} {what} ({error_pct}%) had infrastructure errors "
+                    f"(limit {max_error_pct}%)",
+                )
+            )
         elif model not in baseline_models:
             gate.status = "new"
             gate.notes.append("new in this release: no baseline to compare with, passes")
@@ -237,8 +283,10 @@ def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: 
             for metric in GATED_METRICS:
                 old, new = before.get(metric), now.get(metric)
                 if old is None or new is None:
-                    gate.notes.append(f"{metric} not compared (no scored tasks in "
-                                      f"{'the baseline' if old is None else 'this release'})")
+                    gate.notes.append(
+                        f"{metric} not compared (no scored tasks in "
+                        f"{'the baseline' if old is None else 'this release'})"
+                    )
                     continue
                 _compare(gate, metric, old, new, shared, max_drop_points, noise)
             if noise == "require" and shared is None:
@@ -246,16 +294,25 @@ def check_gate(release_id: str, models: Mapping[str, Any], baseline_release_id: 
             if gate.failures:
                 gate.status = "failed"
         if advise and gate.status != "not_evaluated":
-            gate.advice = _advice(now, _figures(baseline_models[model]) if model in baseline_models else None,
-                                  max_drop_points)
+            gate.advice = _advice(
+                now, _figures(baseline_models[model]) if model in baseline_models else None, max_drop_points
+            )
         result_models[model] = gate
     for model in sorted(set(baseline_models) - set(models)):
-        result_models[model] = ModelGate(model=model, status="missing",
-                                         notes=[f"in baseline {baseline_release_id} but not in this release"])
+        result_models[model] = ModelGate(
+            model=model, status="missing", notes=[f"in baseline {baseline_release_id} but not in this release"]
+        )
     passed = not any(gate.failures for gate in result_models.values())
-    return GateResult(release_id=release_id, baseline_release_id=baseline_release_id, passed=passed,
-                      max_drop_points=max_drop_points, max_error_pct=max_error_pct, models=result_models,
-                      notes=notes, noise=noise)
+    return GateResult(
+        release_id=release_id,
+        baseline_release_id=baseline_release_id,
+        passed=passed,
+        max_drop_points=max_drop_points,
+        max_error_pct=max_error_pct,
+        models=result_models,
+        notes=notes,
+        noise=noise,
+    )
 
 
 def task_flips(now: pa.Table, baseline: pa.Table, threads: int | None = None) -> Flips:
@@ -294,6 +351,7 @@ def task_flips(now: pa.Table, baseline: pa.Table, threads: int | None = None) ->
 
 # --- reports -------------------------------------------------------------------------------------------------
 
+
 def _share(figures: Mapping[str, Any] | None, metric: str) -> str:
     value = (figures or {}).get(metric)
     return "–" if value is None else f"{value:.2f}"
@@ -307,39 +365,58 @@ def _shown(task_ids: list[str]) -> str:
 
 def comparisons_markdown(comparisons: list[Comparison]) -> str:
     """The comparisons (points) as a Markdown table: drop, 95% paired interval, beyond or within noise."""
-    lines = ["| model | metric | baseline → now | drop | 95% interval of the drop | noise |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| model | metric | baseline → now | drop | 95% interval of the drop | noise |",
+        "|---|---|---|---|---|---|",
+    ]
     for c in comparisons:
         interval = "–" if c.ci95 is None else f"[{c.ci95[0]:.2f}, {c.ci95[1]:.2f}]"
         word = "–" if c.beyond_noise is None else ("beyond noise" if c.beyond_noise else "within noise")
-        lines.append(f"| `{c.model}` | {c.metric} | {c.baseline:.2f} → {c.now:.2f} | {c.drop:.2f} | "
-                     f"{interval} | {word} |")
+        lines.append(
+            f"| `{c.model}` | {c.metric} | {c.baseline:.2f} → {c.now:.2f} | {c.drop:.2f} | {interval} | {word} |"
+        )
     return "\n".join(lines)
 
 
-def gate_markdown(result: GateResult, models: Mapping[str, Any], baseline_models: Mapping[str, Any] | None = None,
-                  suite: str | None = None) -> str:
+def gate_markdown(
+    result: GateResult,
+    models: Mapping[str, Any],
+    baseline_models: Mapping[str, Any] | None = None,
+    suite: str | None = None,
+) -> str:
     """A Markdown summary: verdict, a table of shares (baseline → now), the failures and the flipped tasks."""
     baseline_models = baseline_models or {}
     verdict = "PASSED" if result.passed else "FAILED"
     against = f"baseline `{result.baseline_release_id}`" if result.baseline_release_id else "no baseline"
-    lines = [f"## Gate {verdict}: release `{result.release_id}` against {against}"
-             + (f" (suite `{suite}`)" if suite else ""), "",
-             f"A model fails when its right-tool or right-arguments share drops more than "
-             f"{result.max_drop_points} points, or when more than {result.max_error_pct}% of its tasks had "
-             f"infrastructure errors (not evaluated).", ""]
-    lines += ["| model | status | right tool % (baseline → now) | right args % (baseline → now) | errors |",
-              "|---|---|---|---|---|"]
+    lines = [
+        f"## Gate {verdict}: release `{result.release_id}` against {against}"
+        + (f" (suite `{suite}`)" if suite else ""),
+        "",
+        f"A model fails when its right-tool or right-arguments share drops more than "
+        f"{result.max_drop_points} points, or when more than {result.max_error_pct}% of its tasks had "
+        f"infrastructure errors (not evaluated).",
+        "",
+    ]
+    lines += [
+        "| model | status | right tool % (baseline → now) | right args % (baseline → now) | errors |",
+        "|---|---|---|---|---|",
+    ]
     for name, gate in result.models.items():
         now = _figures(models[name]) if name in models else None
         before = _figures(baseline_models[name]) if name in baseline_models else None
         errors = f"{now.get('errors', 0)}/{now.get('n_tasks', 0)}" if now else "–"
-        lines.append(f"| `{name}` | {gate.status.replace('_', ' ')} | "
-                     f"{_share(before, 'right_tool_pct')} → {_share(now, 'right_tool_pct')} | "
-                     f"{_share(before, 'right_args_pct')} → {_share(now, 'right_args_pct')} | {errors} |")
+        lines.append(
+            f"| `{name}` | {gate.status.replace('_', ' ')} | "
+            f"{_share(before, 'right_tool_pct')} → {_share(now, 'right_tool_pct')} | "
+            f"{_share(before, 'right_args_pct')} → {_share(now, 'right_args_pct')} | {errors} |"
+        )
     if result.comparisons:
-        lines += ["", f"### Drops against noise (gate.noise: {result.noise})", "",
-                  comparisons_markdown(result.comparisons)]
+        lines += [
+            "",
+            f"### Drops against noise (gate.noise: {result.noise})",
+            "",
+            comparisons_markdown(result.comparisons),
+        ]
     if result.failures:
         lines += ["", "### Failures", ""]
         lines += [f"- `{failure.model}`: {failure.reason}" for failure in result.failures]
@@ -354,18 +431,24 @@ def gate_markdown(result: GateResult, models: Mapping[str, Any], baseline_models
     notes = result.notes + [f"`{gate.model}`: {note}" for gate in result.models.values() for note in gate.notes]
     if notes:
         lines += ["", "### Notes", ""] + [f"- {note}" for note in notes]
-    flipped = [(gate.model, metric, flips) for gate in result.models.values()
-               for metric, flips in gate.flips.items() if flips.right_to_wrong or flips.wrong_to_right]
+    flipped = [
+        (gate.model, metric, flips)
+        for gate in result.models.values()
+        for metric, flips in gate.flips.items()
+        if flips.right_to_wrong or flips.wrong_to_right
+    ]
     if flipped:
         lines += ["", "### Flipped tasks", ""]
         for model, metric, flips in flipped:
             label = metric.replace("_", " ")
             if flips.right_to_wrong:
-                lines.append(f"- `{model}` {label}, right → wrong ({len(flips.right_to_wrong)}): "
-                             f"{_shown(flips.right_to_wrong)}")
+                lines.append(
+                    f"- `{model}` {label}, right → wrong ({len(flips.right_to_wrong)}): {_shown(flips.right_to_wrong)}"
+                )
             if flips.wrong_to_right:
-                lines.append(f"- `{model}` {label}, wrong → right ({len(flips.wrong_to_right)}): "
-                             f"{_shown(flips.wrong_to_right)}")
+                lines.append(
+                    f"- `{model}` {label}, wrong → right ({len(flips.wrong_to_right)}): {_shown(flips.wrong_to_right)}"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -373,19 +456,25 @@ def gate_junit_xml(result: GateResult, suite: str | None = None) -> str:
     """JUnit XML: one test case per model; a drop or "not evaluated" is a ``<failure>``, a model missing
     from this release is ``<skipped>``. CI systems (GitHub, GitLab, Jenkins) render it as a test report."""
     name = f"toolchoice gate {result.release_id}" + (
-        f" vs {result.baseline_release_id}" if result.baseline_release_id else "")
+        f" vs {result.baseline_release_id}" if result.baseline_release_id else ""
+    )
     cases = list(result.models.values())
     failed = sum(1 for gate in cases if gate.failures)
     skipped = sum(1 for gate in cases if gate.status == "missing")
     root = ET.Element("testsuites", name="toolchoice gate", tests=str(len(cases)), failures=str(failed))
-    suite_element = ET.SubElement(root, "testsuite", name=name, tests=str(len(cases)), failures=str(failed),
-                                  errors="0", skipped=str(skipped))
+    suite_element = ET.SubElement(
+        root, "testsuite", name=name, tests=str(len(cases)), failures=str(failed), errors="0", skipped=str(skipped)
+    )
     classname = f"toolchoice.gate.{suite}" if suite else "toolchoice.gate"
     for gate in cases:
         case = ET.SubElement(suite_element, "testcase", classname=classname, name=gate.model)
         if gate.failures:
-            failure = ET.SubElement(case, "failure", type="not_evaluated" if gate.status == "not_evaluated"
-                                    else "regression", message="; ".join(f.reason for f in gate.failures))
+            failure = ET.SubElement(
+                case,
+                "failure",
+                type="not_evaluated" if gate.status == "not_evaluated" else "regression",
+                message="; ".join(f.reason for f in gate.failures),
+            )
             details = [f.reason for f in gate.failures]
             for metric, flips in gate.flips.items():
                 if flips.right_to_wrong:

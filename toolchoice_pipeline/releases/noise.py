@@ -26,8 +26,9 @@ CHUNK_ELEMENTS = 1 << 22  # task draws per block of resamples (32 MB of indices)
 MULTINOMIAL_FACTOR = 8  # the multinomial draw is used when the distinct differences are at most n / 8
 
 
-def paired_drop_interval(baseline: np.ndarray, now: np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
-                         seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+def paired_drop_interval(
+    baseline: np.ndarray, now: np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float]:
     """95% paired-bootstrap interval ``(low, high)`` of the mean of ``baseline − now`` in points (2 decimals).
 
     ``baseline`` and ``now`` are per-task right rates (fractions 0–1), aligned by task; raises ``ValueError``
@@ -47,14 +48,18 @@ def paired_drop_interval(baseline: np.ndarray, now: np.ndarray, *, resamples: in
     else:
         # Resamples in blocks of rows (the same stream as one draw): memory stays bounded.
         rows = max(1, CHUNK_ELEMENTS // n)
-        means = np.concatenate([differences[rng.integers(0, n, size=(min(rows, resamples - done), n))].mean(axis=1)
-                                for done in range(0, resamples, rows)])
+        means = np.concatenate(
+            [
+                differences[rng.integers(0, n, size=(min(rows, resamples - done), n))].mean(axis=1)
+                for done in range(0, resamples, rows)
+            ]
+        )
     low, high = np.percentile(means, [2.5, 97.5])
     return round(float(low), 2), round(float(high), 2)
 
 
 def _binomial(k: int, p: float) -> np.ndarray:
-    return np.array([math.comb(k, i) * p ** i * (1 - p) ** (k - i) for i in range(k + 1)])
+    return np.array([math.comb(k, i) * p**i * (1 - p) ** (k - i) for i in range(k + 1)])
 
 
 def false_fail_rate(n_tasks: int, repeats: int, flip: float, max_drop_points: float = 2.0) -> float:
@@ -76,8 +81,9 @@ def false_fail_rate(n_tasks: int, repeats: int, flip: float, max_drop_points: fl
     return float(min(1.0, total[drops > max_drop_points].sum()))
 
 
-def repeats_for_false_fails(n_tasks: int, flip: float, max_drop_points: float = 2.0,
-                            target: float = FALSE_FAIL_TARGET, max_repeats: int = 100) -> int | None:
+def repeats_for_false_fails(
+    n_tasks: int, flip: float, max_drop_points: float = 2.0, target: float = FALSE_FAIL_TARGET, max_repeats: int = 100
+) -> int | None:
     """The smallest k (1..``max_repeats``) whose :func:`false_fail_rate` is under ``target``; None if none is."""
     for k in range(1, max_repeats + 1):
         if false_fail_rate(n_tasks, k, flip, max_drop_points) < target:

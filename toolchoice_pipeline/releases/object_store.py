@@ -52,7 +52,7 @@ def listing_stamps(directory: Any) -> dict[str, str]:
         name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
         if entry.get("type") == "file" and name.endswith(".json") and not name.startswith("."):
             tag = entry.get("ETag") or entry.get("etag") or entry.get("mtime") or entry.get("LastModified")
-            stamps[name[:-len(".json")]] = f"{entry.get('size')}-{tag}"
+            stamps[name[: -len(".json")]] = f"{entry.get('size')}-{tag}"
     return stamps
 
 

@@ -83,12 +83,19 @@ def _paired(rows: list[tuple]) -> Paired:
     k_now, k_base, m = rows[0][8], rows[0][9], rows[0][10]
     paired = Paired(tasks=[r[1] for r in both])
     for side, offset in (("now", 2), ("baseline", 5)):
-        setattr(paired, side, {name: np.array([r[offset + i] for r in both], dtype=float)
-                               for i, name in enumerate(("scored", "right_tool", "right_args"))})
+        setattr(
+            paired,
+            side,
+            {
+                name: np.array([r[offset + i] for r in both], dtype=float)
+                for i, name in enumerate(("scored", "right_tool", "right_args"))
+            },
+        )
     parts = []
     if only_now or only_baseline:
-        parts.append(f"{len(both)} tasks scored in both ({only_baseline} only in the baseline, "
-                     f"{only_now} only in this release)")
+        parts.append(
+            f"{len(both)} tasks scored in both ({only_baseline} only in the baseline, {only_now} only in this release)"
+        )
     if k_now != k_base:
         parts.append(f"samples 0..{m - 1} (baseline repeats {k_base}, this release {k_now})")
     if parts:

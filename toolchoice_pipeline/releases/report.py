@@ -34,16 +34,22 @@ def shown(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def score_cells(figures: ModelScores | dict[str, Any], *, agent_priced: bool = True,
-                judge_priced: bool = True) -> list[str]:
+def score_cells(
+    figures: ModelScores | dict[str, Any], *, agent_priced: bool = True, judge_priced: bool = True
+) -> list[str]:
     """One model's figures (:class:`ModelScores` or a ``models`` entry of ``scores.json``) in
     :data:`SCORE_COLUMNS` order, each with its declared decimals (:func:`~toolchoice_pipeline.scoring.summary.metric`);
     a cost is "unpriced" for a model whose price is unknown (its calls were counted at 0)."""
     values = figures.model_dump() if isinstance(figures, ModelScores) else figures
     unpriced = {"agent_cost_usd": not agent_priced, "judge_cost_usd": not judge_priced}
-    return [UNPRICED if unpriced.get(name) else
-            shown(values.get(name), digits) if digits is not None else str(values.get(name))
-            for name, _, digits in table_columns()]
+    return [
+        UNPRICED
+        if unpriced.get(name)
+        else shown(values.get(name), digits)
+        if digits is not None
+        else str(values.get(name))
+        for name, _, digits in table_columns()
+    ]
 
 
 @dataclass(frozen=True)
@@ -94,11 +100,18 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
     for _, _, scores in scored:
         gate_passed = scores.gate.passed if scores.gate is not None else None
         for model, figures in scores.models.items():
-            points.append(TrendPoint(
-                release_id=scores.release_id, kind=scores.kind, suite=scores.suite, model=model,
-                right_tool_pct=figures.right_tool_pct, right_args_pct=figures.right_args_pct,
-                tsq_mean=figures.tsq_mean, gate_passed=gate_passed,
-            ))
+            points.append(
+                TrendPoint(
+                    release_id=scores.release_id,
+                    kind=scores.kind,
+                    suite=scores.suite,
+                    model=model,
+                    right_tool_pct=figures.right_tool_pct,
+                    right_args_pct=figures.right_args_pct,
+                    tsq_mean=figures.tsq_mean,
+                    gate_passed=gate_passed,
+                )
+            )
     return points
 
 
@@ -112,8 +125,10 @@ def trend_rows(points: list[TrendPoint], baseline: str | None = None) -> tuple[l
         by_model = {p.model: p for p in points if p.release_id == release_id}
         first = next(iter(by_model.values()))
         gate = "–" if first.gate_passed is None else ("pass" if first.gate_passed else "FAIL")
-        cells = [f"{_pct(by_model[m].right_tool_pct)} / {_pct(by_model[m].right_args_pct)}" if m in by_model else ""
-                 for m in models]
+        cells = [
+            f"{_pct(by_model[m].right_tool_pct)} / {_pct(by_model[m].right_args_pct)}" if m in by_model else ""
+            for m in models
+        ]
         name = f"{release_id} (baseline)" if release_id == baseline else release_id
         rows.append([name, first.kind, gate, *cells])
     return models, rows
@@ -132,8 +147,9 @@ def trend_markdown(points: list[TrendPoint], baseline: str | None = None) -> str
     return "\n".join(lines)
 
 
-def render_chart(points: list[TrendPoint], path: Path, title: str = "Tool choice over releases",
-                 baseline: str | None = None) -> Path | None:
+def render_chart(
+    points: list[TrendPoint], path: Path, title: str = "Tool choice over releases", baseline: str | None = None
+) -> Path | None:
     """Write :func:`trend_figure` as a PNG to ``path``; None when there is nothing to plot."""
     if not points:
         return None
@@ -166,11 +182,23 @@ def trend_figure(points: list[TrendPoint], title: str = "Tool choice over releas
             axis.plot(xs, [by_release[releases[i]] for i in xs], marker="o", label=model)
             failed_xs = [i for i in xs if releases[i] in failed]
             if failed_xs:
-                axis.scatter(failed_xs, [by_release[releases[i]] for i in failed_xs], marker="x", s=90,
-                             color="red", zorder=3, label="gate failed" if model == models[0] else None)
+                axis.scatter(
+                    failed_xs,
+                    [by_release[releases[i]] for i in failed_xs],
+                    marker="x",
+                    s=90,
+                    color="red",
+                    zorder=3,
+                    label="gate failed" if model == models[0] else None,
+                )
         if baseline in releases:
-            axis.axvline(releases.index(baseline), color="grey", linestyle="--", linewidth=1,
-                         label="baseline" if axis is axes[0] else None)
+            axis.axvline(
+                releases.index(baseline),
+                color="grey",
+                linestyle="--",
+                linewidth=1,
+                label="baseline" if axis is axes[0] else None,
+            )
         axis.set_title(label)
         names = [f"{r} (baseline)" if r == baseline else r for r in releases]
         axis.set_xticks(range(len(releases)), names, rotation=30, ha="right", fontsize=8)

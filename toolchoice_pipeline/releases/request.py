@@ -11,16 +11,16 @@ anything else ``adhoc``, on the default suite) for readers that only report.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolchoice_pipeline.suites.config import MAX_REPEATS, CachePolicy
+from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
-from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.text_files import read_utf8
 
 ReleaseKind = Literal["release", "nightly", "catalog-change", "adhoc"]
@@ -43,16 +43,21 @@ class ReleaseRequest(BaseModel):
     judge: bool = True
     cache_policy: CachePolicy | None = None
     force: bool = False
-    requested_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    requested_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     requested_by: str = "cli"
 
 
 def check_release_id(release_id: str) -> str:
     """Return ``release_id`` if usable as a partition key and a directory name; else raise :class:`InputError`."""
     if not RELEASE_ID.match(release_id or ""):
-        raise InputError(Problem(file="<command line>", field="release",
-                                 message=f"release id {release_id!r} must be 1-128 characters of letters, digits, "
-                                         "'.', '_' or '-', starting with a letter or digit"))
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field="release",
+                message=f"release id {release_id!r} must be 1-128 characters of letters, digits, "
+                "'.', '_' or '-', starting with a letter or digit",
+            )
+        )
     return release_id
 
 

@@ -66,16 +66,25 @@ class ReleaseSnapshot(BaseModel):
 
     def suite(self, tasks: list[Task] | None = None) -> Suite:
         """The suite as pinned (``tasks``: the staged tasks, which must be the pinned ones)."""
-        return Suite(spec=self.suite_spec, directory=Path(self.suite_directory), curated=list(self.curated),
-                     live=list(self.live), tasks=list(self.tasks if tasks is None else tasks),
-                     task_lines=dict(self.task_lines))
+        return Suite(
+            spec=self.suite_spec,
+            directory=Path(self.suite_directory),
+            curated=list(self.curated),
+            live=list(self.live),
+            tasks=list(self.tasks if tasks is None else tasks),
+            task_lines=dict(self.task_lines),
+        )
 
     def content_version(self) -> str:
         """12-hex hash of what the release evaluates: the pinned inputs and the request's evaluating fields (not
         when they were resolved, nor the kind)."""
         evaluating = {name: getattr(self.request, name) for name in EVALUATING_FIELDS}
-        return short_hash({"request": evaluating,
-                           **self.model_dump(mode="json", exclude={"request", "resolved_at", "suite_directory"})})
+        return short_hash(
+            {
+                "request": evaluating,
+                **self.model_dump(mode="json", exclude={"request", "resolved_at", "suite_directory"}),
+            }
+        )
 
     def evaluates_as(self, request: ReleaseRequest) -> bool:
         """Whether ``request`` asks for what this snapshot evaluates (same :data:`EVALUATING_FIELDS`)."""
@@ -91,10 +100,19 @@ def resolve_snapshot(data_dir: Path, request: ReleaseRequest) -> ReleaseSnapshot
     suite = load_suite(data_dir, request.suite)
     config = load_run_config(data_dir).for_suite(request.models, suite.spec.models).with_repeats(request.repeats)
     return ReleaseSnapshot(
-        release_id=request.release_id, request=request, suite_spec=suite.spec, suite_directory=str(suite.directory),
-        curated=suite.curated, live=suite.live, tasks=suite.tasks, task_lines=suite.task_lines, config=config,
-        cache_policy=request.cache_policy or config.cache.policy, catalog_version=suite.catalog_version,
-        fixture_version=suite.fixture_version)
+        release_id=request.release_id,
+        request=request,
+        suite_spec=suite.spec,
+        suite_directory=str(suite.directory),
+        curated=suite.curated,
+        live=suite.live,
+        tasks=suite.tasks,
+        task_lines=suite.task_lines,
+        config=config,
+        cache_policy=request.cache_policy or config.cache.policy,
+        catalog_version=suite.catalog_version,
+        fixture_version=suite.fixture_version,
+    )
 
 
 def read_snapshot(data_dir: Path, release_id: str) -> ReleaseSnapshot | None:

@@ -13,30 +13,38 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pyarrow as pa
 from filelock import FileLock
 from pydantic import ValidationError
 
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
-from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
-from toolchoice_pipeline.scoring.summary import ModelScores
-from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
-from toolchoice_pipeline.releases.pairing import PAIRED_COLUMNS, paired_tasks
-from toolchoice_pipeline.suites.config import load_run_config
-from toolchoice_pipeline.util.json_text import load_json
-from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
-from toolchoice_pipeline.scoring.columnar import score_release, summarise_columnar
-from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
+from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
+from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.pairing import PAIRED_COLUMNS, paired_tasks
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse
+from toolchoice_pipeline.releases.warehouse_tables import (
+    agent_calls_table,
+    judge_votes_table,
+    release_scores_table,
+    task_scores_table,
+    tool_catalog_table,
+    with_lineage,
+)
+from toolchoice_pipeline.scoring.columnar import score_release, summarise_columnar
+from toolchoice_pipeline.scoring.summary import ModelScores
+from toolchoice_pipeline.suites.config import load_run_config
+from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
-from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table, release_scores_table, task_scores_table, tool_catalog_table, with_lineage
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.text_files import read_utf8
 
 SCORES_FILE = "scores.json"
@@ -56,8 +64,13 @@ class ReleaseStore:
     def scores_path(self, release_id: str) -> Path:
         """``releases/<id>/scores.json``; raises :class:`InputError` for an id that is not a safe directory name."""
         if not RELEASE_ID.match(release_id or ""):
-            raise InputError(Problem(file="<release>", field="release_id",
-                                     message=f"{release_id!r} is not a release id (letters, digits, '.', '_', '-')"))
+            raise InputError(
+                Problem(
+                    file="<release>",
+                    field="release_id",
+                    message=f"{release_id!r} is not a release id (letters, digits, '.', '_', '-')",
+                )
+            )
         return self.root / release_id / SCORES_FILE
 
     def has_scores(self, release_id: str) -> bool:
@@ -71,10 +84,15 @@ class ReleaseStore:
         if not path.is_file():
             ids = self.release_ids()
             # A long history would make the one-line error thousands of ids long: the last few, and the count.
-            known = ", ".join(ids[-KNOWN_SHOWN:]) + (f" and {len(ids) - KNOWN_SHOWN} more" if len(ids) > KNOWN_SHOWN
-                                                     else "") if ids else "none"
-            raise InputError(Problem(file=shown, message=f"no finished release '{release_id}' "
-                                                         f"(finished releases: {known})"))
+            known = (
+                ", ".join(ids[-KNOWN_SHOWN:])
+                + (f" and {len(ids) - KNOWN_SHOWN} more" if len(ids) > KNOWN_SHOWN else "")
+                if ids
+                else "none"
+            )
+            raise InputError(
+                Problem(file=shown, message=f"no finished release '{release_id}' (finished releases: {known})")
+            )
         data = load_json(read_utf8(path), shown)
         if not isinstance(data, dict):
             raise InputError(Problem(file=shown, message="scores.json must be a JSON object (DESIGN §3)"))
@@ -83,8 +101,9 @@ class ReleaseStore:
                 raise InputError(Problem(file=shown, field=key, message="required field is missing"))
         models = data["models"]
         if not isinstance(models, dict) or not all(isinstance(figures, dict) for figures in models.values()):
-            raise InputError(Problem(file=shown, field="models",
-                                     message="must be an object of figures per model (DESIGN §3)"))
+            raise InputError(
+                Problem(file=shown, field="models", message="must be an object of figures per model (DESIGN §3)")
+            )
         try:
             return ReleaseDocument.model_validate(data)
         except ValidationError as exc:
@@ -122,12 +141,21 @@ class ReleaseStore:
         data = load_json(read_utf8(path), shown)
         suites = data.get("suites") if isinstance(data, dict) else None
         if not isinstance(suites, dict) or not all(
-                isinstance(entry, dict) and isinstance(entry.get("history", []), list)
-                and all(isinstance(item, dict) and isinstance(item.get("release_id"), str)
-                        for item in entry.get("history", []))
-                for entry in suites.values()):
-            raise InputError(Problem(file=shown, field="suites", message='must be {"suites": {"<suite>": '
-                                     '{"history": [{"release_id": ...}, ...]}}}: restore it from a backup'))
+            isinstance(entry, dict)
+            and isinstance(entry.get("history", []), list)
+            and all(
+                isinstance(item, dict) and isinstance(item.get("release_id"), str) for item in entry.get("history", [])
+            )
+            for entry in suites.values()
+        ):
+            raise InputError(
+                Problem(
+                    file=shown,
+                    field="suites",
+                    message='must be {"suites": {"<suite>": '
+                    '{"history": [{"release_id": ...}, ...]}}}: restore it from a backup',
+                )
+            )
         return data
 
     def _write_baselines(self, baselines: dict[str, Any]) -> None:
@@ -170,8 +198,9 @@ class ReleaseStore:
             baselines = self._baselines()
             entry = baselines["suites"].setdefault(scores.suite, {"history": []})
             entry["history"] = [e for e in entry["history"] if e["release_id"] != release_id]
-            entry["history"].append({"release_id": release_id,
-                                     "promoted_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            entry["history"].append(
+                {"release_id": release_id, "promoted_at": datetime.now(UTC).isoformat(timespec="seconds")}
+            )
             entry["release_id"] = release_id
             self._write_baselines(baselines)
         return True
@@ -182,12 +211,20 @@ class ReleaseStore:
         if baseline_id is None:
             gate.notes.append("the baseline it was gated against is no longer in force: gated again without one")
         else:
-            gate.notes.append(f"gated again against {baseline_id}, the baseline in force when it was promoted "
-                              f"(first gated against {scores.baseline_release_id or 'no baseline'})")
-        document = scores.model_copy(update={"baseline_release_id": gate.baseline_release_id,
-                                             "gate": GateDocument.model_validate(gate.to_json())})
-        write_file_atomically(self.root / scores.release_id / GATE_MARKDOWN_FILE,
-                              gate_markdown(gate, scores.models, baseline_models, scores.suite))
+            gate.notes.append(
+                f"gated again against {baseline_id}, the baseline in force when it was promoted "
+                f"(first gated against {scores.baseline_release_id or 'no baseline'})"
+            )
+        document = scores.model_copy(
+            update={
+                "baseline_release_id": gate.baseline_release_id,
+                "gate": GateDocument.model_validate(gate.to_json()),
+            }
+        )
+        write_file_atomically(
+            self.root / scores.release_id / GATE_MARKDOWN_FILE,
+            gate_markdown(gate, scores.models, baseline_models, scores.suite),
+        )
         self.write_scores(document)
         return document
 
@@ -214,20 +251,29 @@ class ReleaseStore:
         what = "the baseline of suite " + scores.suite if promoted else "a finished release"
         if not promoted and _promotable(scores):
             what += " whose gate passed but which is not the baseline"
-        raise InputError(Problem(file=display_path(self.scores_path(release_id)), field="release_id",
-                                 message=f"release '{release_id}' is {what}; use --force to re-run it "
-                                         f"(finished by Dagster run {scores.run_id or 'unknown'})"))
+        raise InputError(
+            Problem(
+                file=display_path(self.scores_path(release_id)),
+                field="release_id",
+                message=f"release '{release_id}' is {what}; use --force to re-run it "
+                f"(finished by Dagster run {scores.run_id or 'unknown'})",
+            )
+        )
 
 
 def _promotable(scores: ReleaseDocument) -> bool:
     """Whether a finished release (its ``scores.json``) may be a baseline: kind ``release``, its gate passed, and
     its judge calibration does not block promotion (failed with ``judge.calibration: fail``)."""
     calibration = scores.judge.calibration if scores.judge is not None else None
-    return (scores.kind == PROMOTABLE_KIND and scores.gate_passed
-            and not (calibration is not None and calibration.blocks_promotion))
+    return (
+        scores.kind == PROMOTABLE_KIND
+        and scores.gate_passed
+        and not (calibration is not None and calibration.blocks_promotion)
+    )
 
 
 # --- publishing ----------------------------------------------------------------------------------------------
+
 
 @dataclass
 class PublishedRelease:
@@ -241,9 +287,14 @@ class PublishedRelease:
     gate_markdown: str = ""
 
 
-def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
-           models: dict[str, ModelScores] | None = None,
-           suite: str | None = None) -> tuple[GateResult, dict[str, ModelScores] | None]:
+def regate(
+    data_dir: Path,
+    release_id: str,
+    baseline_id: str | None = None,
+    *,
+    models: dict[str, ModelScores] | None = None,
+    suite: str | None = None,
+) -> tuple[GateResult, dict[str, ModelScores] | None]:
     """Gate a release already in the warehouse against ``baseline_id`` (default: the baseline it was gated
     against, else its suite's baseline other than itself). Returns the result and the baseline's ``models``.
 
@@ -263,9 +314,14 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
         return check_gate(release_id, models, noise=noise), None
     baseline = store.read_scores(baseline_id)
     if baseline.suite != suite:
-        raise InputError(Problem(file=display_path(store.scores_path(baseline_id)), field="suite",
-                                 message=f"baseline '{baseline_id}' is of suite '{baseline.suite}', "
-                                         f"release '{release_id}' of suite '{suite}'"))
+        raise InputError(
+            Problem(
+                file=display_path(store.scores_path(baseline_id)),
+                field="suite",
+                message=f"baseline '{baseline_id}' is of suite '{baseline.suite}', "
+                f"release '{release_id}' of suite '{suite}'",
+            )
+        )
     flips = {}
     paired = None
     notes = []
@@ -274,8 +330,9 @@ def regate(data_dir: Path, release_id: str, baseline_id: str | None = None, *,
         flips = task_flips(_first_samples(now_table), _first_samples(baseline_table))
         paired = paired_tasks(now_table, baseline_table)
     else:
-        notes.append("task scores of the release or the baseline are not in the warehouse: no flipped tasks "
-                     "listed, no intervals")
+        notes.append(
+            "task scores of the release or the baseline are not in the warehouse: no flipped tasks listed, no intervals"
+        )
     result = check_gate(release_id, models, baseline_id, baseline.models, flips, paired=paired, noise=noise)
     result.notes.extend(notes)
     return result, baseline.models
@@ -297,10 +354,19 @@ def _first_samples(table: pa.Table) -> pa.Table:
     return table.filter(pc.equal(pc.fill_null(table.column("sample"), 0), 0))
 
 
-def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, episodes: Iterable[Episode],
-                    votes: Iterable[JudgeVote] = (), *, judge: dict[str, Any] | None = None,
-                    force: bool = False, scores: list[TaskScore] | None = None,
-                    promote: bool = True) -> PublishedRelease:
+def publish_release(
+    data_dir: Path,
+    suite: Suite,
+    lineage: Lineage,
+    kind: str,
+    episodes: Iterable[Episode],
+    votes: Iterable[JudgeVote] = (),
+    *,
+    judge: dict[str, Any] | None = None,
+    force: bool = False,
+    scores: list[TaskScore] | None = None,
+    promote: bool = True,
+) -> PublishedRelease:
     """Score a release, commit its warehouse tables, gate it, write ``scores.json`` (last), then promote it.
 
     ``kind`` is ``release``, ``nightly``, ``catalog-change`` or ``adhoc``; ``judge`` is the ``judge`` object of
@@ -347,7 +413,7 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
             judge=judge,
             baseline_release_id=gate.baseline_release_id,
             run_id=lineage.run_id,
-            evaluated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            evaluated_at=datetime.now(UTC).isoformat(timespec="seconds"),
             match_profile=suite.match_profile,
             models=models,
             gate=gate.to_json(),
@@ -360,12 +426,14 @@ def publish_release(data_dir: Path, suite: Suite, lineage: Lineage, kind: str, e
     if not qualifies and store.was_promoted(suite.name, lineage.release_id):
         store.withdraw(suite.name, lineage.release_id)
     promoted = store.promote(lineage.release_id) if promote else False
-    return PublishedRelease(scores=document, gate=gate, promoted=promoted, commit=commit, scores_path=path,
-                            gate_markdown=markdown)
+    return PublishedRelease(
+        scores=document, gate=gate, promoted=promoted, commit=commit, scores_path=path, gate_markdown=markdown
+    )
 
 
-def score_records(suite: Suite, lineage: Lineage, episodes: Iterable[Episode],
-                  votes: Iterable[JudgeVote] = ()) -> list[TaskScore]:
+def score_records(
+    suite: Suite, lineage: Lineage, episodes: Iterable[Episode], votes: Iterable[JudgeVote] = ()
+) -> list[TaskScore]:
     """The task scores of a release's episodes and votes, computed on the columnar path publishing uses
     (:func:`~toolchoice_pipeline.scoring.columnar.score_release`), one per episode. Raises :class:`InputError`
     naming the suite's tasks file when an episode's task is not in the suite."""

@@ -34,22 +34,21 @@ globbing the directories.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import shutil
 import uuid
-import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock
 
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.object_store import (
     WAREHOUSE_URL_VARIABLE,
@@ -64,9 +63,10 @@ from toolchoice_pipeline.releases.object_store import (
     write_object,
     write_parquet_object,
 )
-from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, conform
+from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 DUCKDB_FILE = "toolchoice.duckdb"
 COMMITS_DIR = "_commits"
@@ -111,7 +111,7 @@ class ReleaseCommit:
         return json.dumps(self.__dict__, indent=2, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "ReleaseCommit":
+    def from_json(cls, text: str) -> ReleaseCommit:
         return cls(**json.loads(text))
 
 
@@ -130,8 +130,9 @@ def _read_commit(path: Path) -> ReleaseCommit:
             raise TypeError("files")
         return commit
     except (ValueError, TypeError, AttributeError):  # bad JSON or UTF-8, missing or unknown keys, wrong types
-        raise InputError(Problem(file=display_path(path), message="damaged commit record of the warehouse: "
-                                                                  "restore it from a backup")) from None
+        raise InputError(
+            Problem(file=display_path(path), message="damaged commit record of the warehouse: restore it from a backup")
+        ) from None
 
 
 def _meta(con, key: str) -> str | None:
@@ -153,8 +154,10 @@ def _views_version(con) -> str | None:
 def _create_tables(con) -> None:
     con.execute("CREATE TABLE _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     con.execute("INSERT INTO _meta VALUES ('views_version', ?)", [VIEWS_VERSION])
-    con.execute("CREATE TABLE _committed (release_id VARCHAR, suite VARCHAR, catalog_version VARCHAR, "
-                "run_id VARCHAR, kind VARCHAR, attempt VARCHAR, committed_at VARCHAR, stamp VARCHAR)")
+    con.execute(
+        "CREATE TABLE _committed (release_id VARCHAR, suite VARCHAR, catalog_version VARCHAR, "
+        "run_id VARCHAR, kind VARCHAR, attempt VARCHAR, committed_at VARCHAR, stamp VARCHAR)"
+    )
     con.execute("CREATE TABLE _files (release_id VARCHAR, table_name VARCHAR, path VARCHAR)")
 
 
@@ -218,8 +221,12 @@ class Warehouse:
         """
         commit = self.commit(release_id)
         if commit is None:
-            raise InputError(Problem(file=display_path(self.root / COMMITS_DIR),
-                                     message=f"release '{release_id}' is not in the warehouse"))
+            raise InputError(
+                Problem(
+                    file=display_path(self.root / COMMITS_DIR),
+                    message=f"release '{release_id}' is not in the warehouse",
+                )
+            )
         return read_parquet(self.root / commit.files[table], columns=columns)
 
     def check(self, release_ids: Iterable[str] | None = None) -> None:
@@ -240,11 +247,21 @@ class Warehouse:
                 try:
                     read_parquet_footer(path)
                 except FileNotFoundError:
-                    problems.append(Problem(file=display_path(path), message=f"Parquet file of release "
-                                            f"'{commit.release_id}' is missing: restore it from a backup"))
+                    problems.append(
+                        Problem(
+                            file=display_path(path),
+                            message=f"Parquet file of release "
+                            f"'{commit.release_id}' is missing: restore it from a backup",
+                        )
+                    )
                 except (pa.ArrowException, OSError) as exc:
-                    problems.append(Problem(file=display_path(path), message=f"Parquet file of release "
-                                            f"'{commit.release_id}' is damaged ({exc}): restore it from a backup"))
+                    problems.append(
+                        Problem(
+                            file=display_path(path),
+                            message=f"Parquet file of release "
+                            f"'{commit.release_id}' is damaged ({exc}): restore it from a backup",
+                        )
+                    )
         if problems:
             raise InputError(problems)
 
@@ -273,7 +290,7 @@ class Warehouse:
             for entry in entries:
                 if entry.name.endswith(".json") and not entry.name.startswith("."):
                     stat = entry.stat()
-                    stamps[entry.name[:-len(".json")]] = f"{stat.st_size}-{stat.st_mtime_ns}"
+                    stamps[entry.name[: -len(".json")]] = f"{stat.st_size}-{stat.st_mtime_ns}"
         return stamps
 
     def _views_stale(self) -> bool:
@@ -290,8 +307,9 @@ class Warehouse:
 
     # --- writing ---------------------------------------------------------------------------------------------
 
-    def write_release(self, lineage: Lineage, tables: dict[str, pa.Table], *, kind: str,
-                      replace: bool = False, published: bool = True) -> ReleaseCommit:
+    def write_release(
+        self, lineage: Lineage, tables: dict[str, pa.Table], *, kind: str, replace: bool = False, published: bool = True
+    ) -> ReleaseCommit:
         """Commit one release's tables atomically (see the module docstring); returns its commit record.
 
         With ``published=False`` the release stays out of the views until :meth:`publish` (the publisher writes
@@ -303,13 +321,18 @@ class Warehouse:
         Reads nothing of other releases.
         """
         if not RELEASE_ID.match(lineage.release_id):
-            raise InputError(Problem(file="<release>", field="release_id",
-                                     message=f"release id {lineage.release_id!r} is not a safe directory name"))
+            raise InputError(
+                Problem(
+                    file="<release>",
+                    field="release_id",
+                    message=f"release id {lineage.release_id!r} is not a safe directory name",
+                )
+            )
         missing = [name for name in TABLE_NAMES if name not in tables]
         if missing:
             raise ValueError(f"write_release needs every table; missing {missing}")
         conformed = {name: conform(name, tables[name], lineage) for name in TABLE_NAMES}
-        attempt = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
+        attempt = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
         if self.remote:
             return self._write_release_to_object_store(lineage, conformed, kind, replace, attempt, published)
         with self._lock():
@@ -332,10 +355,15 @@ class Warehouse:
                 os.replace(path, target)
                 fsync_dir(target.parent)
                 files[name] = relative.as_posix()
-            commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
-                                   committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-                                   files=files, rows={n: t.num_rows for n, t in conformed.items()},
-                                   published=published)
+            commit = ReleaseCommit(
+                **lineage.columns(),
+                kind=kind,
+                attempt=attempt,
+                committed_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+                files=files,
+                rows={n: t.num_rows for n, t in conformed.items()},
+                published=published,
+            )
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())
             self._install_views(self._updated_views())
             if previous is not None:
@@ -367,12 +395,23 @@ class Warehouse:
             self._install_views(self._updated_views())
 
     def _already_committed(self, release_id: str, what: str) -> InputError:
-        return InputError(Problem(file=display_path(self.root / COMMITS_DIR / f"{release_id}.json"),
-                                  field="release_id",
-                                  message=f"release '{release_id}' {what} (use --force to replace it)"))
+        return InputError(
+            Problem(
+                file=display_path(self.root / COMMITS_DIR / f"{release_id}.json"),
+                field="release_id",
+                message=f"release '{release_id}' {what} (use --force to replace it)",
+            )
+        )
 
-    def _write_release_to_object_store(self, lineage: Lineage, conformed: dict[str, pa.Table], kind: str,
-                                       replace: bool, attempt: str, published: bool = True) -> ReleaseCommit:
+    def _write_release_to_object_store(
+        self,
+        lineage: Lineage,
+        conformed: dict[str, pa.Table],
+        kind: str,
+        replace: bool,
+        attempt: str,
+        published: bool = True,
+    ) -> ReleaseCommit:
         """:meth:`write_release` on an object store: no lock between writers. Data files go straight to their
         unique names; the commit record of a new release is written only if absent (a writer that loses the race
         removes its files and raises :class:`InputError`); a replaced record is overwritten (one writer per
@@ -386,13 +425,19 @@ class Warehouse:
             relative = f"{name}/release_id={release_id}/{PART_PREFIX}{attempt}.parquet"
             write_parquet_object(table, self.root / relative)
             files[name] = relative
-        commit = ReleaseCommit(**lineage.columns(), kind=kind, attempt=attempt,
-                               committed_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-                               files=files, rows={n: t.num_rows for n, t in conformed.items()},
-                               published=published)
+        commit = ReleaseCommit(
+            **lineage.columns(),
+            kind=kind,
+            attempt=attempt,
+            committed_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            files=files,
+            rows={n: t.num_rows for n, t in conformed.items()},
+            published=published,
+        )
         try:
-            write_object(self.root / COMMITS_DIR / f"{release_id}.json", commit.to_json(),
-                         only_if_absent=previous is None)
+            write_object(
+                self.root / COMMITS_DIR / f"{release_id}.json", commit.to_json(), only_if_absent=previous is None
+            )
         except FileExistsError:
             for relative in files.values():
                 (self.root / relative).unlink(missing_ok=True)
@@ -442,11 +487,23 @@ class Warehouse:
                     commit = _read_commit(self.root / COMMITS_DIR / f"{release_id}.json")
                     if not commit.published:  # shown once :meth:`publish` marks it (after its scores.json)
                         continue
-                    con.execute("INSERT INTO _committed VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                [commit.release_id, commit.suite, commit.catalog_version, commit.run_id,
-                                 commit.kind, commit.attempt, commit.committed_at, stamps[release_id]])
-                    con.executemany("INSERT INTO _files VALUES (?, ?, ?)",
-                                    [(release_id, name, relative) for name, relative in commit.files.items()])
+                    con.execute(
+                        "INSERT INTO _committed VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            commit.release_id,
+                            commit.suite,
+                            commit.catalog_version,
+                            commit.run_id,
+                            commit.kind,
+                            commit.attempt,
+                            commit.committed_at,
+                            stamps[release_id],
+                        ],
+                    )
+                    con.executemany(
+                        "INSERT INTO _files VALUES (?, ?, ?)",
+                        [(release_id, name, relative) for name, relative in commit.files.items()],
+                    )
                 if fresh or _meta(con, "views_over") != "data":
                     self._create_views(con)
                 con.execute("CHECKPOINT")
@@ -494,10 +551,13 @@ class Warehouse:
                 f"CREATE OR REPLACE VIEW {name} AS SELECT * EXCLUDE (filename) FROM read_parquet([{', '.join(sources)}], "
                 "hive_partitioning = false, union_by_name = true, filename = true) "
                 f"WHERE filename IN (SELECT {_sql_string(root + '/')} || path FROM _files "
-                f"WHERE table_name = {_sql_string(name)})")
+                f"WHERE table_name = {_sql_string(name)})"
+            )
         con.execute("INSERT OR REPLACE INTO _meta VALUES ('views_over', ?)", ["data" if over_data else "schema"])
-        con.execute("CREATE OR REPLACE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
-                    "committed_at FROM _committed")
+        con.execute(
+            "CREATE OR REPLACE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
+            "committed_at FROM _committed"
+        )
         con.execute(TASK_RATES_VIEW)
 
     def _schema_file(self, name: str) -> Path:
@@ -524,4 +584,3 @@ class Warehouse:
         for pattern in (f".{DUCKDB_FILE}.*.tmp*", f"{COMMITS_DIR}/.*.tmp"):
             for path in self.cache.glob(pattern):
                 path.unlink(missing_ok=True)
-

@@ -24,18 +24,19 @@ from __future__ import annotations
 import json
 import types
 import typing
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 
 from toolchoice_pipeline.records.calls import ToolCall, flag_hallucinated
-from toolchoice_pipeline.util.canonical import canonical_json
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
 from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.util.canonical import canonical_json
 
 _LINEAGE_FIELDS = [pa.field(name, pa.string(), nullable=False) for name in LINEAGE_COLUMNS]
 _STRINGS = pa.list_(pa.string())
@@ -74,39 +75,83 @@ def _model_score_fields() -> list[pa.Field]:
 
 
 SCHEMAS: dict[str, pa.Schema] = {
-    "task_scores": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("sample", pa.int32()),
-        pa.field("right_tool", pa.bool_()), pa.field("right_args", pa.bool_()),
-        pa.field("calls", pa.int32()), pa.field("first_tool", pa.string()), pa.field("tsq", pa.float64()),
-        pa.field("error", pa.string()), pa.field("flags", _STRINGS), pa.field("tags", _STRINGS),
-        pa.field("latency_ms", pa.float64()), pa.field("agent_cost_usd", pa.float64()),
-        pa.field("judge_cost_usd", pa.float64()), pa.field("judge_tokens", pa.int64()), pa.field("provider_ms", pa.float64()),
-    ]),
+    "task_scores": pa.schema(
+        _LINEAGE_FIELDS
+        + [
+            pa.field("model", pa.string()),
+            pa.field("task_id", pa.string()),
+            pa.field("sample", pa.int32()),
+            pa.field("right_tool", pa.bool_()),
+            pa.field("right_args", pa.bool_()),
+            pa.field("calls", pa.int32()),
+            pa.field("first_tool", pa.string()),
+            pa.field("tsq", pa.float64()),
+            pa.field("error", pa.string()),
+            pa.field("flags", _STRINGS),
+            pa.field("tags", _STRINGS),
+            pa.field("latency_ms", pa.float64()),
+            pa.field("agent_cost_usd", pa.float64()),
+            pa.field("judge_cost_usd", pa.float64()),
+            pa.field("judge_tokens", pa.int64()),
+            pa.field("provider_ms", pa.float64()),
+        ]
+    ),
     "release_scores": pa.schema(_LINEAGE_FIELDS + [pa.field("model", pa.string()), *_model_score_fields()]),
-    "agent_calls": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("sample", pa.int32()),
-        pa.field("step", pa.int32()),
-        pa.field("tool_name", pa.string()), pa.field("arguments_json", pa.string()),
-        pa.field("arguments_valid", pa.bool_()), pa.field("n_calls", pa.int32()), pa.field("calls_json", pa.string()),
-        pa.field("flags", _STRINGS), pa.field("content", pa.string()),
-        pa.field("latency_ms", pa.float64()), pa.field("prompt_tokens", pa.int64()),
-        pa.field("completion_tokens", pa.int64()), pa.field("cost_usd", pa.float64()),
-        pa.field("error", pa.string()), pa.field("cache_hit", pa.bool_()), pa.field("request_key", pa.string()),
-        pa.field("episode_error", pa.string()), pa.field("provider_ms", pa.float64()),
-        pa.field("queued_ms", pa.float64()),
-    ]),
-    "judge_votes": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("model", pa.string()), pa.field("task_id", pa.string()), pa.field("sample", pa.int32()),
-        pa.field("poll", pa.int32()),
-        pa.field("verdict", pa.string()), pa.field("reasoning", pa.string()), pa.field("valid", pa.bool_()),
-        pa.field("attempts", pa.int32()), pa.field("judge_model", pa.string()),
-        pa.field("rubric_version", pa.string()), pa.field("prompt_tokens", pa.int64()),
-        pa.field("completion_tokens", pa.int64()), pa.field("cost_usd", pa.float64()), pa.field("error", pa.string()),
-    ]),
-    "tool_catalog": pa.schema(_LINEAGE_FIELDS + [
-        pa.field("task_id", pa.string()), pa.field("tool_name", pa.string()), pa.field("description", pa.string()),
-        pa.field("parameters_json", pa.string()), pa.field("definition_hash", pa.string()),
-    ]),
+    "agent_calls": pa.schema(
+        _LINEAGE_FIELDS
+        + [
+            pa.field("model", pa.string()),
+            pa.field("task_id", pa.string()),
+            pa.field("sample", pa.int32()),
+            pa.field("step", pa.int32()),
+            pa.field("tool_name", pa.string()),
+            pa.field("arguments_json", pa.string()),
+            pa.field("arguments_valid", pa.bool_()),
+            pa.field("n_calls", pa.int32()),
+            pa.field("calls_json", pa.string()),
+            pa.field("flags", _STRINGS),
+            pa.field("content", pa.string()),
+            pa.field("latency_ms", pa.float64()),
+            pa.field("prompt_tokens", pa.int64()),
+            pa.field("completion_tokens", pa.int64()),
+            pa.field("cost_usd", pa.float64()),
+            pa.field("error", pa.string()),
+            pa.field("cache_hit", pa.bool_()),
+            pa.field("request_key", pa.string()),
+            pa.field("episode_error", pa.string()),
+            pa.field("provider_ms", pa.float64()),
+            pa.field("queued_ms", pa.float64()),
+        ]
+    ),
+    "judge_votes": pa.schema(
+        _LINEAGE_FIELDS
+        + [
+            pa.field("model", pa.string()),
+            pa.field("task_id", pa.string()),
+            pa.field("sample", pa.int32()),
+            pa.field("poll", pa.int32()),
+            pa.field("verdict", pa.string()),
+            pa.field("reasoning", pa.string()),
+            pa.field("valid", pa.bool_()),
+            pa.field("attempts", pa.int32()),
+            pa.field("judge_model", pa.string()),
+            pa.field("rubric_version", pa.string()),
+            pa.field("prompt_tokens", pa.int64()),
+            pa.field("completion_tokens", pa.int64()),
+            pa.field("cost_usd", pa.float64()),
+            pa.field("error", pa.string()),
+        ]
+    ),
+    "tool_catalog": pa.schema(
+        _LINEAGE_FIELDS
+        + [
+            pa.field("task_id", pa.string()),
+            pa.field("tool_name", pa.string()),
+            pa.field("description", pa.string()),
+            pa.field("parameters_json", pa.string()),
+            pa.field("definition_hash", pa.string()),
+        ]
+    ),
 }
 TABLE_NAMES = tuple(SCHEMAS)
 
@@ -181,32 +226,55 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
     for episode in episodes:
         steps = episode.steps or []
         if not steps:
-            rows.append({"model": episode.model, "task_id": episode.task_id, "sample": episode.sample, "step": 0,
-                         "n_calls": 0,
-                         "flags": [], "latency_ms": 0.0, "prompt_tokens": 0, "completion_tokens": 0,
-                         "cost_usd": 0.0, "error": episode.error, "cache_hit": False,
-                         "episode_error": episode.error, "queued_ms": 0.0})
+            rows.append(
+                {
+                    "model": episode.model,
+                    "task_id": episode.task_id,
+                    "sample": episode.sample,
+                    "step": 0,
+                    "n_calls": 0,
+                    "flags": [],
+                    "latency_ms": 0.0,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "cost_usd": 0.0,
+                    "error": episode.error,
+                    "cache_hit": False,
+                    "episode_error": episode.error,
+                    "queued_ms": 0.0,
+                }
+            )
             continue
         for step in steps:
             reply = step.reply
             if reply is not None and episode.task_id in catalogs:
                 reply = flag_hallucinated(reply, catalogs[episode.task_id])
             first = reply.first_call if reply is not None else None
-            rows.append({
-                "model": episode.model, "task_id": episode.task_id, "sample": episode.sample, "step": step.step,
-                "tool_name": first.name if first else None,
-                "arguments_json": first.arguments_json() if first else None,
-                "arguments_valid": first.arguments_valid if first else None,
-                "n_calls": len(reply.calls) if reply is not None else 0,
-                "calls_json": calls_json(reply.calls)
-                if reply is not None else None,
-                "flags": reply.flags if reply is not None else [],
-                "content": reply.text if reply is not None else None,
-                "latency_ms": step.latency_ms, "prompt_tokens": step.prompt_tokens,
-                "completion_tokens": step.completion_tokens, "cost_usd": step.cost_usd, "error": step.error,
-                "cache_hit": step.cache_hit, "request_key": step.request_key or None,
-                "episode_error": episode.error, "provider_ms": step.provider_ms, "queued_ms": step.queued_ms,
-            })
+            rows.append(
+                {
+                    "model": episode.model,
+                    "task_id": episode.task_id,
+                    "sample": episode.sample,
+                    "step": step.step,
+                    "tool_name": first.name if first else None,
+                    "arguments_json": first.arguments_json() if first else None,
+                    "arguments_valid": first.arguments_valid if first else None,
+                    "n_calls": len(reply.calls) if reply is not None else 0,
+                    "calls_json": calls_json(reply.calls) if reply is not None else None,
+                    "flags": reply.flags if reply is not None else [],
+                    "content": reply.text if reply is not None else None,
+                    "latency_ms": step.latency_ms,
+                    "prompt_tokens": step.prompt_tokens,
+                    "completion_tokens": step.completion_tokens,
+                    "cost_usd": step.cost_usd,
+                    "error": step.error,
+                    "cache_hit": step.cache_hit,
+                    "request_key": step.request_key or None,
+                    "episode_error": episode.error,
+                    "provider_ms": step.provider_ms,
+                    "queued_ms": step.queued_ms,
+                }
+            )
     return build_table("agent_calls", rows, lineage)
 
 
@@ -233,5 +301,10 @@ def tool_catalog_table(suite: Suite, lineage: Lineage) -> pa.Table:
 
 
 def _tool_row(tool: ToolDefinition, task_id: str | None) -> dict[str, Any]:
-    return {"task_id": task_id, "tool_name": tool.name, "description": tool.description,
-            "parameters_json": canonical_json(tool.parameters), "definition_hash": tool.definition_hash}
+    return {
+        "task_id": task_id,
+        "tool_name": tool.name,
+        "description": tool.description,
+        "parameters_json": canonical_json(tool.parameters),
+        "definition_hash": tool.definition_hash,
+    }

@@ -8,7 +8,14 @@
 """
 
 from toolchoice_pipeline.scoring.summary import ModelScores, TagScores, percentile, summarise, wilson_interval
-from toolchoice_pipeline.scoring.task_scores import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_ORDER, score_episode, score_episodes, tsq_of
+from toolchoice_pipeline.scoring.task_scores import (
+    FLAG_INFRA_ERROR,
+    FLAG_JUDGE_FAILED,
+    FLAG_ORDER,
+    score_episode,
+    score_episodes,
+    tsq_of,
+)
 
 __all__ = [
     "FLAG_INFRA_ERROR",

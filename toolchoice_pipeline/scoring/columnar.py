@@ -14,29 +14,40 @@ error when it has ``episode_error`` or its step 0 returned no reply (``calls_jso
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolchoice_pipeline.records.calls import Reply
-from toolchoice_pipeline.util.canonical import canonical_json
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.scoring.matching import match_reply, profile_named
-from toolchoice_pipeline.suites.suite import Suite
-from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.scoring.samples import figures_from_counts
 from toolchoice_pipeline.scoring.summary import ModelScores, Tally, build_model_scores
-from toolchoice_pipeline.scoring.task_scores import FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_ORDER, NO_FIRST_REPLY
-from toolchoice_pipeline.scoring.task_scores import FLAG_BUDGET_EXHAUSTED
+from toolchoice_pipeline.scoring.task_scores import (
+    FLAG_BUDGET_EXHAUSTED,
+    FLAG_INFRA_ERROR,
+    FLAG_JUDGE_FAILED,
+    FLAG_ORDER,
+    NO_FIRST_REPLY,
+)
+from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.suite import Suite
+from toolchoice_pipeline.suites.tasks import Expected
+from toolchoice_pipeline.util.canonical import canonical_json
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
-Source = Union[pa.Table, str, Path, Sequence[Union[str, Path]]]
+Source = pa.Table | str | Path | Sequence[str | Path]
 SUITE_CATALOG = ""
-TASKS_SCHEMA = pa.schema([pa.field("task_id", pa.string()), pa.field("expected_json", pa.string()),
-                          pa.field("tags", pa.list_(pa.string())), pa.field("catalog_key", pa.string())])
+TASKS_SCHEMA = pa.schema(
+    [
+        pa.field("task_id", pa.string()),
+        pa.field("expected_json", pa.string()),
+        pa.field("tags", pa.list_(pa.string())),
+        pa.field("catalog_key", pa.string()),
+    ]
+)
 CALL_FLAGS = [flag for flag in FLAG_ORDER if flag not in (FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED, FLAG_BUDGET_EXHAUSTED)]
 
 
@@ -52,13 +63,17 @@ class ColumnarScores:
 def tasks_table(suite: Suite) -> pa.Table:
     """One row per task: ``task_id``, ``expected_json`` (canonical JSON; null = unlabelled), ``tags``, and
     ``catalog_key`` (the task id for a task with an inline catalog, ``""`` for the suite catalog)."""
-    return pa.table({
-        "task_id": [t.id for t in suite.tasks],
-        "expected_json": [None if t.expected is None else canonical_json(t.expected.model_dump(mode="json"))
-                          for t in suite.tasks],
-        "tags": [list(t.tags) for t in suite.tasks],
-        "catalog_key": [t.id if t.tools is not None else SUITE_CATALOG for t in suite.tasks],
-    }, schema=TASKS_SCHEMA)
+    return pa.table(
+        {
+            "task_id": [t.id for t in suite.tasks],
+            "expected_json": [
+                None if t.expected is None else canonical_json(t.expected.model_dump(mode="json")) for t in suite.tasks
+            ],
+            "tags": [list(t.tags) for t in suite.tasks],
+            "catalog_key": [t.id if t.tools is not None else SUITE_CATALOG for t in suite.tasks],
+        },
+        schema=TASKS_SCHEMA,
+    )
 
 
 def suite_catalogs(suite: Suite) -> dict[str, list[ToolDefinition]]:
@@ -87,15 +102,29 @@ def score_release(suite: Suite, agent_calls: Source, judge_votes: Source) -> Col
     """Score a release of ``suite`` from its ``agent_calls`` and ``judge_votes`` rows: the path ``toolchoice run``
     and the Dagster assets take, for every release size. Raises :class:`InputError` naming the suite's tasks
     file when an episode's task is not in the suite."""
-    return score_columnar(agent_calls, judge_votes, tasks_table(suite), profile=suite.match_profile,
-                          catalogs=suite_catalogs(suite), tasks_file=display_path(suite.tasks_file),
-                          suite_name=suite.name)
+    return score_columnar(
+        agent_calls,
+        judge_votes,
+        tasks_table(suite),
+        profile=suite.match_profile,
+        catalogs=suite_catalogs(suite),
+        tasks_file=display_path(suite.tasks_file),
+        suite_name=suite.name,
+    )
 
 
-def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, profile: str,
-                   catalogs: dict[str, list[ToolDefinition]], threads: int | None = None,
-                   memory_limit: str | None = None, tasks_file: str = "<tasks>",
-                   suite_name: str | None = None) -> ColumnarScores:
+def score_columnar(
+    agent_calls: Source,
+    judge_votes: Source,
+    tasks: Source,
+    *,
+    profile: str,
+    catalogs: dict[str, list[ToolDefinition]],
+    threads: int | None = None,
+    memory_limit: str | None = None,
+    tasks_file: str = "<tasks>",
+    suite_name: str | None = None,
+) -> ColumnarScores:
     """Score a release from its ``agent_calls`` and ``judge_votes`` rows (Arrow tables or Parquet files).
 
     ``tasks`` is :func:`tasks_table`'s shape; ``catalogs`` maps its ``catalog_key`` values to catalogs
@@ -133,12 +162,15 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
                    sum(latency_ms) AS latency_ms, sum(coalesce(provider_ms, latency_ms)) AS provider_ms,
                    sum(cost_usd) AS cost_usd, {later_flags}
             FROM agent_calls WHERE step > 0 GROUP BY ALL""")
-        keys = con.sql("SELECT DISTINCT expected_json, catalog_key, first_calls_json FROM first_steps "
-                       "WHERE error IS NULL AND expected_json IS NOT NULL").to_arrow_table()
+        keys = con.sql(
+            "SELECT DISTINCT expected_json, catalog_key, first_calls_json FROM first_steps "
+            "WHERE error IS NULL AND expected_json IS NOT NULL"
+        ).to_arrow_table()
         expected_cache: dict[str, Expected] = {}
         right_tool, right_args = [], []
-        for expected_json, catalog_key, calls_json in zip(keys.column(0).to_pylist(), keys.column(1).to_pylist(),
-                                                          keys.column(2).to_pylist()):
+        for expected_json, catalog_key, calls_json in zip(
+            keys.column(0).to_pylist(), keys.column(1).to_pylist(), keys.column(2).to_pylist()
+        ):
             expected = expected_cache.get(expected_json)
             if expected is None:
                 expected = expected_cache[expected_json] = Expected.model_validate_json(expected_json)
@@ -146,13 +178,17 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
             right_tool.append(result.right_tool)
             right_args.append(result.right_args)
         matches = keys.append_column("right_tool", pa.array(right_tool, pa.bool_())).append_column(
-            "right_args", pa.array(right_args, pa.bool_()))
+            "right_args", pa.array(right_args, pa.bool_())
+        )
         con.register("matches", matches)
-        flags = ", ".join([f"CASE WHEN list_contains(s.flags, '{flag}') OR l.has_{flag} THEN '{flag}' END"
-                           for flag in CALL_FLAGS]
-                          + [f"CASE WHEN s.error IS NOT NULL THEN '{FLAG_INFRA_ERROR}' END",
-                             f"CASE WHEN v.n_votes > 0 AND v.n_valid = 0 THEN '{FLAG_JUDGE_FAILED}' END",
-                             f"CASE WHEN v.n_budget > 0 THEN '{FLAG_BUDGET_EXHAUSTED}' END"])
+        flags = ", ".join(
+            [f"CASE WHEN list_contains(s.flags, '{flag}') OR l.has_{flag} THEN '{flag}' END" for flag in CALL_FLAGS]
+            + [
+                f"CASE WHEN s.error IS NOT NULL THEN '{FLAG_INFRA_ERROR}' END",
+                f"CASE WHEN v.n_votes > 0 AND v.n_valid = 0 THEN '{FLAG_JUDGE_FAILED}' END",
+                f"CASE WHEN v.n_budget > 0 THEN '{FLAG_BUDGET_EXHAUSTED}' END",
+            ]
+        )
         task_scores = con.sql(f"""
             WITH votes AS (
                 SELECT model, task_id, coalesce(sample, 0) AS sample, count(*) AS n_votes,
@@ -185,9 +221,13 @@ def score_columnar(agent_calls: Source, judge_votes: Source, tasks: Source, *, p
         if pc.any(unknown).as_py():
             row = task_scores.slice(pc.index(unknown, True).as_py(), 1).to_pylist()[0]
             where = f"suite '{suite_name}'" if suite_name else "the suite"
-            raise InputError(Problem(file=tasks_file, field="id",
-                                     message=f"episode of model '{row['model']}' names task '{row['task_id']}', "
-                                             f"which is not in {where}"))
+            raise InputError(
+                Problem(
+                    file=tasks_file,
+                    field="id",
+                    message=f"episode of model '{row['model']}' names task '{row['task_id']}', which is not in {where}",
+                )
+            )
         task_scores = task_scores.drop_columns(["unknown_task"])
         models = _summarise(con, task_scores)
         return ColumnarScores(task_scores=task_scores, models=models, distinct_matches=keys.num_rows)
@@ -261,12 +301,21 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
         row = dict(zip(columns, values))
         flags = {flag: row[f"n_{flag}"] for flag in FLAG_ORDER if row[f"n_{flag}"]}
         models[row["model"]] = build_model_scores(
-            _tally(row), n_ran=row["n_ran"], calls_sum=int(row["calls_sum"]),
-            agent_cost_usd=row["agent_cost_usd"] or 0.0, judge_cost_usd=row["judge_cost_usd"] or 0.0,
-            latency_ms_p50=row["p50"], latency_ms_p95=row["p95"], n_unlabelled=row["n_unlabelled"],
-            provider_ms_p50=row["provider_p50"], provider_ms_p95=row["provider_p95"],
-            flags=flags, tags=tags.get(row["model"], {}), judge_tokens=row["judge_tokens"],
+            _tally(row),
+            n_ran=row["n_ran"],
+            calls_sum=int(row["calls_sum"]),
+            agent_cost_usd=row["agent_cost_usd"] or 0.0,
+            judge_cost_usd=row["judge_cost_usd"] or 0.0,
+            latency_ms_p50=row["p50"],
+            latency_ms_p95=row["p95"],
+            n_unlabelled=row["n_unlabelled"],
+            provider_ms_p50=row["provider_p50"],
+            provider_ms_p95=row["provider_p95"],
+            flags=flags,
+            tags=tags.get(row["model"], {}),
+            judge_tokens=row["judge_tokens"],
             n_unjudged=row["n_unjudged"],
             samples=figures_from_counts(per_task.get(row["model"], {})),
-            n_distinct_tasks=len(per_task.get(row["model"], {})))
+            n_distinct_tasks=len(per_task.get(row["model"], {})),
+        )
     return models

@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.scoring.samples import SampleFigures, sample_figures
-from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
-from toolchoice_pipeline.scoring.task_scores import FLAG_JUDGE_FAILED
+from toolchoice_pipeline.scoring.task_scores import FLAG_JUDGE_FAILED, FLAG_ORDER
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -94,8 +94,7 @@ class TagScores(BaseModel):
     tsq_mean: float | None
 
 
-def metric(label: str | None = None, digits: int | None = None, column_type: str | None = None,
-           **field: Any) -> Any:
+def metric(label: str | None = None, digits: int | None = None, column_type: str | None = None, **field: Any) -> Any:
     """Declare a :class:`ModelScores` field. With ``label`` the field is a column of the per-model scores table
     (terminal and Dagster Markdown), shown with ``digits`` decimals (None: as it is); ``column_type`` overrides
     the ``release_scores`` column type its annotation gives (``"int64"`` for counts that may pass 2**31).
@@ -166,7 +165,7 @@ class Tally:
     tsq_n: int = 0
 
     @classmethod
-    def of(cls, scores: Iterable[TaskScore]) -> "Tally":
+    def of(cls, scores: Iterable[TaskScore]) -> Tally:
         tally = cls()
         for s in scores:
             tally.n_tasks += 1
@@ -196,19 +195,37 @@ class Tally:
         }
 
 
-def build_model_scores(overall: Tally, *, n_ran: int, calls_sum: int, agent_cost_usd: float, judge_cost_usd: float,
-                       latency_ms_p50: float | None, latency_ms_p95: float | None, n_unlabelled: int,
-                       flags: dict[str, int], tags: dict[str, Tally], judge_tokens: int = 0,
-                       n_unjudged: int = 0, samples: SampleFigures | None = None,
-                       n_distinct_tasks: int | None = None, provider_ms_p50: float | None = None,
-                       provider_ms_p95: float | None = None) -> ModelScores:
+def build_model_scores(
+    overall: Tally,
+    *,
+    n_ran: int,
+    calls_sum: int,
+    agent_cost_usd: float,
+    judge_cost_usd: float,
+    latency_ms_p50: float | None,
+    latency_ms_p95: float | None,
+    n_unlabelled: int,
+    flags: dict[str, int],
+    tags: dict[str, Tally],
+    judge_tokens: int = 0,
+    n_unjudged: int = 0,
+    samples: SampleFigures | None = None,
+    n_distinct_tasks: int | None = None,
+    provider_ms_p50: float | None = None,
+    provider_ms_p95: float | None = None,
+) -> ModelScores:
     """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error;
     ``overall`` counts samples; ``samples`` the per-task figures over repeats, None = one sample per task)."""
     shares = overall.shares()
     extra: dict[str, Any] = {"n_samples": overall.n_tasks}
     if samples is not None:
-        extra.update(repeats=samples.repeats, pass_k_pct=samples.pass_k_pct, pass_at_k_pct=samples.pass_at_k_pct,
-                     flaky_tasks=samples.flaky_tasks, flip_rate=samples.flip_rate)
+        extra.update(
+            repeats=samples.repeats,
+            pass_k_pct=samples.pass_k_pct,
+            pass_at_k_pct=samples.pass_at_k_pct,
+            flaky_tasks=samples.flaky_tasks,
+            flip_rate=samples.flip_rate,
+        )
     if n_distinct_tasks is not None:
         shares["n_tasks"] = n_distinct_tasks
     return ModelScores(

@@ -15,19 +15,38 @@ matching, TSQ, calls, flags.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
-from toolchoice_pipeline.records.calls import FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, flag_hallucinated
-from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.records.calls import (
+    FLAG_HALLUCINATED,
+    FLAG_INVALID_ARGUMENTS,
+    FLAG_INVALID_CALL,
+    flag_hallucinated,
+)
+from toolchoice_pipeline.records.episodes import (
+    FLAG_AGENT_BUDGET_EXHAUSTED,
+    FLAG_BUDGET_EXHAUSTED,
+    FLAG_INFRA_ERROR,
+    FLAG_JUDGE_FAILED,
+    Episode,
+    JudgeVote,
+    TaskScore,
+    tsq_of,
+)
 from toolchoice_pipeline.scoring.matching import match_reply
-from toolchoice_pipeline.records.episodes import (FLAG_AGENT_BUDGET_EXHAUSTED, FLAG_BUDGET_EXHAUSTED, FLAG_INFRA_ERROR,
-                                                  FLAG_JUDGE_FAILED, Episode, JudgeVote, TaskScore, tsq_of)
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
-FLAG_ORDER = (FLAG_HALLUCINATED, FLAG_INVALID_ARGUMENTS, FLAG_INVALID_CALL, FLAG_INFRA_ERROR, FLAG_JUDGE_FAILED,
-              FLAG_BUDGET_EXHAUSTED)
+FLAG_ORDER = (
+    FLAG_HALLUCINATED,
+    FLAG_INVALID_ARGUMENTS,
+    FLAG_INVALID_CALL,
+    FLAG_INFRA_ERROR,
+    FLAG_JUDGE_FAILED,
+    FLAG_BUDGET_EXHAUSTED,
+)
 NO_FIRST_REPLY = "no model reply for the first step"
 
 
@@ -41,8 +60,9 @@ def infrastructure_error(episode: Episode) -> str | None:
     return None
 
 
-def score_episode(episode: Episode, task: Task, catalog: list[ToolDefinition], profile: str,
-                  votes: Iterable[JudgeVote] = ()) -> TaskScore:
+def score_episode(
+    episode: Episode, task: Task, catalog: list[ToolDefinition], profile: str, votes: Iterable[JudgeVote] = ()
+) -> TaskScore:
     """Score one episode of ``task`` run with ``catalog``, graded in matching ``profile`` (``key_args``/``bfcl``)."""
     votes = list(votes)
     names = [tool.name for tool in catalog]
@@ -99,9 +119,21 @@ def score_episodes(suite: Suite, episodes: Iterable[Episode], votes: Iterable[Ju
     for episode in episodes:
         task = tasks.get(episode.task_id)
         if task is None:
-            raise InputError(Problem(file=display_path(suite.tasks_file), field="id",
-                                     message=f"episode of model '{episode.model}' names task "
-                                             f"'{episode.task_id}', which is not in suite '{suite.name}'"))
-        scores.append(score_episode(episode, task, suite.task_catalog(task), suite.match_profile,
-                                    by_episode.get((episode.model, episode.task_id, episode.sample), ())))
+            raise InputError(
+                Problem(
+                    file=display_path(suite.tasks_file),
+                    field="id",
+                    message=f"episode of model '{episode.model}' names task "
+                    f"'{episode.task_id}', which is not in suite '{suite.name}'",
+                )
+            )
+        scores.append(
+            score_episode(
+                episode,
+                task,
+                suite.task_catalog(task),
+                suite.match_profile,
+                by_episode.get((episode.model, episode.task_id, episode.sample), ()),
+            )
+        )
     return scores

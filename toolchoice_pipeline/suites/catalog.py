@@ -9,12 +9,12 @@ catalog version that produced it.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolchoice_pipeline.util.canonical import short_hash
-
 
 _UNPRINTABLE = ("Cc", "Zl", "Zp")
 
@@ -41,8 +41,9 @@ class ToolDefinition(BaseModel):
         lines in reports, JUnit XML and logs, and no provider accepts it."""
         for index, char in enumerate(name):
             if unicodedata.category(char) in _UNPRINTABLE:
-                raise ValueError(f"a tool name may not contain control characters (found U+{ord(char):04X} "
-                                 f"at position {index + 1})")
+                raise ValueError(
+                    f"a tool name may not contain control characters (found U+{ord(char):04X} at position {index + 1})"
+                )
         return name
 
     def as_dict(self) -> dict[str, Any]:

@@ -20,14 +20,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.catalog import ToolDefinition, printable_tool_name
+from toolchoice_pipeline.suites.schema_safety import schema_safety_problems
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.text_files import read_utf8
 from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml, node_lines
-from toolchoice_pipeline.suites.schema_safety import schema_safety_problems
-from toolchoice_pipeline.suites.catalog import printable_tool_name
-
 
 JSON_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 
@@ -86,8 +84,7 @@ def _meta_schema_problems(parameters: dict[str, Any]) -> list[tuple[tuple, str]]
     for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
         where = tuple(error.absolute_path)
         if where and where[-1] == "type" and isinstance(error.instance, str):
-            message = (f"'{error.instance}' is not a JSON Schema type "
-                       f"(use one of {', '.join(JSON_SCHEMA_TYPES)})")
+            message = f"'{error.instance}' is not a JSON Schema type (use one of {', '.join(JSON_SCHEMA_TYPES)})"
         else:
             message = error.message
         problems.append((where, f"not a valid JSON Schema: {message}"))
@@ -96,8 +93,12 @@ def _meta_schema_problems(parameters: dict[str, Any]) -> list[tuple[tuple, str]]
     kind = parameters.get("type")
     if kind != "object" and not any(where == ("type",) for where, _ in problems):
         found = "it is missing" if kind is None else f"found {json.dumps(kind)}"
-        problems.append((("type",) if kind is not None else (),
-                         f'the top level of parameters must be a JSON Schema object with "type": "object" ({found})'))
+        problems.append(
+            (
+                ("type",) if kind is not None else (),
+                f'the top level of parameters must be a JSON Schema object with "type": "object" ({found})',
+            )
+        )
     return problems
 
 
@@ -109,14 +110,16 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def check_catalog(tools: list[ToolDefinition], file: str, lines: Lines | None = None,
-                  prefix: tuple = ()) -> list[Problem]:
+def check_catalog(
+    tools: list[ToolDefinition], file: str, lines: Lines | None = None, prefix: tuple = ()
+) -> list[Problem]:
     """Problems with a parsed catalog: duplicate names, parameters that are not a JSON Schema object."""
     return _check_indexed(list(enumerate(tools)), file, lines, prefix)
 
 
-def _check_indexed(indexed: list[tuple[int, ToolDefinition]], file: str, lines: Lines | None,
-                   prefix: tuple) -> list[Problem]:
+def _check_indexed(
+    indexed: list[tuple[int, ToolDefinition]], file: str, lines: Lines | None, prefix: tuple
+) -> list[Problem]:
     problems: list[Problem] = []
     seen: dict[str, int] = {}
 
@@ -127,8 +130,14 @@ def _check_indexed(indexed: list[tuple[int, ToolDefinition]], file: str, lines: 
         if tool.name in seen:
             first = seen[tool.name]
             also = field_path((*prefix, first)) + (f", line {line(first)}" if line(first) else "")
-            problems.append(Problem(file=file, line=line(index, "name"), field=field_path((*prefix, index, "name")),
-                                    message=f"duplicate tool name '{tool.name}' (also at {also})"))
+            problems.append(
+                Problem(
+                    file=file,
+                    line=line(index, "name"),
+                    field=field_path((*prefix, index, "name")),
+                    message=f"duplicate tool name '{tool.name}' (also at {also})",
+                )
+            )
         else:
             seen[tool.name] = index
         for where, reason in schema_problems(tool.parameters):
@@ -168,22 +177,37 @@ def _load_catalog_file(path: Path) -> list[ToolDefinition]:
     if data is None:
         return []
     if not isinstance(data, list):
-        raise InputError(Problem(file=shown, line=1, message="a catalog must be a YAML list of tool definitions "
-                                                             "(- name: ..., description: ..., parameters: ...)"))
+        raise InputError(
+            Problem(
+                file=shown,
+                line=1,
+                message="a catalog must be a YAML list of tool definitions "
+                "(- name: ..., description: ..., parameters: ...)",
+            )
+        )
     indexed: list[tuple[int, ToolDefinition]] = []
     problems: list[Problem] = []
     for index, item in enumerate(data):
         if not isinstance(item, dict):
-            problems.append(Problem(file=shown, line=line_of(lines, (index,)), field=f"[{index}]",
-                                    message="a tool definition must be a mapping with name, description and "
-                                            f"parameters, not {_kind(item)}"))
+            problems.append(
+                Problem(
+                    file=shown,
+                    line=line_of(lines, (index,)),
+                    field=f"[{index}]",
+                    message="a tool definition must be a mapping with name, description and "
+                    f"parameters, not {_kind(item)}",
+                )
+            )
             continue
         try:
             indexed.append((index, ToolDefinition.model_validate(item)))
         except ValidationError as exc:
             for loc, message in validation_errors(exc, ToolDefinition):
-                problems.append(Problem(file=shown, line=line_of(lines, (index, *loc)),
-                                        field=field_path((index, *loc)), message=message))
+                problems.append(
+                    Problem(
+                        file=shown, line=line_of(lines, (index, *loc)), field=field_path((index, *loc)), message=message
+                    )
+                )
     problems.extend(_check_indexed(indexed, shown, lines, ()))
     if problems:
         problems.sort(key=lambda p: p.line or 0)
@@ -203,9 +227,14 @@ def parse_tool_dump(data: Any, file: str, lines: Lines | None = None) -> list[To
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data, root = data["tools"], (*root, "tools")
     if not isinstance(data, list):
-        raise InputError(Problem(file=file, line=1 if lines else None,
-                                 message="a live catalog dump must be a JSON list of tools "
-                                         "(or an object with a 'tools' list, as MCP tools/list returns)"))
+        raise InputError(
+            Problem(
+                file=file,
+                line=1 if lines else None,
+                message="a live catalog dump must be a JSON list of tools "
+                "(or an object with a 'tools' list, as MCP tools/list returns)",
+            )
+        )
     tools: list[ToolDefinition] = []
     found: list[tuple[tuple, str]] = []
     seen: dict[str, tuple] = {}
@@ -223,8 +252,9 @@ def parse_tool_dump(data: Any, file: str, lines: Lines | None = None) -> list[To
         elif not isinstance(name, str) or not name.strip():
             found.append(((*at, "name"), f"must be a non-empty string (got {json.dumps(name)})"))
         elif printable_tool_name(name) != name:
-            found.append(((*at, "name"), "a tool name may not contain control characters "
-                                         f"(got {json.dumps(name)[:60]})"))
+            found.append(
+                ((*at, "name"), f"a tool name may not contain control characters (got {json.dumps(name)[:60]})")
+            )
         elif name in seen:
             first = seen[name]
             where = field_path(first) + (f", line {line_of(lines, first)}" if lines else "")
@@ -243,8 +273,14 @@ def parse_tool_dump(data: Any, file: str, lines: Lines | None = None) -> list[To
         if len(found) == before:
             tools.append(ToolDefinition(name=name, description=description or "", parameters=parameters))
     if found:
-        raise InputError([Problem(file=file, line=line_of(lines, path) if lines else None, field=field_path(path),
-                                  message=message) for path, message in found])
+        raise InputError(
+            [
+                Problem(
+                    file=file, line=line_of(lines, path) if lines else None, field=field_path(path), message=message
+                )
+                for path, message in found
+            ]
+        )
     return tools
 
 

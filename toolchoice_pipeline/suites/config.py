@@ -13,9 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from toolchoice_pipeline.util.confined_paths import confinement_problem
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
 from toolchoice_pipeline.util.yaml_lines import line_of, load_yaml
-from toolchoice_pipeline.util.confined_paths import confinement_problem
 
 CachePolicy = Literal["read_write", "write_only", "off"]
 SECRET_ERROR = "secret_in_config"
@@ -25,8 +25,17 @@ SECRET_PARAMS = {"api_key", "aws_secret_access_key", "aws_access_key_id", "azure
 
 
 # Headers that carry credentials whatever their value looks like.
-SECRET_HEADERS = {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie",
-                  "x-auth-token", "anthropic-api-key", "openai-api-key"}
+SECRET_HEADERS = {
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "cookie",
+    "x-auth-token",
+    "anthropic-api-key",
+    "openai-api-key",
+}
 
 
 def secret_paths(params: Any, path: tuple = ()) -> list[tuple]:
@@ -79,9 +88,12 @@ class ModelSpec(BaseModel):
     def _no_secrets(cls, params: dict[str, Any]) -> dict[str, Any]:
         found = secret_paths(params)
         if found:
-            raise PydanticCustomError(SECRET_ERROR, "{keys} may not be stored in the configuration; set the "
-                                      "provider's environment variable instead (e.g. OPENAI_API_KEY)",
-                                      {"keys": ", ".join(field_path(p) for p in found)})
+            raise PydanticCustomError(
+                SECRET_ERROR,
+                "{keys} may not be stored in the configuration; set the "
+                "provider's environment variable instead (e.g. OPENAI_API_KEY)",
+                {"keys": ", ".join(field_path(p) for p in found)},
+            )
         return params
 
 
@@ -124,10 +136,12 @@ class RetryConfig(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
 
     @model_validator(mode="after")
-    def _bounds_in_order(self) -> "RetryConfig":
+    def _bounds_in_order(self) -> RetryConfig:
         if self.initial_wait_s > self.max_wait_s:
-            raise ValueError(f"initial_wait_s ({self.initial_wait_s}) is larger than max_wait_s "
-                             f"({self.max_wait_s}): the first wait cannot exceed the longest one")
+            raise ValueError(
+                f"initial_wait_s ({self.initial_wait_s}) is larger than max_wait_s "
+                f"({self.max_wait_s}): the first wait cannot exceed the longest one"
+            )
         return self
 
 
@@ -191,7 +205,7 @@ class RunConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _unique_models(self) -> "RunConfig":
+    def _unique_models(self) -> RunConfig:
         names = [m.model for m in self.models]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -201,7 +215,7 @@ class RunConfig(BaseModel):
     def model_names(self) -> list[str]:
         return [m.model for m in self.models]
 
-    def with_models(self, names: list[str]) -> "RunConfig":
+    def with_models(self, names: list[str]) -> RunConfig:
         """A copy evaluating ``names`` (keeping the settings of any already configured)."""
         known = {m.model: m for m in self.models}
         return self.model_copy(update={"models": [known.get(n, ModelSpec(model=n)) for n in names]})
@@ -210,14 +224,14 @@ class RunConfig(BaseModel):
         """The samples per task of ``spec``: its own ``repeats``, else the configuration's."""
         return spec.repeats or self.repeats
 
-    def with_repeats(self, repeats: int | None) -> "RunConfig":
+    def with_repeats(self, repeats: int | None) -> RunConfig:
         """A copy where every model runs ``repeats`` samples per task (``toolchoice run --repeats``); None: as is."""
         if repeats is None:
             return self
         models = [m.model_copy(update={"repeats": None}) for m in self.models]
         return self.model_copy(update={"repeats": repeats, "models": models})
 
-    def for_suite(self, requested: list[str] | None, suite_models: list[str] | None) -> "RunConfig":
+    def for_suite(self, requested: list[str] | None, suite_models: list[str] | None) -> RunConfig:
         """This configuration evaluating the models a release of a suite runs: ``requested`` (``--models``, the
         release request) when it names any, else the suite's own ``models`` (``suite.yaml``), else this
         configuration's (see :meth:`with_models`)."""
@@ -243,8 +257,13 @@ def load_run_config(data_dir: Path) -> RunConfig:
     if data is None:
         return RunConfig()
     if not isinstance(data, dict):
-        raise InputError(Problem(file=shown, line=1, message="the run configuration must be a mapping "
-                                                             "(models:, judge:, concurrency:, ...)"))
+        raise InputError(
+            Problem(
+                file=shown,
+                line=1,
+                message="the run configuration must be a mapping (models:, judge:, concurrency:, ...)",
+            )
+        )
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
@@ -256,17 +275,27 @@ def load_run_config(data_dir: Path) -> RunConfig:
         for loc, message in validation_errors([e for e in errors if e["type"] != SECRET_ERROR], RunConfig):
             if loc == () and message.startswith("model listed twice"):
                 loc = _second_listing(data, message)
-            problems.append(Problem(file=shown, line=line_of(lines, loc), field=field_path(loc) or None,
-                                    message=message))
+            problems.append(
+                Problem(file=shown, line=line_of(lines, loc), field=field_path(loc) or None, message=message)
+            )
         problems.sort(key=lambda p: p.line or 0)
         raise InputError(problems) from None
 
 
 # Where each provider's key lives (LiteLLM reads these); anything else gets the generic advice.
-_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
-                  "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "azure": "AZURE_API_KEY",
-                  "cohere": "COHERE_API_KEY", "openrouter": "OPENROUTER_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
-                  "bedrock": "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY", "vertex_ai": "GOOGLE_APPLICATION_CREDENTIALS"}
+_KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "azure": "AZURE_API_KEY",
+    "cohere": "COHERE_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "bedrock": "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY",
+    "vertex_ai": "GOOGLE_APPLICATION_CREDENTIALS",
+}
 
 
 def _secret_problems(params: dict[str, Any], loc: tuple, data: dict, shown: str, lines) -> list[Problem]:
@@ -277,11 +306,20 @@ def _secret_problems(params: dict[str, Any], loc: tuple, data: dict, shown: str,
     model = owner.get("model") if isinstance(owner, dict) else owner
     provider = model.split("/", 1)[0] if isinstance(model, str) else ""
     variable = _KEY_VARIABLES.get(provider)
-    advice = f"set {variable} in the environment instead" if variable else \
-        "set the provider's environment variable instead (e.g. OPENAI_API_KEY)"
-    return [Problem(file=shown, line=line_of(lines, (*loc, *where)), field=field_path((*loc, *where)),
-                    message=f"credentials may not be stored in the run configuration; remove it and {advice}")
-            for where in secret_paths(params)]
+    advice = (
+        f"set {variable} in the environment instead"
+        if variable
+        else "set the provider's environment variable instead (e.g. OPENAI_API_KEY)"
+    )
+    return [
+        Problem(
+            file=shown,
+            line=line_of(lines, (*loc, *where)),
+            field=field_path((*loc, *where)),
+            message=f"credentials may not be stored in the run configuration; remove it and {advice}",
+        )
+        for where in secret_paths(params)
+    ]
 
 
 def _second_listing(data: dict, message: str) -> tuple:

@@ -60,9 +60,11 @@ def parse_matcher(value: Any) -> Matcher:
         if isinstance(value, dict) and value and set(value) <= set(MATCHER_KEYS) | {"optional"}:
             used = [key for key in MATCHER_KEYS if key in value]
             if used:
-                raise MatcherError(f"a matcher takes exactly one of any_of, regex, value (found {', '.join(used)}); "
-                                   "put alternatives in one any_of or one regex")
-            raise MatcherError("'optional' needs a matcher beside it: {\"value\": ..., \"optional\": true}")
+                raise MatcherError(
+                    f"a matcher takes exactly one of any_of, regex, value (found {', '.join(used)}); "
+                    "put alternatives in one any_of or one regex"
+                )
+            raise MatcherError('\'optional\' needs a matcher beside it: {"value": ..., "optional": true}')
         return Matcher(kind="exact", values=(value,))
     optional = value.get("optional", False)
     if not isinstance(optional, bool):
@@ -115,8 +117,8 @@ def matcher_key_problem(value: Any) -> str | None:
     has_matcher_key = len(unknown) < len(value)
     if not has_matcher_key and not all(guesses.values()):
         return None
-    named = ", ".join(f"'{key}'" + (f" (did you mean '{guesses[key]}'?)" if guesses[key] else "")
-                      for key in unknown)
-    return (f"unknown matcher key{'s' if len(unknown) > 1 else ''} {named}; a matcher takes {', '.join(MATCHER_KEYS)} "
-            "and optional. To expect this object as it is, write {\"value\": {...}}")
-
+    named = ", ".join(f"'{key}'" + (f" (did you mean '{guesses[key]}'?)" if guesses[key] else "") for key in unknown)
+    return (
+        f"unknown matcher key{'s' if len(unknown) > 1 else ''} {named}; a matcher takes {', '.join(MATCHER_KEYS)} "
+        'and optional. To expect this object as it is, write {"value": {...}}'
+    )

@@ -86,8 +86,7 @@ class Suite:
     def fixture_version(self) -> str:
         """12-hex hash of the tasks (sorted by id, inline catalogs included) and the matching profile."""
         tasks = sorted(self.tasks, key=lambda t: t.id)
-        return short_hash({"match_profile": self.match_profile,
-                           "tasks": [t.model_dump(mode="json") for t in tasks]})
+        return short_hash({"match_profile": self.match_profile, "tasks": [t.model_dump(mode="json") for t in tasks]})
 
     @property
     def tasks_file(self) -> Path:

@@ -55,9 +55,14 @@ class ReplayLine(BaseModel):
         """The normalised reply; raises :class:`~.calls.ReplyFormatError` for a raw response of unknown shape."""
         if self.response is not None:
             return normalise_response(self.response)
-        message = {"role": "assistant", "content": self.content,
-                   "tool_calls": [{"type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-                                  for call in self.tool_calls or []]}
+        message = {
+            "role": "assistant",
+            "content": self.content,
+            "tool_calls": [
+                {"type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+                for call in self.tool_calls or []
+            ],
+        }
         return from_openai_message(message)
 
 
@@ -68,8 +73,14 @@ def replay_line(data: dict[str, Any], file: str, line: int) -> ReplayLine:
     except ValidationError as exc:
         raise InputError(pydantic_problems(exc, file=file, line=line, model=ReplayLine)) from None
     if entry.response is not None and (entry.tool_calls is not None or entry.content is not None):
-        raise InputError(Problem(file=file, line=line, field="response",
-                                 message="give either 'response' or 'tool_calls'/'content', not both"))
+        raise InputError(
+            Problem(
+                file=file,
+                line=line,
+                field="response",
+                message="give either 'response' or 'tool_calls'/'content', not both",
+            )
+        )
     return entry
 
 
@@ -93,9 +104,14 @@ def read_replay(path: Path) -> dict[str, Reply]:
             problems.extend(exc.problems)
             continue
         if entry.task_id in first_line:
-            problems.append(Problem(file=shown, line=number, field="task_id",
-                                    message=f"duplicate task id '{entry.task_id}' "
-                                            f"(first on line {first_line[entry.task_id]})"))
+            problems.append(
+                Problem(
+                    file=shown,
+                    line=number,
+                    field="task_id",
+                    message=f"duplicate task id '{entry.task_id}' (first on line {first_line[entry.task_id]})",
+                )
+            )
             continue
         try:
             reply = entry.reply()

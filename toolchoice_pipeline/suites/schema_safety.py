@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 from toolchoice_pipeline.util.user_regex import UserRegexError, compile_user_regex, user_regex_search
 
@@ -33,7 +34,7 @@ def _refuse(uri: str) -> Any:
 def _registry() -> Any:
     from referencing import Registry
 
-    return Registry(retrieve=_refuse)
+    return Registry(retrieve=_refuse)  # type: ignore[call-arg]  # attrs keyword mypy does not see
 
 
 def _walk(schema: Any) -> Iterator[tuple[tuple, dict[str, Any]]]:
@@ -96,8 +97,9 @@ def _ref_problems(schema: dict[str, Any], refs: list[tuple[tuple, str]]) -> list
     problems: list[tuple[tuple, str]] = []
     for path, ref in refs:
         if not ref.startswith("#"):
-            problems.append((path, f"$ref {ref!r} points outside the schema (references resolve only inside it: "
-                                   "use #/$defs/name)"))
+            problems.append(
+                (path, f"$ref {ref!r} points outside the schema (references resolve only inside it: use #/$defs/name)")
+            )
             continue
         seen = [ref]
         current = ref
@@ -120,6 +122,7 @@ def _ref_problems(schema: dict[str, Any], refs: list[tuple[tuple, str]]) -> list
 
 # --- validation at run time ------------------------------------------------------------------------------------
 
+
 def _pattern(validator, pattern, instance, schema):
     from jsonschema.exceptions import ValidationError
 
@@ -140,8 +143,7 @@ def additional_properties(instance: dict[str, Any], schema: dict[str, Any]) -> l
     """The keys of ``instance`` neither in ``properties`` nor matched by a ``patternProperties`` key (RE2)."""
     properties = schema.get("properties") or {}
     patterns = list(schema.get("patternProperties") or {})
-    return [key for key in instance
-            if key not in properties and not any(user_regex_search(p, key) for p in patterns)]
+    return [key for key in instance if key not in properties and not any(user_regex_search(p, key) for p in patterns)]
 
 
 def _additional_properties(validator, allowed, instance, schema):
@@ -163,8 +165,10 @@ def _additional_properties(validator, allowed, instance, schema):
 def _safe_class(cls: Any) -> Any:
     from jsonschema.validators import extend
 
-    return extend(cls, {"pattern": _pattern, "patternProperties": _pattern_properties,
-                        "additionalProperties": _additional_properties})
+    return extend(
+        cls,
+        {"pattern": _pattern, "patternProperties": _pattern_properties, "additionalProperties": _additional_properties},
+    )
 
 
 def safe_validator(cls: Any, schema: dict[str, Any]) -> Any:

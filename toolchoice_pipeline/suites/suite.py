@@ -22,15 +22,24 @@ from pydantic import ValidationError
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file, load_tool_dump
-from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
 from toolchoice_pipeline.suites.model import EMPTY_SUITE, SUITE_FILE, SUITE_NAME, MatchProfile, Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task, read_numbered_tasks
 from toolchoice_pipeline.suites.validate import suite_problems
-from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml
 from toolchoice_pipeline.util.confined_paths import confinement_problem
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
+from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml
 
-__all__ = ["EMPTY_SUITE", "SUITE_FILE", "MatchProfile", "Suite", "SuiteSpec", "list_suites", "load_suite",
-           "load_suite_spec", "suite_dir"]
+__all__ = [
+    "EMPTY_SUITE",
+    "SUITE_FILE",
+    "MatchProfile",
+    "Suite",
+    "SuiteSpec",
+    "list_suites",
+    "load_suite",
+    "load_suite_spec",
+    "suite_dir",
+]
 
 
 def suite_dir(data_dir: Path, name: str) -> Path:
@@ -55,18 +64,27 @@ def _load_spec(directory: Path) -> tuple[SuiteSpec, Lines]:
     shown = display_path(path)
     data, lines = load_yaml(path)
     if not isinstance(data, dict):
-        raise InputError(Problem(file=shown, line=1, message="suite.yaml must be a mapping with at least "
-                                                             f"'name: {directory.name}'"))
+        raise InputError(
+            Problem(file=shown, line=1, message=f"suite.yaml must be a mapping with at least 'name: {directory.name}'")
+        )
     problems: list[Problem] = []
     name = data.get("name")
     if isinstance(name, str) and name and name != directory.name:
-        problems.append(Problem(file=shown, line=line_of(lines, ("name",)), field="name",
-                                message=f"suite name '{name}' differs from its directory '{directory.name}'"))
+        problems.append(
+            Problem(
+                file=shown,
+                line=line_of(lines, ("name",)),
+                field="name",
+                message=f"suite name '{name}' differs from its directory '{directory.name}'",
+            )
+        )
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as exc:
-        problems.extend(Problem(file=shown, line=line_of(lines, loc), field=field_path(loc) or None, message=message)
-                        for loc, message in validation_errors(exc, SuiteSpec))
+        problems.extend(
+            Problem(file=shown, line=line_of(lines, loc), field=field_path(loc) or None, message=message)
+            for loc, message in validation_errors(exc, SuiteSpec)
+        )
         problems.sort(key=lambda p: p.line or 0)
         raise InputError(problems) from None
     if problems:
@@ -82,19 +100,32 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     listing every problem found: ``suite.yaml`` first, then the catalog, the live dumps and the tasks by line.
     """
     if not SUITE_NAME.match(name or ""):
-        raise InputError(Problem(file="<command line>", field="--suite",
-                                 message=f"'{name}' is not a valid suite name (letters, digits, '_', '.', '-'; "
-                                         "starting with a letter or digit)"))
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field="--suite",
+                message=f"'{name}' is not a valid suite name (letters, digits, '_', '.', '-'; "
+                "starting with a letter or digit)",
+            )
+        )
     directory = suite_dir(data_dir, name)
     if directory.is_dir() and not (directory / SUITE_FILE).is_file():
         held = ", ".join(sorted(p.name for p in directory.iterdir())[:6]) or "nothing"
-        raise InputError(Problem(file=display_path(directory / SUITE_FILE),
-                                 message=f"the suite folder '{name}' has no {SUITE_FILE} (it holds: {held}); write "
-                                         f"one naming the catalog and tasks files (docs/DESIGN.md §3)"))
+        raise InputError(
+            Problem(
+                file=display_path(directory / SUITE_FILE),
+                message=f"the suite folder '{name}' has no {SUITE_FILE} (it holds: {held}); write "
+                f"one naming the catalog and tasks files (docs/DESIGN.md §3)",
+            )
+        )
     if not (directory / SUITE_FILE).is_file():
         known = ", ".join(list_suites(data_dir)) or "none"
-        raise InputError(Problem(file=display_path(directory / SUITE_FILE),
-                                 message=f"no suite '{name}' (suites in {display_path(data_dir)}: {known})"))
+        raise InputError(
+            Problem(
+                file=display_path(directory / SUITE_FILE),
+                message=f"no suite '{name}' (suites in {display_path(data_dir)}: {known})",
+            )
+        )
     spec, lines = _load_spec(directory)
     spec_file = display_path(directory / SUITE_FILE)
     problems: list[Problem] = []
@@ -110,8 +141,9 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
         if target.is_file():
             return True
         why = "is a directory, not a file" if target.is_dir() else "file not found"
-        problems.append(Problem(file=spec_file, line=line_of(lines, path), field=field,
-                                message=f"{why}: {display_path(target)}"))
+        problems.append(
+            Problem(file=spec_file, line=line_of(lines, path), field=field, message=f"{why}: {display_path(target)}")
+        )
         return False
 
     curated: list[ToolDefinition] = []
@@ -140,8 +172,14 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
             numbered, task_problems = read_numbered_tasks(directory / spec.tasks)
         except InputError as exc:
             task_problems = list(exc.problems)
-    suite = Suite(spec=spec, directory=directory, curated=curated, live=live,
-                  tasks=[t for _, t in numbered], task_lines={t.id: n for n, t in numbered})
+    suite = Suite(
+        spec=spec,
+        directory=directory,
+        curated=curated,
+        live=live,
+        tasks=[t for _, t in numbered],
+        task_lines={t.id: n for n, t in numbered},
+    )
     if check and tasks_read:
         semantic = suite_problems(suite, catalog_loaded=catalog_loaded)
         if task_problems:  # lines that did not parse: the suite is not empty, only broken
@@ -152,5 +190,3 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     if problems:
         raise InputError(problems)
     return suite
-
-

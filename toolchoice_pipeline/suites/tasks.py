@@ -107,8 +107,9 @@ class Task(BaseModel):
             "id": self.id,
             "messages": self.message_dicts(),
             # ``tool`` stays even when null (no call expected); other unset fields are left out.
-            "expected": None if self.expected is None else {"tool": self.expected.tool,
-                                                             **self.expected.model_dump(exclude_none=True)},
+            "expected": None
+            if self.expected is None
+            else {"tool": self.expected.tool, **self.expected.model_dump(exclude_none=True)},
             "tools": None if self.tools is None else [t.as_dict() for t in self.tools],
             "tool_results": self.tool_results,
             "tags": self.tags,
@@ -120,8 +121,9 @@ def parse_task_line(text: str, file: str, line: int) -> Task:
     """Parse one JSONL line into a :class:`Task`; raises :class:`InputError` naming file, line and field."""
     data = load_json(text, file, line)
     if not isinstance(data, dict):
-        raise InputError(Problem(file=file, line=line,
-                                 message=f"a task line must be a JSON object, not {_json_kind(data)}"))
+        raise InputError(
+            Problem(file=file, line=line, message=f"a task line must be a JSON object, not {_json_kind(data)}")
+        )
     try:
         return Task.model_validate(data)
     except ValidationError as exc:
@@ -133,15 +135,19 @@ _MISSING_HINTS = {
     "id": 'a stable name such as "grep-def-001"',
     "messages": 'the conversation, e.g. [{"role": "user", "content": "..."}]',
     "expected": '{"tool": "Grep", "arguments": {...}}; {"tool": null} when no call is expected; null for an '
-                "unlabelled task",
+    "unlabelled task",
     "expected.tool": "a tool name, or null when no call is expected",
 }
 
 
 def _with_hint(problem: Problem) -> Problem:
     if problem.message == "required field is missing" and problem.field in _MISSING_HINTS:
-        return Problem(file=problem.file, line=problem.line, field=problem.field,
-                       message=f"required field is missing: give {_MISSING_HINTS[problem.field]}")
+        return Problem(
+            file=problem.file,
+            line=problem.line,
+            field=problem.field,
+            message=f"required field is missing: give {_MISSING_HINTS[problem.field]}",
+        )
     return problem
 
 
@@ -192,8 +198,14 @@ def iter_numbered_tasks(path: Path, problems: list[Problem]) -> Iterator[tuple[i
             problems.extend(_one_task_per_line_hint(p, text) if first else p for p in exc.problems)
             continue
         if task.id in first_line:
-            problems.append(Problem(file=shown, line=number, field="id",
-                                    message=f"duplicate task id '{task.id}' (first on line {first_line[task.id]})"))
+            problems.append(
+                Problem(
+                    file=shown,
+                    line=number,
+                    field="id",
+                    message=f"duplicate task id '{task.id}' (first on line {first_line[task.id]})",
+                )
+            )
             continue
         first_line[task.id] = number
         yield number, task
@@ -219,9 +231,13 @@ def _one_task_per_line_hint(problem: Problem, text: str) -> Problem:
             return problem
     except ValueError:
         return problem
-    return Problem(file=problem.file, line=problem.line, field=problem.field,
-                   message=f"{problem.message}; the object does not close on this line: write one task per line "
-                           "(JSON Lines), not one task over several lines")
+    return Problem(
+        file=problem.file,
+        line=problem.line,
+        field=problem.field,
+        message=f"{problem.message}; the object does not close on this line: write one task per line "
+        "(JSON Lines), not one task over several lines",
+    )
 
 
 def write_tasks(path: Path, tasks: list[Task]) -> None:

@@ -17,12 +17,10 @@ import json
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import check_catalog
-from toolchoice_pipeline.util.errors import Problem, display_path
-from toolchoice_pipeline.suites.matchers import MatcherError, parse_matcher
+from toolchoice_pipeline.suites.matchers import MatcherError, matcher_key_problem, parse_matcher
 from toolchoice_pipeline.suites.model import EMPTY_SUITE, Suite
-from toolchoice_pipeline.suites.tasks import ExpectedCall, Task
-from toolchoice_pipeline.suites.matchers import matcher_key_problem
-from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE
+from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE, ExpectedCall, Task
+from toolchoice_pipeline.util.errors import Problem, display_path
 
 
 def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem]:
@@ -37,9 +35,13 @@ def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem
         return [Problem(file=tasks_file, message=EMPTY_SUITE)]
     problems: list[Problem] = []
     if catalog_loaded and not suite.catalog and any(t.tools is None for t in suite.tasks):
-        problems.append(Problem(file=display_path(suite.directory / suite.spec.catalog),
-                                message="the catalog has no tools: list at least one tool definition "
-                                        "(or give every task an inline 'tools' catalog)"))
+        problems.append(
+            Problem(
+                file=display_path(suite.directory / suite.spec.catalog),
+                message="the catalog has no tools: list at least one tool definition "
+                "(or give every task an inline 'tools' catalog)",
+            )
+        )
         catalog_loaded = False  # reported once here, not again for every task
     for task in suite.tasks:
         line = suite.task_lines.get(task.id)
@@ -70,13 +72,21 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
             add("tags", f"a task tagged {FLAG_NO_TOOLS} offers no tools, so it must expect no call")
         if expected.tool is None:
             if expected.arguments:
-                add("expected.arguments", "arguments are given but no call is expected (expected.tool is null): "
-                                          "name the tool or remove the arguments")
+                add(
+                    "expected.arguments",
+                    "arguments are given but no call is expected (expected.tool is null): "
+                    "name the tool or remove the arguments",
+                )
             if expected.calls:
                 add("expected.calls", "calls are given but no call is expected (expected.tool is null)")
         else:
-            _check_call(ExpectedCall(tool=expected.tool, arguments=expected.arguments), "expected", by_name, add,
-                        unknown_arguments_ok)
+            _check_call(
+                ExpectedCall(tool=expected.tool, arguments=expected.arguments),
+                "expected",
+                by_name,
+                add,
+                unknown_arguments_ok,
+            )
             if expected.calls is not None:
                 if not expected.calls:
                     add("expected.calls", "must list at least one call when given")
@@ -87,23 +97,32 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
     if by_name is not None:
         for name in task.tool_results or {}:
             if name not in by_name:
-                add(f"tool_results.{name}", f"canned result for tool '{name}', which is not in the task's catalog "
-                                            f"({_names(by_name)}){_did_you_mean(name, by_name)}")
+                add(
+                    f"tool_results.{name}",
+                    f"canned result for tool '{name}', which is not in the task's catalog "
+                    f"({_names(by_name)}){_did_you_mean(name, by_name)}",
+                )
     return problems
 
 
-def _check_call(call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add,
-                unknown_arguments_ok: bool = False) -> None:
+def _check_call(
+    call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add, unknown_arguments_ok: bool = False
+) -> None:
     tool = None if by_name is None else by_name.get(call.tool)
     if by_name is not None and tool is None:
-        add(f"{where}.tool", f"tool '{call.tool}' is not in the task's catalog ({_names(by_name)})"
-                             f"{_did_you_mean(call.tool, by_name)}")
+        add(
+            f"{where}.tool",
+            f"tool '{call.tool}' is not in the task's catalog ({_names(by_name)}){_did_you_mean(call.tool, by_name)}",
+        )
     properties = (tool.parameters.get("properties") or {}) if tool is not None else None
     for name, matcher in call.arguments.items():
         if properties is not None and name not in properties and not unknown_arguments_ok:
             known = ", ".join(properties) or "none"
-            add(f"{where}.arguments.{name}", f"key argument '{name}' is not a parameter of tool '{call.tool}' "
-                                             f"(parameters: {known}){_did_you_mean(name, properties)}")
+            add(
+                f"{where}.arguments.{name}",
+                f"key argument '{name}' is not a parameter of tool '{call.tool}' "
+                f"(parameters: {known}){_did_you_mean(name, properties)}",
+            )
             continue
         try:
             parsed = parse_matcher(matcher)
@@ -138,8 +157,10 @@ def _scalar_problem(values: tuple, schema: dict) -> str | None:
     for value in values:
         if isinstance(value, (dict, list)):
             kind = "an object" if isinstance(value, dict) else "an array"
-            return (f"expects {kind} ({json.dumps(value, ensure_ascii=False)[:60]}) for a parameter of type "
-                    f"{' or '.join(types)}; a valid call can never match it")
+            return (
+                f"expects {kind} ({json.dumps(value, ensure_ascii=False)[:60]}) for a parameter of type "
+                f"{' or '.join(types)}; a valid call can never match it"
+            )
     return None
 
 

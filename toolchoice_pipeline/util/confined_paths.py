@@ -37,5 +37,7 @@ def confinement_problem(relative: str, directory_name: str) -> str | None:
     """Why ``relative`` may not be used (it leaves ``directory_name``, and outside paths are not allowed), or None."""
     if not leaves_directory(relative) or outside_paths_allowed():
         return None
-    return (f"'{relative}' points outside the {directory_name}; paths are relative to it and stay inside it "
-            f"(set {ALLOW_VARIABLE}=1 in the environment to allow this one)")
+    return (
+        f"'{relative}' points outside the {directory_name}; paths are relative to it and stay inside it "
+        f"(set {ALLOW_VARIABLE}=1 in the environment to allow this one)"
+    )

@@ -89,12 +89,12 @@ def validation_errors(exc, model: type | None = None) -> list[tuple[tuple, str]]
         else:
             message = err["msg"]
             if kind == "value_error" and message.startswith("Value error, "):
-                message = message[len("Value error, "):]
+                message = message[len("Value error, ") :]
             elif kind not in {"value_error", "assertion_error"}:
                 message += f" (got {_shown_value(err.get('input'))})"
         if loc in merged:
             if message.startswith("Input should be ") and merged[loc][-1].startswith("Input should be "):
-                merged[loc][-1] = merged[loc][-1].split(" (got ")[0] + " or " + message[len("Input should be "):]
+                merged[loc][-1] = merged[loc][-1].split(" (got ")[0] + " or " + message[len("Input should be ") :]
             elif message not in merged[loc]:
                 merged[loc].append(message)
         else:
@@ -102,8 +102,9 @@ def validation_errors(exc, model: type | None = None) -> list[tuple[tuple, str]]
     return [(loc, message) for loc, messages in merged.items() for message in messages]
 
 
-def pydantic_problems(exc, file: str, line: int | None = None, prefix: str = "",
-                      model: type | None = None) -> list[Problem]:
+def pydantic_problems(
+    exc, file: str, line: int | None = None, prefix: str = "", model: type | None = None
+) -> list[Problem]:
     """Turn a ``pydantic.ValidationError`` into problems, one per error, with field paths like ``tools[0].name``.
 
     ``prefix`` is put before every field path; ``model`` (the validated class) lets an unknown field list the
@@ -117,8 +118,15 @@ def pydantic_problems(exc, file: str, line: int | None = None, prefix: str = "",
 
 
 # Names other formats use for one of our fields (MCP's inputSchema, Anthropic's input_schema...).
-_ALIASES = {"inputSchema": "parameters", "input_schema": "parameters", "args": "arguments", "input": "arguments",
-            "name": "tool", "function": "tool", "tool_name": "tool"}
+_ALIASES = {
+    "inputSchema": "parameters",
+    "input_schema": "parameters",
+    "args": "arguments",
+    "input": "arguments",
+    "name": "tool",
+    "function": "tool",
+    "tool_name": "tool",
+}
 
 
 def _unknown_field(model: type | None, loc: tuple) -> str:
@@ -126,8 +134,11 @@ def _unknown_field(model: type | None, loc: tuple) -> str:
     allowed = _fields_at(model, loc[:-1]) if model is not None else None
     if not allowed:
         return "unknown field"
-    close = [_ALIASES[name]] if _ALIASES.get(name) in allowed else difflib.get_close_matches(
-        str(name), allowed, n=1, cutoff=0.6)
+    close = (
+        [_ALIASES[name]]
+        if _ALIASES.get(name) in allowed
+        else difflib.get_close_matches(str(name), allowed, n=1, cutoff=0.6)
+    )
     hint = f"did you mean '{close[0]}'? " if close else ""
     return f"unknown field ({hint}allowed: {', '.join(allowed)})"
 

@@ -22,8 +22,9 @@ import json
 import math
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.util.text_files import open_input, utf8_problem
@@ -64,25 +65,37 @@ def load_json(text: str, file: str, line: int | None = None) -> Any:
     problem then names the line where the parser stopped. Raises :class:`InputError` with one problem.
     """
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float,
-                           object_pairs_hook=_unique_keys)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        raise InputError(Problem(file=file, line=line if line is not None else exc.lineno,
-                                 message=f"bad JSON: {exc.msg} (column {exc.colno})")) from None
+        raise InputError(
+            Problem(
+                file=file,
+                line=line if line is not None else exc.lineno,
+                message=f"bad JSON: {exc.msg} (column {exc.colno})",
+            )
+        ) from None
     except _Rejected as exc:
         raise InputError(Problem(file=file, line=line, message=f"bad JSON: {exc}")) from None
     except RecursionError:
         raise InputError(Problem(file=file, line=line, message="bad JSON: nested too deeply")) from None
     except ValueError:  # an integer longer than Python's int-to-string limit
-        raise InputError(Problem(file=file, line=line, message="bad JSON: a number has more than "
-                                                               f"{sys.get_int_max_str_digits()} digits")) from None
+        raise InputError(
+            Problem(
+                file=file, line=line, message=f"bad JSON: a number has more than {sys.get_int_max_str_digits()} digits"
+            )
+        ) from None
     if _SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise InputError(Problem(file=file, line=line,
-                                     message=f"bad JSON: the escape \\u{ord(exc.object[exc.start]):04x} is a lone "
-                                             "UTF-16 surrogate, not a Unicode character")) from None
+            raise InputError(
+                Problem(
+                    file=file,
+                    line=line,
+                    message=f"bad JSON: the escape \\u{ord(exc.object[exc.start]):04x} is a lone "
+                    "UTF-16 surrogate, not a Unicode character",
+                )
+            ) from None
     return value
 
 

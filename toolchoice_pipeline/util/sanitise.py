@@ -36,24 +36,64 @@ DEFAULT_MAX_TOOL_RESULT_BYTES = 4096
 
 # Our own kinds, in the order they are applied (a later pattern never sees what an earlier one replaced).
 KINDS = (
-    "private_key", "anthropic_api_key", "openai_api_key", "aws_access_key_id", "aws_secret_access_key",
-    "github_token", "gitlab_token", "slack_webhook", "slack_token", "google_api_key", "stripe_key", "jwt",
-    "google_oauth_client_secret", "url_password", "cli_password", "netrc_password", "basic_auth", "bearer_token",
-    "generic_secret", "email", "user_name",
+    "private_key",
+    "anthropic_api_key",
+    "openai_api_key",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "github_token",
+    "gitlab_token",
+    "slack_webhook",
+    "slack_token",
+    "google_api_key",
+    "stripe_key",
+    "jwt",
+    "google_oauth_client_secret",
+    "url_password",
+    "cli_password",
+    "netrc_password",
+    "basic_auth",
+    "bearer_token",
+    "generic_secret",
+    "email",
+    "user_name",
 )
 
 _PLACEHOLDER = "[REDACTED:{}]"
-_SECRET_NAMES = (r"(?:passw(?:or)?d|pwd|secret|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token"
-                 r"|refresh[_-]?token|token|private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?)")
+_SECRET_NAMES = (
+    r"(?:passw(?:or)?d|pwd|secret|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token"
+    r"|refresh[_-]?token|token|private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?)"
+)
 # Values that name a secret rather than hold one: variables, templates, placeholders, empty-ish literals, and code
 # (an attribute chain such as ``document.querySelector``, or a call such as ``getpass(``).
-_NOT_A_VALUE = re.compile(r"^(?:\$|\{|<|%|\[REDACTED|None$|null$|true$|false$|\*+$|x+$|\.\.\."
-                          r"|[A-Za-z_][\w.$]*[(\[]|(?:self|this|cls|os|env|process|document|window|config|settings"
-                          r"|request|req|args|options|opts|params|props|ctx|context)\.[\w.$]+$)", re.IGNORECASE)
+_NOT_A_VALUE = re.compile(
+    r"^(?:\$|\{|<|%|\[REDACTED|None$|null$|true$|false$|\*+$|x+$|\.\.\."
+    r"|[A-Za-z_][\w.$]*[(\[]|(?:self|this|cls|os|env|process|document|window|config|settings"
+    r"|request|req|args|options|opts|params|props|ctx|context)\.[\w.$]+$)",
+    re.IGNORECASE,
+)
 _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)")
 _ALREADY_REDACTED = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
-_GENERIC_USER_NAMES = frozenset({"root", "user", "users", "admin", "home", "shared", "public", "default",
-                                 "runner", "ubuntu", "guest", "dev", "app", "work", "workspace", "me"})
+_GENERIC_USER_NAMES = frozenset(
+    {
+        "root",
+        "user",
+        "users",
+        "admin",
+        "home",
+        "shared",
+        "public",
+        "default",
+        "runner",
+        "ubuntu",
+        "guest",
+        "dev",
+        "app",
+        "work",
+        "workspace",
+        "me",
+    }
+)
 # A learned user name this long is also redacted as a part of a snake_case identifier (``alice_notes``,
 # ``mcp__alice_vault__put``); shorter ones (``max``, ``sam``) are common parts of identifiers (``max_tokens``)
 # and are redacted as whole words only.
@@ -62,62 +102,151 @@ _IDENTIFIER_PART_MIN_LENGTH = 5
 
 def _rules() -> tuple[_Rule, ...]:
     return (
-        _Rule("private_key", re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
-            r"(?: BLOCK)?-----|\Z)", re.DOTALL), ("private key",)),
-        _Rule("private_key", re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC: *[0-9a-f]+|\Z)", re.DOTALL),
-              ("putty",)),
+        _Rule(
+            "private_key",
+            re.compile(
+                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
+                r"(?: BLOCK)?-----|\Z)",
+                re.DOTALL,
+            ),
+            ("private key",),
+        ),
+        _Rule(
+            "private_key", re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC: *[0-9a-f]+|\Z)", re.DOTALL), ("putty",)
+        ),
         _Rule("anthropic_api_key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), ("sk-ant-",)),
         _Rule("openai_api_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"), ("sk-",)),
-        _Rule("aws_access_key_id", re.compile(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-              ("a3t", "akia", "asia", "abia", "acca")),
-        _Rule("aws_secret_access_key", re.compile(
-            r"(?i:aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key)[\"']?\s*(?:=|:|=>)?\s*[\"']?"
-            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), ("secret",), "secret"),
-        _Rule("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-              ("gh", "github_pat_")),
+        _Rule(
+            "aws_access_key_id",
+            re.compile(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+            ("a3t", "akia", "asia", "abia", "acca"),
+        ),
+        _Rule(
+            "aws_secret_access_key",
+            re.compile(
+                r"(?i:aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key)[\"']?\s*(?:=|:|=>)?\s*[\"']?"
+                r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+            ),
+            ("secret",),
+            "secret",
+        ),
+        _Rule(
+            "github_token",
+            re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+            ("gh", "github_pat_"),
+        ),
         _Rule("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), ("glpat-",)),
-        _Rule("slack_webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]+"),
-              ("hooks.slack.com",)),
-        _Rule("slack_token", re.compile(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}"),
-              ("xox", "xapp-")),
+        _Rule(
+            "slack_webhook",
+            re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]+"),
+            ("hooks.slack.com",),
+        ),
+        _Rule(
+            "slack_token",
+            re.compile(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}"),
+            ("xox", "xapp-"),
+        ),
         _Rule("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), ("aiza",)),
         _Rule("stripe_key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"), ("_live_", "_test_")),
         _Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-+/=]{8,}"), ("eyj",)),
         _Rule("google_oauth_client_secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), ("gocspx-",)),
         # The user part never starts inside a placeholder an earlier rule wrote (``https://[REDACTED:x]@host``).
-        _Rule("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED:)[^\s:/@\"'<>]+:"
-                                         r"(?P<secret>[^\s@/\"'<>]+)@", re.IGNORECASE), ("://",), "secret"),
+        _Rule(
+            "url_password",
+            re.compile(
+                r"\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED:)[^\s:/@\"'<>]+:"
+                r"(?P<secret>[^\s@/\"'<>]+)@",
+                re.IGNORECASE,
+            ),
+            ("://",),
+            "secret",
+        ),
         # A token as the whole userinfo (``https://<token>@github.com``): long, with letters and digits.
-        _Rule("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://(?P<secret>(?=[^\s:/@\"'<>\[]*\d)"
-                                         r"(?=[^\s:/@\"'<>\[]*[A-Za-z])[^\s:/@\"'<>\[]{16,})@", re.IGNORECASE),
-              ("://",), "secret"),
+        _Rule(
+            "url_password",
+            re.compile(
+                r"\b[a-z][a-z0-9+.\-]*://(?P<secret>(?=[^\s:/@\"'<>\[]*\d)"
+                r"(?=[^\s:/@\"'<>\[]*[A-Za-z])[^\s:/@\"'<>\[]{16,})@",
+                re.IGNORECASE,
+            ),
+            ("://",),
+            "secret",
+        ),
         # mysql -p<password> / -p'<password>' / --password=<password> (and the other MySQL/MariaDB clients).
-        _Rule("cli_password", re.compile(
-            r"\b(?:mysql\w*|mariadb\w*)\b[^\n]*?\s(?:-p|--password=)(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"),
-            ("mysql", "mariadb"), "secret", keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip("'\"")))),
+        _Rule(
+            "cli_password",
+            re.compile(
+                r"\b(?:mysql\w*|mariadb\w*)\b[^\n]*?\s(?:-p|--password=)(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
+            ),
+            ("mysql", "mariadb"),
+            "secret",
+            keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip("'\""))),
+        ),
         # .netrc: ``machine <host> [login <user>] password <pw>``, on one line or a line of its own.
-        _Rule("netrc_password", re.compile(r"(?:\bmachine\s+\S+(?:\s+login\s+\S+)?\s+|(?m:^)[ \t]*)password[ \t]+"
-                                           r"(?P<secret>[^\s]+)(?=[ \t]*(?:$|\n|\s+(?:machine|login|account)\b))"),
-              ("password",), "secret", keep_if=lambda value: bool(_NOT_A_VALUE.match(value))),
-        _Rule("basic_auth", re.compile(r"\bbasic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})", re.IGNORECASE),
-              ("basic",), "secret", keep_if=lambda value: not _is_basic_credentials(value)),
-        _Rule("basic_auth", re.compile(r"(?:\s|^)(?:-u|--user)\s+[\"']?[^\s:\"']+:(?P<secret>[^\s\"']+)"),
-              ("-u", "--user"), "secret"),
-        _Rule("bearer_token", re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{12,}=*)", re.IGNORECASE),
-              ("bearer",), "secret", keep_if=str.isalpha),
-        _Rule("bearer_token", re.compile(r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:token|bot)\s+"
-                                         r"(?P<secret>[A-Za-z0-9._~+/\-]{12,}=*)"), ("authorization",), "secret"),
+        _Rule(
+            "netrc_password",
+            re.compile(
+                r"(?:\bmachine\s+\S+(?:\s+login\s+\S+)?\s+|(?m:^)[ \t]*)password[ \t]+"
+                r"(?P<secret>[^\s]+)(?=[ \t]*(?:$|\n|\s+(?:machine|login|account)\b))"
+            ),
+            ("password",),
+            "secret",
+            keep_if=lambda value: bool(_NOT_A_VALUE.match(value)),
+        ),
+        _Rule(
+            "basic_auth",
+            re.compile(r"\bbasic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})", re.IGNORECASE),
+            ("basic",),
+            "secret",
+            keep_if=lambda value: not _is_basic_credentials(value),
+        ),
+        _Rule(
+            "basic_auth",
+            re.compile(r"(?:\s|^)(?:-u|--user)\s+[\"']?[^\s:\"']+:(?P<secret>[^\s\"']+)"),
+            ("-u", "--user"),
+            "secret",
+        ),
+        _Rule(
+            "bearer_token",
+            re.compile(r"\bbearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{12,}=*)", re.IGNORECASE),
+            ("bearer",),
+            "secret",
+            keep_if=str.isalpha,
+        ),
+        _Rule(
+            "bearer_token",
+            re.compile(
+                r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:token|bot)\s+"
+                r"(?P<secret>[A-Za-z0-9._~+/\-]{12,}=*)"
+            ),
+            ("authorization",),
+            "secret",
+        ),
         # password=..., "api_key": "...", PGPASSWORD=... (quoted or bare values).
-        _Rule("generic_secret", re.compile(
-            r"(?i:" + _SECRET_NAMES + r")[\"']?\s*(?:=|:|=>)\s*(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{4,}?)(?P=q)"
-            r"|(?P<bare>[^\s\"',;&)\]}]{4,}))"),
-            ("pass", "pwd", "secret", "key", "token", "credential"), "quoted|bare",
-            keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip()))),
-        _Rule("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
-              ("@",), 0, keep_if=lambda value: value.lower().startswith("git@")),
-        _Rule("user_name", _HOME_DIRECTORY,
-              ("/home/", "/users/", "users\\"), "secret", keep_if=lambda value: value.startswith("[REDACTED")),
+        _Rule(
+            "generic_secret",
+            re.compile(
+                r"(?i:" + _SECRET_NAMES + r")[\"']?\s*(?:=|:|=>)\s*(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{4,}?)(?P=q)"
+                r"|(?P<bare>[^\s\"',;&)\]}]{4,}))"
+            ),
+            ("pass", "pwd", "secret", "key", "token", "credential"),
+            "quoted|bare",
+            keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip())),
+        ),
+        _Rule(
+            "email",
+            re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
+            ("@",),
+            0,
+            keep_if=lambda value: value.lower().startswith("git@"),
+        ),
+        _Rule(
+            "user_name",
+            _HOME_DIRECTORY,
+            ("/home/", "/users/", "users\\"),
+            "secret",
+            keep_if=lambda value: value.startswith("[REDACTED"),
+        ),
     )
 
 
@@ -128,11 +257,24 @@ _OUR_RULES = (*_rules(), *KEY_FORMATS, GENERIC_API_KEY)
 # detect-secrets plugins we do not run: ours cover the kind first (and better typed), or, for the keyword-gated
 # Cloudant / IBM / SoftLayer patterns, they cost several times all the other rules together on code-heavy text
 # and our generic_secret rule already covers a secret assigned to a key-like name.
-_SKIPPED_PLUGINS = frozenset({
-    "KeywordDetector", "IPPublicDetector", "AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector",
-    "JwtTokenDetector", "OpenAIDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector",
-    "CloudantDetector", "IbmCloudIamDetector", "IbmCosHmacDetector", "SoftlayerDetector",
-})
+_SKIPPED_PLUGINS = frozenset(
+    {
+        "KeywordDetector",
+        "IPPublicDetector",
+        "AWSKeyDetector",
+        "BasicAuthDetector",
+        "GitHubTokenDetector",
+        "JwtTokenDetector",
+        "OpenAIDetector",
+        "PrivateKeyDetector",
+        "SlackDetector",
+        "StripeDetector",
+        "CloudantDetector",
+        "IbmCloudIamDetector",
+        "IbmCosHmacDetector",
+        "SoftlayerDetector",
+    }
+)
 
 
 @lru_cache(maxsize=1)
@@ -142,7 +284,8 @@ def detect_secrets_plugins() -> tuple[tuple[str, Any], ...]:
     from detect_secrets.plugins.base import RegexBasedDetector
 
     plugins = []
-    for secret_type, plugin_class in sorted(get_mapping_from_secret_type_to_class().items()):
+    mapping: dict[str, type] = get_mapping_from_secret_type_to_class()
+    for secret_type, plugin_class in sorted(mapping.items()):
         if plugin_class.__name__ in _SKIPPED_PLUGINS or not issubclass(plugin_class, RegexBasedDetector):
             continue
         plugins.append((_slug(secret_type), plugin_class()))
@@ -173,7 +316,7 @@ def truncate_text(text: str, max_bytes: int) -> str:
     head_bytes = max_bytes * 3 // 4
     tail_bytes = max_bytes - head_bytes
     head = encoded[:head_bytes].decode("utf-8", errors="ignore")
-    tail = encoded[len(encoded) - tail_bytes:].decode("utf-8", errors="ignore") if tail_bytes else ""
+    tail = encoded[len(encoded) - tail_bytes :].decode("utf-8", errors="ignore") if tail_bytes else ""
     omitted = len(encoded) - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
     return f"{head}\n[TRUNCATED: {omitted} bytes]\n{tail}"
 
@@ -213,8 +356,10 @@ class Sanitiser:
         by_length = sorted(self._names, key=len, reverse=True)
         long = "|".join(re.escape(n) for n in by_length if len(n) >= _IDENTIFIER_PART_MIN_LENGTH)
         short = "|".join(re.escape(n) for n in by_length if len(n) < _IDENTIFIER_PART_MIN_LENGTH)
-        alternatives = [f"(?<![A-Za-z0-9])(?:{long})(?![A-Za-z0-9])" if long else None,
-                        f"(?<![A-Za-z0-9_])(?:{short})(?![A-Za-z0-9_])" if short else None]
+        alternatives = [
+            f"(?<![A-Za-z0-9])(?:{long})(?![A-Za-z0-9])" if long else None,
+            f"(?<![A-Za-z0-9_])(?:{short})(?![A-Za-z0-9_])" if short else None,
+        ]
         self._names_pattern = re.compile("|".join(a for a in alternatives if a))
 
     # --- redaction ----------------------------------------------------------------------------------------
@@ -249,7 +394,7 @@ class Sanitiser:
         start, end = match.span(group)
         offset = match.start(0)
         whole = match.group(0)
-        return whole[: start - offset] + self._count(rule.kind) + whole[end - offset:]
+        return whole[: start - offset] + self._count(rule.kind) + whole[end - offset :]
 
     def _count(self, kind: str) -> str:
         self.counts[kind] += 1
@@ -266,8 +411,13 @@ class Sanitiser:
             out = {}
             for key, item in value.items():
                 clean_key = self.text(key) if isinstance(key, str) else key
-                if (isinstance(item, str) and item and isinstance(key, str) and _SECRET_KEY.match(key)
-                        and not _NOT_A_VALUE.match(item.strip())):
+                if (
+                    isinstance(item, str)
+                    and item
+                    and isinstance(key, str)
+                    and _SECRET_KEY.match(key)
+                    and not _NOT_A_VALUE.match(item.strip())
+                ):
                     out[clean_key] = self._count("generic_secret")
                 else:
                     out[clean_key] = self.value(item)

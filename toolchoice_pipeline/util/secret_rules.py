@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import re2
 
@@ -92,7 +93,8 @@ _NAME_WORDS = ("access", "api", "auth", "credential", "creds", "key", "passwd", 
 # part of it, or at the end. RE2: these words occur in most texts, and RE2 runs the rule ~8 times faster than re.
 _GENERIC = re2.compile(
     r"(?i:" + "|".join(_NAME_WORDS) + r")(?:[_.\-][A-Za-z0-9]{1,16}|[A-Z][a-z0-9]{0,16}){0,3}[\"']?\s*"
-    r"(?::=|=>|=|:)\s*[\"']?([A-Za-z0-9_.=+/~\-]{10,150})(?:[^A-Za-z0-9_.=+/~\-]|$)")
+    r"(?::=|=>|=|:)\s*[\"']?([A-Za-z0-9_.=+/~\-]{10,150})(?:[^A-Za-z0-9_.=+/~\-]|$)"
+)
 _WORDS = re.compile(r"^[A-Za-z]+(?:[_.\-/][A-Za-z]+)*$")
 _PATH = re.compile(r"^(?:\.{0,2}|~)/[^/]+/")
 

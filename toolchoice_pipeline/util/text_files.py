@@ -25,8 +25,9 @@ def open_input(path: Path) -> BinaryIO:
     if stat.S_ISDIR(mode):
         raise InputError(Problem(file=display_path(path), message="is a directory, not a file"))
     if not stat.S_ISREG(mode):
-        raise InputError(Problem(file=display_path(path), message="not a regular file (a device, pipe or socket): "
-                                                                  "give a file"))
+        raise InputError(
+            Problem(file=display_path(path), message="not a regular file (a device, pipe or socket): give a file")
+        )
     try:
         return path.open("rb")
     except FileNotFoundError:
@@ -41,8 +42,12 @@ def read_utf8(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> str:
     with open_input(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > max_bytes:
-            raise InputError(Problem(file=display_path(path), message=f"{size:,} bytes: larger than the "
-                                                                      f"{max_bytes:,}-byte limit for this input"))
+            raise InputError(
+                Problem(
+                    file=display_path(path),
+                    message=f"{size:,} bytes: larger than the {max_bytes:,}-byte limit for this input",
+                )
+            )
         raw = handle.read(max_bytes + 1)
     try:
         return raw.decode("utf-8")
@@ -55,5 +60,9 @@ def utf8_problem(exc: UnicodeDecodeError, raw: bytes, file: str, line: int | Non
     if line is None:
         line = raw.count(b"\n", 0, exc.start) + 1
     column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-    return Problem(file=file, line=line, message=f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {column} "
-                                                  f"({exc.reason}); save the file as UTF-8")
+    return Problem(
+        file=file,
+        line=line,
+        message=f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {column} "
+        f"({exc.reason}); save the file as UTF-8",
+    )

@@ -37,8 +37,12 @@ def compile_user_regex(pattern: str) -> Any:
         return re2.compile(unicodedata.normalize("NFC", pattern), _OPTIONS)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        hint = (" (RE2, the linear-time engine user regexes run on, has no lookaround or backreferences; "
-                "write \\z for the end of text)" if "perl operator" in reason or "escape" in reason else "")
+        hint = (
+            " (RE2, the linear-time engine user regexes run on, has no lookaround or backreferences; "
+            "write \\z for the end of text)"
+            if "perl operator" in reason or "escape" in reason
+            else ""
+        )
         raise UserRegexError(f"regex {shown} does not compile: {reason}{hint}") from None
 
 

@@ -58,8 +58,11 @@ def load_yaml(path: Path) -> tuple[Any, Lines]:
     except RecursionError:
         raise InputError(Problem(file=shown, message="bad YAML: nested too deeply")) from None
     except _TooLarge:
-        raise InputError(Problem(file=shown, message=f"bad YAML: more than {MAX_NODES:,} values once its aliases "
-                                                     "(*name) are expanded")) from None
+        raise InputError(
+            Problem(
+                file=shown, message=f"bad YAML: more than {MAX_NODES:,} values once its aliases (*name) are expanded"
+            )
+        ) from None
     finally:
         loader.dispose()
     return data, NodeLines(node=node)
@@ -77,6 +80,8 @@ def _python_parser_error(text: str) -> yaml.YAMLError | None:
     except RecursionError:
         return None
     return None
+
+
 _NOT_JSON = object()
 
 
@@ -121,9 +126,14 @@ def _check_nodes(root: yaml.Node, shown: str) -> list[Problem]:
             for key_node, value_node in node.value:
                 name = key_node.value
                 if isinstance(name, str) and name in first and name != "<<":
-                    duplicates.append(Problem(file=shown, line=key_node.start_mark.line + 1,
-                                              field=field_path((*path, name)),
-                                              message=f"duplicate key '{name}' (first on line {first[name]})"))
+                    duplicates.append(
+                        Problem(
+                            file=shown,
+                            line=key_node.start_mark.line + 1,
+                            field=field_path((*path, name)),
+                            message=f"duplicate key '{name}' (first on line {first[name]})",
+                        )
+                    )
                     continue
                 if isinstance(name, str):
                     first[name] = key_node.start_mark.line + 1
@@ -141,12 +151,13 @@ class NodeLines(Mapping):
     the composed node tree, or by composing ``text`` (the JSON fast path keeps no tree)."""
 
     def __init__(self, node: yaml.Node | None = None, text: str | None = None):
-        self._node, self._text, self._lines = node, text, None
+        self._node, self._text = node, text
+        self._lines: dict[tuple, int] | None = None
 
     def _map(self) -> dict[tuple, int]:
         if self._lines is None:
             if self._text is not None:
-                self._lines = node_lines(self._text) or {}
+                self._lines = dict(node_lines(self._text) or {})
             else:
                 self._lines = {}
                 if self._node is not None:
@@ -189,7 +200,7 @@ def node_lines(text: str) -> Lines | None:
         node = yaml.compose(text, Loader=_LOADER)
     except (yaml.YAMLError, RecursionError):
         return None
-    lines: Lines = {}
+    lines: dict[tuple, int] = {}
     if node is not None:
         try:
             _walk(node, (), lines, [], "", [MAX_NODES])
@@ -198,8 +209,9 @@ def node_lines(text: str) -> Lines | None:
     return lines
 
 
-def _walk(node: yaml.Node, path: tuple, lines: Lines, duplicates: list[Problem], shown: str,
-          budget: list[int]) -> None:
+def _walk(
+    node: yaml.Node, path: tuple, lines: dict[tuple, int], duplicates: list[Problem], shown: str, budget: list[int]
+) -> None:
     budget[0] -= 1
     if budget[0] < 0:
         raise _TooLarge
@@ -210,8 +222,14 @@ def _walk(node: yaml.Node, path: tuple, lines: Lines, duplicates: list[Problem],
             key = key_node.value
             line = key_node.start_mark.line + 1
             if key in first and key != "<<":
-                duplicates.append(Problem(file=shown, line=line, field=field_path((*path, key)),
-                                          message=f"duplicate key '{key}' (first on line {first[key]})"))
+                duplicates.append(
+                    Problem(
+                        file=shown,
+                        line=line,
+                        field=field_path((*path, key)),
+                        message=f"duplicate key '{key}' (first on line {first[key]})",
+                    )
+                )
                 continue
             first[key] = line
             _walk(value_node, (*path, key), lines, duplicates, shown, budget)

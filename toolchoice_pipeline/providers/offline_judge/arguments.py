@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from toolchoice_pipeline.providers.offline_judge.fit import name_spans
 from referencing.exceptions import Unresolvable
+
+from toolchoice_pipeline.providers.offline_judge.fit import name_spans
 from toolchoice_pipeline.suites.schema_safety import safe_validator
 from toolchoice_pipeline.util.user_regex import UserRegexError, user_regex_search
 
@@ -100,27 +101,32 @@ def _checked_schema(parameters: Any) -> tuple[Any, str | None]:
 
 def _undeclared(error: Any) -> tuple[str, ...]:
     """The argument names an ``additionalProperties``/``unevaluatedProperties`` failure is about (else ``()``)."""
-    if error.validator not in ("additionalProperties", "unevaluatedProperties") or not isinstance(error.instance,
-                                                                                                   dict):
+    if error.validator not in ("additionalProperties", "unevaluatedProperties") or not isinstance(error.instance, dict):
         return ()
     schema = error.schema if isinstance(error.schema, dict) else {}
     declared = set(schema.get("properties") or {})
     patterns = list(schema.get("patternProperties") or {})
     where = "/".join(str(p) for p in error.absolute_path)
-    return tuple(f"{where}/{key}" if where else key for key in error.instance
-                 if key not in declared and not any(user_regex_search(pattern, key) for pattern in patterns))
+    return tuple(
+        f"{where}/{key}" if where else key
+        for key in error.instance
+        if key not in declared and not any(user_regex_search(pattern, key) for pattern in patterns)
+    )
 
 
 # A value the request gives as context, not as something to act on: "today is 2023.10.1", "as of 2024-01-05".
-_CONTEXT_CUE = re.compile(r"\b(?:today(?:'s date)?\s+is|(?:current|today's)\s+date(?:\s+is)?|now\s+is|it\s+is\s+now|"
-                          r"as\s+of)\s*[:,]?\s*$", re.IGNORECASE)
+_CONTEXT_CUE = re.compile(
+    r"\b(?:today(?:'s date)?\s+is|(?:current|today's)\s+date(?:\s+is)?|now\s+is|it\s+is\s+now|"
+    r"as\s+of)\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
 
 
 def request_literals(text: str) -> tuple[str, ...]:
     """URLs, paths, file names and numeric values with separators named in ``text``, in order, each once; a
     value given as context ("today is 2023.10.1") is not one: a call need not name it."""
     found: list[str] = []
-    values = [m.group(0) for m in _VALUE.finditer(text) if not _CONTEXT_CUE.search(text[:m.start()])]
+    values = [m.group(0) for m in _VALUE.finditer(text) if not _CONTEXT_CUE.search(text[: m.start()])]
     for value in [span.value for span in name_spans(text)] + values:
         if len(value) >= 2 and value.strip("/.") and value not in found:
             found.append(value)

@@ -35,14 +35,21 @@ MISSING_SHARE = 0.25
 _ITEM = re.compile(
     r"(?P<quote>['\"])(?P<quoted>[^'\"\n]{2,40})(?P=quote)"
     r"|(?P<number>(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\d_]|\.\d))"
-    r"|(?P<name>\b[A-Z](?:[\w'-]|\.(?=\w))*(?:\s+(?:of\s+)?[A-Z](?:[\w'-]|\.(?=\w))*)*)")
-_REPEAT = re.compile(r"\b(?:respectively|also|then|another|same|each|both|as well|plus|repeat|again|second|"
-                     r"too|other|separately|individually)\b|,\s*and\b", re.IGNORECASE)
+    r"|(?P<name>\b[A-Z](?:[\w'-]|\.(?=\w))*(?:\s+(?:of\s+)?[A-Z](?:[\w'-]|\.(?=\w))*)*)"
+)
+_REPEAT = re.compile(
+    r"\b(?:respectively|also|then|another|same|each|both|as well|plus|repeat|again|second|"
+    r"too|other|separately|individually)\b|,\s*and\b",
+    re.IGNORECASE,
+)
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-_CALENDAR = frozenset("january february march april may june july august september october november december "
-                      "monday tuesday wednesday thursday friday saturday sunday".split())
-_FUNCTION_WORDS = frozenset("also plus do and or then but i please can could what which how find get "
-                            "the a an in on for".split())
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+_FUNCTION_WORDS = frozenset(
+    "also plus do and or then but i please can could what which how find get the a an in on for".split()
+)
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,12 @@ def request_values(text: str, catalog_text: str = "") -> list[Value]:
     previous: re.Match[str] | None = None  # the last match, kept or not
     for match in _ITEM.finditer(text):
         last, previous = previous, match
-        if found and found[-1].aliases and match.start() < found[-1].end + len(found[-1].aliases[0]) + 6 \
-                and text[found[-1].end:match.start()].lstrip(". ").startswith("("):
+        if (
+            found
+            and found[-1].aliases
+            and match.start() < found[-1].end + len(found[-1].aliases[0]) + 6
+            and text[found[-1].end : match.start()].lstrip(". ").startswith("(")
+        ):
             continue  # inside the parentheses that give the previous value another name
         alias = _ALIAS.match(text, match.end())
         aliases = (alias.group(1).strip().lower(),) if alias else ()
@@ -81,23 +92,23 @@ def request_values(text: str, catalog_text: str = "") -> list[Value]:
                 found.append(Value("name", quoted, match.start(), match.end(), match.group(0), aliases))
         elif match.group("number"):
             number = float(match.group("number").replace(",", ""))
-            before = text[:match.start()]
+            before = text[: match.start()]
             if number == 0 or before.endswith(("^", "^-")):
                 continue
-            if _LIST_MARKER.search(before) and text[match.end():match.end() + 2] in (". ", ".\n", ") "):
+            if _LIST_MARKER.search(before) and text[match.end() : match.end() + 2] in (". ", ".\n", ") "):
                 continue  # "1. What is ...": a list marker
-            after = text[match.end():match.end() + 12].lower().split()
+            after = text[match.end() : match.end() + 12].lower().split()
             if after and after[0] in _SCALES:
                 number *= _SCALES[after[0]]
             found.append(Value("number", number, match.start(), match.end(), match.group(0), aliases))
         else:
-            before = text[:match.start()].rstrip()
+            before = text[: match.start()].rstrip()
             if not before or before[-1] in ".!?\"'":
                 continue  # the first word of a sentence is capitalised anyway
             name = match.group("name").lower().removesuffix("'s")
             if name in catalog_text or name in _CALENDAR or name.split()[0] in _FUNCTION_WORDS:
                 continue
-            if last is not None and last.group("name") and re.fullmatch(r",\s*", text[last.end():match.start()]):
+            if last is not None and last.group("name") and re.fullmatch(r",\s*", text[last.end() : match.start()]):
                 continue  # "Chicago, Illinois": the state qualifies the city
             found.append(Value("name", name, match.start(), match.end(), match.group(0), aliases))
     return found
@@ -109,8 +120,7 @@ def _catalog_names(text: str, catalog_text: str) -> bool:
     return re.search(rf'"name":\s*{quoted}|{quoted}:\s*\{{', catalog_text) is not None
 
 
-_JOINED = re.compile(r"\s*(?P<unit>(?:[^\W\d]+\s+){0,2}?)(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s*)",
-                     re.IGNORECASE)
+_JOINED = re.compile(r"\s*(?P<unit>(?:[^\W\d]+\s+){0,2}?)(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s*)", re.IGNORECASE)
 
 
 def _lists_values(text: str, values: list[Value]) -> bool:
@@ -121,7 +131,7 @@ def _lists_values(text: str, values: list[Value]) -> bool:
         if a.kind != b.kind or joined is None:
             continue
         unit = joined.group("unit").strip().lower()
-        if not unit or text[b.end:].lstrip().lower().startswith(unit):
+        if not unit or text[b.end :].lstrip().lower().startswith(unit):
             return True
     return False
 

@@ -18,14 +18,17 @@ from typing import Any
 from toolchoice_pipeline.providers.offline_judge.fit import MUTATION_VERBS, _stem, words
 
 STATE_WORDS = frozenset(MUTATION_VERBS) | frozenset(
-    "set drop purge destroy erase wipe truncate reset clear cancel kill revoke patch put post upload".split())
+    "set drop purge destroy erase wipe truncate reset clear cancel kill revoke patch put post upload".split()
+)
 CHANGE_WORDS = STATE_WORDS | frozenset(
     "add fix bump install uninstall commit push deploy book send order buy make build generate stop start "
     "restart upgrade refactor implement migrate apply publish schedule submit register assign transfer pay "
-    "play convert rm mv cp mkdir touch format lint".split())
+    "play convert rm mv cp mkdir touch format lint".split()
+)
 READ_WORDS = frozenset(
     "show what whats which where who when why how list find get fetch look open print read display view check "
-    "explain summarise summarize tell search count is are does do see inspect describe".split())
+    "explain summarise summarize tell search count is are does do see inspect describe".split()
+)
 
 _CHANGE_STEMS = frozenset(_stem(w) for w in CHANGE_WORDS)
 _STATE_STEMS = frozenset(_stem(w) for w in STATE_WORDS)

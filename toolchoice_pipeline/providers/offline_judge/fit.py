@@ -33,35 +33,70 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 NEGATION_WEIGHT = 2.0
 PATH_TERM = "<path>"
 URL_TERM = "<url>"
 
 NEGATION_CUES = (
-    "knows nothing about", "know nothing about", "cannot", "can't", "can not", "could not", "does not",
-    "doesn't", "do not", "don't", "unable to", "no access to", "never", "not for", "without access to",
+    "knows nothing about",
+    "know nothing about",
+    "cannot",
+    "can't",
+    "can not",
+    "could not",
+    "does not",
+    "doesn't",
+    "do not",
+    "don't",
+    "unable to",
+    "no access to",
+    "never",
+    "not for",
+    "without access to",
 )
 # Words that open a condition: a negation after one of them (in the same clause, no comma in between) says what
 # happens in a case ("if not provided, defaults to 10"), not what the tool cannot do.
 CONDITION_WORDS = ("if", "unless", "when", "whenever", "whether", "otherwise", "in case", "until", "once")
 READ_ONLY_CUES = ("read-only", "read only", "readonly")
-MUTATION_VERBS = ("create", "write", "change", "modify", "edit", "update", "delete", "remove", "rename", "move",
-                  "overwrite", "save", "append", "insert", "replace")
+MUTATION_VERBS = (
+    "create",
+    "write",
+    "change",
+    "modify",
+    "edit",
+    "update",
+    "delete",
+    "remove",
+    "rename",
+    "move",
+    "overwrite",
+    "save",
+    "append",
+    "insert",
+    "replace",
+)
 DEFERRAL_CUES = ("use", "prefer", "instead", "rather")
 # A clause ends at sentence punctuation or a dash; a negation also ends where the text turns to an alternative.
 _CLAUSE_SPLIT = re.compile(r"[.;:!?()\n]|\s[-–—]\s")
 _NEGATION_END = re.compile(r"\b(?:but|use|instead|except|only|however|so)\b", re.IGNORECASE)
 # A cue, or a contrasting bare "not": at the start of a clause or after a comma ("inside files, not file names").
-_CUE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(c) for c in sorted(NEGATION_CUES, key=len, reverse=True))
-                  + r")(?![A-Za-z])|(?:^|,)\s*(?:but\s+)?not(?![A-Za-z])", re.IGNORECASE)
-_CONDITION = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(w) for w in CONDITION_WORDS) + r")(?![A-Za-z])",
-                        re.IGNORECASE)
+_CUE = re.compile(
+    r"(?<![A-Za-z])(?:"
+    + "|".join(re.escape(c) for c in sorted(NEGATION_CUES, key=len, reverse=True))
+    + r")(?![A-Za-z])|(?:^|,)\s*(?:but\s+)?not(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_CONDITION = re.compile(
+    r"(?<![A-Za-z])(?:" + "|".join(re.escape(w) for w in CONDITION_WORDS) + r")(?![A-Za-z])", re.IGNORECASE
+)
 
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again all also already am an and any anything anywhere are as at be been being below both
 but by can could did do does doing done down during each either else etc even ever every few for from further
 get gets given go had has have having he her here hers him his how i if in into is it its itself just let lets
@@ -70,7 +105,8 @@ own please same shall she should so some something such than that the their them
 those through to too under until up upon us very via was we were what when where whether which while who whom
 whose why will with would yes you your yours e g eg ie ok okay thanks thank hi hello tell want wants many
 still really right
-""".split())
+""".split()
+)
 
 # A small thesaurus: words that software requests and tool descriptions use for the same thing, each mapped
 # to one canonical word before stemming (multi-word phrases first).
@@ -255,11 +291,11 @@ def _negations(clause: str) -> tuple[list[tuple[str, frozenset[str]]], str]:
         limit = cues[index + 1].start() if index + 1 < len(cues) else len(clause)
         stop = _NEGATION_END.search(clause, cue.end(), limit)
         end = stop.start() if stop else limit
-        phrase = clause[cue.start():end].strip(" ,")
-        negated = frozenset(terms(clause[cue.end():end]))
+        phrase = clause[cue.start() : end].strip(" ,")
+        negated = frozenset(terms(clause[cue.end() : end]))
         if negated:
             found.append((phrase, negated))
-        kept = kept[:cue.start()] + " " * (end - cue.start()) + kept[end:]
+        kept = kept[: cue.start()] + " " * (end - cue.start()) + kept[end:]
     return found, kept
 
 
@@ -279,7 +315,7 @@ def _deferral_parts(clause: str, own: str, others: Iterable[str]) -> list[tuple[
         owner = owners[index]
         if owner is None:
             before = [o for o in owners[:index] if o]
-            after = [o for o in owners[index + 1:] if o]
+            after = [o for o in owners[index + 1 :] if o]
             owner = before[-1] if before else after[0]
         parts.append((owner, piece))
     return parts
@@ -294,16 +330,18 @@ def _is_url_parameter(name: str, schema: dict[str, Any]) -> bool:
     return schema.get("format") in ("uri", "url") or name.lower() in ("url", "uri", "link")
 
 
-def capabilities(name: str, description: str, parameters: dict[str, Any] | None = None,
-                 catalog_names: Iterable[str] = ()) -> Capabilities:
+def capabilities(
+    name: str, description: str, parameters: dict[str, Any] | None = None, catalog_names: Iterable[str] = ()
+) -> Capabilities:
     """Split a tool's capability text (description + parameter descriptions) into positives and denials.
 
     ``catalog_names`` lets deferrals to other tools ("use Glob for names") be recognised.
     """
     properties = (parameters or {}).get("properties") or {}
     texts = [description or ""]
-    texts += [p["description"] for p in properties.values()
-              if isinstance(p, dict) and isinstance(p.get("description"), str)]
+    texts += [
+        p["description"] for p in properties.values() if isinstance(p, dict) and isinstance(p.get("description"), str)
+    ]
     caps = Capabilities(name=name, described=any(t.strip() for t in texts))
     texts = [strip_names(_EXAMPLES.sub(" ", t)) for t in texts]
     others = list(catalog_names)
@@ -343,8 +381,9 @@ def catalog_capabilities(catalog: list[dict[str, Any]]) -> list[Capabilities]:
 def _cached_capabilities(catalog_json: str) -> tuple[Capabilities, ...]:
     catalog = json.loads(catalog_json)
     names = [str(t.get("name")) for t in catalog]
-    caps = [capabilities(str(t.get("name")), str(t.get("description") or ""), t.get("parameters"), names)
-            for t in catalog]
+    caps = [
+        capabilities(str(t.get("name")), str(t.get("description") or ""), t.get("parameters"), names) for t in catalog
+    ]
     by_name = {c.name: c for c in caps}
     for cap in caps:
         for denial in cap.denials:

@@ -25,14 +25,15 @@ it, in its clause, is a negation (``not``, ``don't``, ``never``, ``without``, ``
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from toolchoice_pipeline.providers.offline_judge.fit import blank, name_spans
 
 _TOKEN_SPLIT = re.compile(r"[\s_./-]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-NEGATION_WORDS = frozenset({"not", "don't", "dont", "never", "without", "avoid", "no", "doesn't", "cannot",
-                            "can't", "stop"})
+NEGATION_WORDS = frozenset(
+    {"not", "don't", "dont", "never", "without", "avoid", "no", "doesn't", "cannot", "can't", "stop"}
+)
 NEGATION_PHRASES = ("instead of", "rather than")
 _CLAUSE_END = re.compile(r"[.;:!?,\n()]")
 _WORD = re.compile(r"[A-Za-z']+")
@@ -96,8 +97,15 @@ def tool_mentions(text: str, names: Iterable[str]) -> list[Mention]:
     for name in names:
         for pattern in _patterns(name):
             for match in pattern.finditer(unnamed):
-                candidates.append(Mention(name, match.start(), match.end(), text[match.start():match.end()],
-                                          _negated(unnamed, match.start())))
+                candidates.append(
+                    Mention(
+                        name,
+                        match.start(),
+                        match.end(),
+                        text[match.start() : match.end()],
+                        _negated(unnamed, match.start()),
+                    )
+                )
     chosen: list[Mention] = []
     for mention in sorted(candidates, key=lambda m: (m.start - m.end, m.start)):
         if all(mention.end <= other.start or mention.start >= other.end for other in chosen):

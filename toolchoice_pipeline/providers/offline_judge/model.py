@@ -44,18 +44,38 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from toolchoice_pipeline.records.calls import message_text
-from toolchoice_pipeline.providers.offline_judge.arguments import is_value_literal, names_literal, numbers, request_literals, schema_problems, strings
-from toolchoice_pipeline.providers.offline_judge.fit import PATH_TERM, URL_TERM, ToolFit, blank, catalog_capabilities, distinctive_weight, name_spans, strip_names, terms, tool_fits, words
-from toolchoice_pipeline.providers.offline_judge.mentions import Mention, named_tools, tool_mentions
-from toolchoice_pipeline.records.judge_input import JudgeInput, JudgeInputError, read_judge_input
+from toolchoice_pipeline.providers.offline_judge.arguments import (
+    is_value_literal,
+    names_literal,
+    numbers,
+    request_literals,
+    schema_problems,
+    strings,
+)
 from toolchoice_pipeline.providers.offline_judge.coverage import idle_calls, unserved_values
 from toolchoice_pipeline.providers.offline_judge.effects import changes_state, only_reads
-from toolchoice_pipeline.records.judge_input import ABSTAIN
+from toolchoice_pipeline.providers.offline_judge.fit import (
+    PATH_TERM,
+    URL_TERM,
+    ToolFit,
+    blank,
+    catalog_capabilities,
+    distinctive_weight,
+    name_spans,
+    strip_names,
+    terms,
+    tool_fits,
+    words,
+)
+from toolchoice_pipeline.providers.offline_judge.mentions import Mention, named_tools, tool_mentions
+from toolchoice_pipeline.records.calls import message_text
+from toolchoice_pipeline.records.judge_input import ABSTAIN, JudgeInput, JudgeInputError, read_judge_input
 
 CLEAR_MARGIN = 0.5
-NO_EVIDENCE = ("no tool in the catalog shares anything with the request, so there is no evidence to grade the "
-               "choice on: the judge abstains (an invalid vote).")
+NO_EVIDENCE = (
+    "no tool in the catalog shares anything with the request, so there is no evidence to grade the "
+    "choice on: the judge abstains (an invalid vote)."
+)
 CLEAR_FIT = 0.5
 MIN_REQUEST_TERMS = 2
 
@@ -88,8 +108,11 @@ def read_request(conversation: list[dict[str, Any]], tool_names: tuple[str, ...]
     texts = [asked]
     context = None
     if len(set(terms(strip_names(asked)))) < MIN_REQUEST_TERMS:
-        earlier = [message_text(m).strip() for m in conversation[:last]
-                   if m.get("role") in ("user", "assistant") and message_text(m).strip()]
+        earlier = [
+            message_text(m).strip()
+            for m in conversation[:last]
+            if m.get("role") in ("user", "assistant") and message_text(m).strip()
+        ]
         if earlier:
             context = "\n".join(earlier[-2:])
             texts.append(context)
@@ -133,8 +156,10 @@ def _describe_fit(fit: ToolFit, surface: dict[str, str]) -> str:
     if fit.matched:
         parts.append("covers " + _quoted([surface.get(t, t) for t in fit.matched]))
     for phrase, hit in fit.hits[:2]:
-        parts.append(f"says {json.dumps(phrase, ensure_ascii=False)}, which "
-                     f"{_quoted([surface.get(t, t) for t in hit])} in the request runs into")
+        parts.append(
+            f"says {json.dumps(phrase, ensure_ascii=False)}, which "
+            f"{_quoted([surface.get(t, t) for t in hit])} in the request runs into"
+        )
     return f"{fit.name} ({'; '.join(parts) or 'nothing in common with the request'}; fit {fit.score:.2f})"
 
 
@@ -160,8 +185,14 @@ class ToolChoice:
     reason: str
 
 
-def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float, any_described: bool,
-               step_tools: frozenset[str] = frozenset()) -> ToolChoice:
+def judge_tool(
+    request: Request,
+    mine: ToolFit,
+    fits: list[ToolFit],
+    unit: float,
+    any_described: bool,
+    step_tools: frozenset[str] = frozenset(),
+) -> ToolChoice:
     """Step 4 of the module docstring: is ``mine`` (the fit of one chosen tool) a right tool for the request?
 
     ``step_tools``: every tool the step called; none of them is ever a "better alternative" to another."""
@@ -171,31 +202,46 @@ def judge_tool(request: Request, mine: ToolFit, fits: list[ToolFit], unit: float
     if mine.name in ruled_out:
         return ToolChoice(False, f"the user ruled out {_naming(request, mine.name)}, yet the agent called it")
     if mine.denied:
-        return ToolChoice(False, f"the request asks for what {mine.name}'s description rules out: "
-                                 f"{_describe_fit(mine, surface)}")
+        return ToolChoice(
+            False, f"the request asks for what {mine.name}'s description rules out: {_describe_fit(mine, surface)}"
+        )
     if mine.name in asked_for:
-        return ToolChoice(True, f"the user asked for {_naming(request, mine.name)} by name, and its description "
-                                "rules out nothing asked: an explicit instruction outweighs the fit of words")
+        return ToolChoice(
+            True,
+            f"the user asked for {_naming(request, mine.name)} by name, and its description "
+            "rules out nothing asked: an explicit instruction outweighs the fit of words",
+        )
     wanted = _named_and_fitting(asked_for, fit_by_name)
     if wanted and wanted[0].name not in step_tools:
-        return ToolChoice(False, f"the user asked for {_naming(request, wanted[0].name)} by name, and its "
-                                 f"description rules out nothing asked, but the agent called {mine.name}")
+        return ToolChoice(
+            False,
+            f"the user asked for {_naming(request, wanted[0].name)} by name, and its "
+            f"description rules out nothing asked, but the agent called {mine.name}",
+        )
     # The named tool is called by another call of the step: this call is judged by its own fit.
     others = [f for f in fits if f.name != mine.name and f.name not in step_tools]
     best_other = others[0] if others else None
     if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
-        return ToolChoice(False, f"{_describe_fit(best_other, surface)} serves the request clearly better than "
-                                 f"{_describe_fit(mine, surface)}")
+        return ToolChoice(
+            False,
+            f"{_describe_fit(best_other, surface)} serves the request clearly better than "
+            f"{_describe_fit(mine, surface)}",
+        )
     if any_described and not mine.matched and any(f.matched for f in fits if f.name != mine.name):
-        return ToolChoice(False, f"{mine.name} serves no part of the request: {_describe_fit(mine, surface)}, "
-                                 "while other tools of the catalog do")
+        return ToolChoice(
+            False,
+            f"{mine.name} serves no part of the request: {_describe_fit(mine, surface)}, "
+            "while other tools of the catalog do",
+        )
     if not mine.described and not any_described:
-        return ToolChoice(True, f"{mine.name} exists and nothing says what any tool is for, so there is nothing "
-                                "to object to")
+        return ToolChoice(
+            True, f"{mine.name} exists and nothing says what any tool is for, so there is nothing to object to"
+        )
     if mine.score > 0:
         return ToolChoice(True, f"{_describe_fit(mine, surface)} is among the best fits for the request")
-    return ToolChoice(True, f"no tool fits the request clearly better than {mine.name}, and its description "
-                            "rules out nothing asked")
+    return ToolChoice(
+        True, f"no tool fits the request clearly better than {mine.name}, and its description rules out nothing asked"
+    )
 
 
 def assess(data: JudgeInput) -> Assessment:
@@ -221,14 +267,20 @@ def assess(data: JudgeInput) -> Assessment:
     asked += "."
 
     if not any_described:
-        available = (f"{len(caps)} tools ({', '.join(list(tools)[:12])}), named only: no tool has a description, "
-                     "so nothing says what a tool is for or what it cannot do.")
+        available = (
+            f"{len(caps)} tools ({', '.join(list(tools)[:12])}), named only: no tool has a description, "
+            "so nothing says what a tool is for or what it cannot do."
+        )
     else:
         ranked = [f for f in fits if f.score > 0][:3]
         available = f"{len(caps)} tools in the catalog. "
-        available += ("By their descriptions the closest are " + "; ".join(_describe_fit(f, request.surface)
-                                                                          for f in ranked) + "."
-                      if ranked else "No tool's description has anything in common with the request.")
+        available += (
+            "By their descriptions the closest are "
+            + "; ".join(_describe_fit(f, request.surface) for f in ranked)
+            + "."
+            if ranked
+            else "No tool's description has anything in common with the request."
+        )
         denied = [f for f in fits if f.denied and f not in ranked][:2]
         if denied:
             available += " Ruled out: " + "; ".join(_describe_fit(f, request.surface) for f in denied) + "."
@@ -244,16 +296,32 @@ def assess(data: JudgeInput) -> Assessment:
             return Assessment(ABSTAIN, asked, available, chosen + ".", arguments, NO_EVIDENCE)
         wanted = _named_and_fitting(asked_for, fit_by_name)
         if wanted:
-            return Assessment("incorrect", asked, available, chosen + ".", arguments,
-                              f"the user asked for {_naming(request, wanted[0].name)} by name, yet no tool was "
-                              "called.")
+            return Assessment(
+                "incorrect",
+                asked,
+                available,
+                chosen + ".",
+                arguments,
+                f"the user asked for {_naming(request, wanted[0].name)} by name, yet no tool was called.",
+            )
         best = fits[0] if fits else None
         if _clearly_fits(best, CLEAR_FIT * unit):
-            return Assessment("incorrect", asked, available, chosen + ".", arguments,
-                              f"{_describe_fit(best, request.surface)} clearly serves the request, yet no tool "
-                              "was called.")
-        return Assessment("correct", asked, available, chosen + ".", arguments,
-                          "no tool in the catalog clearly serves the request, so answering without a call is right.")
+            return Assessment(
+                "incorrect",
+                asked,
+                available,
+                chosen + ".",
+                arguments,
+                f"{_describe_fit(best, request.surface)} clearly serves the request, yet no tool was called.",
+            )
+        return Assessment(
+            "correct",
+            asked,
+            available,
+            chosen + ".",
+            arguments,
+            "no tool in the catalog clearly serves the request, so answering without a call is right.",
+        )
 
     shown_calls = []
     for call in calls:
@@ -278,20 +346,22 @@ def assess(data: JudgeInput) -> Assessment:
             if not found:
                 notes.append(f"the arguments of {name} validate against its parameter schema")
                 continue
-            problems.append(f"the arguments of {name} fail its parameter schema: "
-                            f"{'; '.join(p.message for p in found)}")
+            problems.append(f"the arguments of {name} fail its parameter schema: {'; '.join(p.message for p in found)}")
             if all(p.undeclared for p in found):
                 undeclared.append((name, [n for p in found for n in p.undeclared]))
     # What the user named may be the job of any call of the step ("Tenet at 5 pm and No Time To Die at 7:30 pm").
     step_args = {str(i): c["arguments"] for i, c in enumerate(calls) if isinstance(c.get("arguments"), dict)}
-    checkable = [lit for lit in request.literals
-                 if strings(step_args) or (is_value_literal(lit) and numbers(step_args))]
+    checkable = [
+        lit for lit in request.literals if strings(step_args) or (is_value_literal(lit) and numbers(step_args))
+    ]
     if not problems and checkable:
         if any(names_literal(step_args, lit) for lit in checkable):
             notes.append("they name what the user named")
         else:
-            problems.append(f"the arguments of {' and '.join(dict.fromkeys(str(c.get('name')) for c in calls))} "
-                            f"name none of what the user named ({', '.join(checkable[:4])})")
+            problems.append(
+                f"the arguments of {' and '.join(dict.fromkeys(str(c.get('name')) for c in calls))} "
+                f"name none of what the user named ({', '.join(checkable[:4])})"
+            )
     arguments = "; ".join(notes + problems) + "."
 
     if no_evidence and not problems:
@@ -313,32 +383,55 @@ def assess(data: JudgeInput) -> Assessment:
     if problems:
         if choice is not None and len(problems) == len(undeclared):
             # Only undeclared extra arguments: say whether the tool was right, and why the call still fails.
-            extras = "; ".join(f"{tool} gets {_quoted(names)}, which its parameter schema does not declare"
-                               for tool, names in undeclared)
-            as_to_tool = (f"the tool is right ({choice.reason}), but" if choice.correct
-                          else f"the tool is not the best either ({choice.reason}), and")
-            return Assessment("incorrect", asked, available, chosen, arguments,
-                              f"{as_to_tool} the call is malformed: {extras} and allows no undeclared "
-                              "argument, so the tool would reject the call as made.")
+            extras = "; ".join(
+                f"{tool} gets {_quoted(names)}, which its parameter schema does not declare"
+                for tool, names in undeclared
+            )
+            as_to_tool = (
+                f"the tool is right ({choice.reason}), but"
+                if choice.correct
+                else f"the tool is not the best either ({choice.reason}), and"
+            )
+            return Assessment(
+                "incorrect",
+                asked,
+                available,
+                chosen,
+                arguments,
+                f"{as_to_tool} the call is malformed: {extras} and allows no undeclared "
+                "argument, so the tool would reject the call as made.",
+            )
         return Assessment("incorrect", asked, available, chosen, arguments, problems[0] + ".")
     assert choice is not None  # no problem: every call exists in the catalog and went through the interface
     if choice.correct:
         catalog_text = json.dumps(data.catalog, ensure_ascii=False)
-        idle = idle_calls(request.latest, [(str(c.get("name")), c.get("arguments") or {}) for c in calls],
-                          catalog_text)
+        idle = idle_calls(request.latest, [(str(c.get("name")), c.get("arguments") or {}) for c in calls], catalog_text)
         if idle:
             names = " and ".join(f"call {i + 1} ({calls[i].get('name')})" for i in idle)
-            return Assessment("incorrect", asked, available, chosen, arguments,
-                              f"{names} of the step serves no part of the request: no call to its tool names "
-                              "anything the request names, while the calls to another tool do.")
+            return Assessment(
+                "incorrect",
+                asked,
+                available,
+                chosen,
+                arguments,
+                f"{names} of the step serves no part of the request: no call to its tool names "
+                "anything the request names, while the calls to another tool do.",
+            )
         missing = unserved_values(request.latest, list(step_args.values()), catalog_text)
         if missing:
-            return Assessment("incorrect", asked, available, chosen, arguments,
-                              f"the step makes {len(calls)} call(s), but no call serves "
-                              f"{_quoted([v.text for v in missing[:4]])} of the request: a call the request needs "
-                              "is missing.")
-    return Assessment("correct" if choice.correct else "incorrect", asked, available, chosen, arguments,
-                      choice.reason + ".")
+            return Assessment(
+                "incorrect",
+                asked,
+                available,
+                chosen,
+                arguments,
+                f"the step makes {len(calls)} call(s), but no call serves "
+                f"{_quoted([v.text for v in missing[:4]])} of the request: a call the request needs "
+                "is missing.",
+            )
+    return Assessment(
+        "correct" if choice.correct else "incorrect", asked, available, chosen, arguments, choice.reason + "."
+    )
 
 
 def _unsafe(request: Request, tool: dict[str, Any]) -> str | None:
@@ -351,8 +444,16 @@ def _unsafe(request: Request, tool: dict[str, Any]) -> str | None:
     return None
 
 
-def _call_choice(request: Request, data: JudgeInput, tool: dict[str, Any], mine: ToolFit, fits: list[ToolFit],
-                 unit: float, any_described: bool, step_tools: frozenset[str]) -> ToolChoice:
+def _call_choice(
+    request: Request,
+    data: JudgeInput,
+    tool: dict[str, Any],
+    mine: ToolFit,
+    fits: list[ToolFit],
+    unit: float,
+    any_described: bool,
+    step_tools: frozenset[str],
+) -> ToolChoice:
     """One call's tool against the request: a tool that changes state for a request that only reads is wrong;
     otherwise :func:`judge_tool`, the step's other tools never counting as better alternatives."""
     unsafe = _unsafe(request, tool)
@@ -368,11 +469,21 @@ def abstains(request: Request, fits: list[ToolFit], any_described: bool) -> bool
 
 
 _WORDINGS = (
-    ("Step 1, what was asked: ", "Step 2, which tools were available: ", "Step 3, what was chosen: ",
-     "Step 4, whether the arguments fit: ", "Verdict: {verdict}, because "),
+    (
+        "Step 1, what was asked: ",
+        "Step 2, which tools were available: ",
+        "Step 3, what was chosen: ",
+        "Step 4, whether the arguments fit: ",
+        "Verdict: {verdict}, because ",
+    ),
     ("1. The request: ", "2. The tools: ", "3. The choice: ", "4. The arguments: ", "So the choice is {verdict}: "),
-    ("First, the request: ", "Next, the catalog: ", "Then the choice: ", "Finally, the arguments: ",
-     "Conclusion ({verdict}): "),
+    (
+        "First, the request: ",
+        "Next, the catalog: ",
+        "Then the choice: ",
+        "Finally, the arguments: ",
+        "Conclusion ({verdict}): ",
+    ),
 )
 
 
@@ -385,8 +496,9 @@ def write_reasoning(assessment: Assessment, wording: int = 0) -> str:
     return "\n".join(lines)
 
 
-def catalog_judge(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                  params: dict[str, Any]) -> dict[str, Any]:
+def catalog_judge(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]], params: dict[str, Any]
+) -> dict[str, Any]:
     """The ``local/catalog-judge`` model: an assistant message whose content is ``{"reasoning", "verdict"}``.
 
     An input that is not a judge prompt (no catalog section...) gets a plain-text refusal, which the parser
@@ -401,6 +513,7 @@ def catalog_judge(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
     temperature = params.get("temperature")
     if temperature and float(temperature) > 0 and params.get("seed") is not None:
         wording = random.Random(int(params["seed"])).randrange(len(_WORDINGS))
-    content = json.dumps({"reasoning": write_reasoning(assessment, wording), "verdict": assessment.verdict},
-                         ensure_ascii=False)
+    content = json.dumps(
+        {"reasoning": write_reasoning(assessment, wording), "verdict": assessment.verdict}, ensure_ascii=False
+    )
     return {"role": "assistant", "content": content}

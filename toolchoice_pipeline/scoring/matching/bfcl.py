@@ -35,13 +35,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from toolchoice_pipeline.records.calls import Reply, ToolCall
+from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.matchers import is_matcher_object, parse_matcher
 from toolchoice_pipeline.suites.tasks import Expected, ExpectedCall
-from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
 
 OPTIONAL_MARK = ""
 """BFCL's marker for "this parameter may be left out", found among a parameter's alternatives."""
@@ -49,12 +50,19 @@ OPTIONAL_MARK = ""
 # JSON Schema type (as the importer writes it) -> the Python type BFCL's checker expects. BFCL's own names map
 # the same way (dict->object, float->number, tuple->array); a missing type is BFCL's "any", which it checks as str.
 _PYTHON_TYPES: dict[str | None, type] = {
-    "string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict, None: str,
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    None: str,
 }
 _STANDARDIZE = re.compile(r"[ \,\.\/\-\_\*\^]")
 
 
 # --- the expected-argument codec ------------------------------------------------------------------------------
+
 
 def _shape(schema: dict[str, Any] | None) -> str:
     """``dict`` for an object parameter, ``list_of_dict`` for an array of objects, else ``plain``: the two
@@ -135,6 +143,7 @@ def _decode_dict(value: dict[str, Any]) -> dict[str, Any] | None:
 
 
 # --- BFCL's value rules --------------------------------------------------------------------------------------
+
 
 def standardize_string(value: str) -> str:
     """BFCL's string normalisation: drop spaces and ``,./-_*^``, lowercase, ``'`` -> ``"``; plus Unicode NFC
@@ -338,6 +347,7 @@ def call_error(expected: ExpectedCall, call: ToolCall, tool: ToolDefinition | No
 
 # --- the profile ---------------------------------------------------------------------------------------------
 
+
 def expected_calls(expected: Expected) -> list[ExpectedCall]:
     """Every expected call: ``expected.calls`` when given, else the one ``tool``/``arguments`` (none for null)."""
     if expected.tool is None:
@@ -404,8 +414,12 @@ def match_bfcl(expected: Expected, reply: Reply, catalog: list[ToolDefinition]) 
         if all(error is not None for error in row):
             same_name = [e for e, call in zip(row, calls) if call.name == wanted[index].tool]
             detail = same_name[0] if same_name else row[0]
-            return MatchResult(True, False, f"expected call {index + 1} ({wanted[index].tool}) matched no call: {detail}")
-    return MatchResult(True, False, "the calls match the expected ones only in overlapping ways (no one-to-one pairing)")
+            return MatchResult(
+                True, False, f"expected call {index + 1} ({wanted[index].tool}) matched no call: {detail}"
+            )
+    return MatchResult(
+        True, False, "the calls match the expected ones only in overlapping ways (no one-to-one pairing)"
+    )
 
 
 def _any_call(calls: list[ToolCall]) -> MatchResult:

@@ -23,16 +23,15 @@
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from typing import Any
 
 from toolchoice_pipeline.records.calls import Reply, ToolCall
-from toolchoice_pipeline.suites.matchers import Matcher, parse_matcher
-from toolchoice_pipeline.suites.tasks import Expected
-from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
-from toolchoice_pipeline.util.user_regex import user_regex_search
-from collections import Counter
-from toolchoice_pipeline.suites.tasks import ExpectedCall
 from toolchoice_pipeline.scoring.matching.bfcl import expected_calls, perfect_assignment
+from toolchoice_pipeline.scoring.matching.profile import MatchProfile, MatchResult
+from toolchoice_pipeline.suites.matchers import Matcher, parse_matcher
+from toolchoice_pipeline.suites.tasks import Expected, ExpectedCall
+from toolchoice_pipeline.util.user_regex import user_regex_search
 
 
 def normalise_string(value: str) -> str:
@@ -61,8 +60,11 @@ def values_match(expected: Any, actual: Any) -> bool:
         got = {unicodedata.normalize("NFC", key): value for key, value in actual.items()}
         return want.keys() == got.keys() and all(values_match(want[key], got[key]) for key in want)
     if isinstance(expected, list):
-        return (isinstance(actual, list) and len(actual) == len(expected)
-                and all(values_match(e, a) for e, a in zip(expected, actual)))
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(values_match(e, a) for e, a in zip(expected, actual))
+        )
     return False
 
 
@@ -141,15 +143,21 @@ def _match_call_set(wanted: list[ExpectedCall], reply: Reply) -> MatchResult:
         return MatchResult(False, False, f"called [{got}]; expected [{', '.join(repr(c.tool) for c in wanted)}]")
     if any(call.arguments is None for call in calls):
         return MatchResult(True, False, "the arguments of a call are not a JSON object")
-    compatible = [[call.name == want.tool and key_argument_mismatch(want.arguments, call.arguments or {}) is None
-                   for call in calls] for want in wanted]
+    compatible = [
+        [
+            call.name == want.tool and key_argument_mismatch(want.arguments, call.arguments or {}) is None
+            for call in calls
+        ]
+        for want in wanted
+    ]
     if perfect_assignment(compatible) is not None:
         return MatchResult(True, True, "every expected call matched, each by its own call")
     for index, row in enumerate(compatible):
         if not any(row):
             return MatchResult(True, False, f"expected call {index + 1} ({wanted[index].tool}) matched no call")
-    return MatchResult(True, False,
-                       "the calls match the expected ones only in overlapping ways (no one-to-one pairing)")
+    return MatchResult(
+        True, False, "the calls match the expected ones only in overlapping ways (no one-to-one pairing)"
+    )
 
 
 PROFILE = MatchProfile("key_args", lambda expected, reply, catalog: match_key_args(expected, reply), uses_catalog=False)

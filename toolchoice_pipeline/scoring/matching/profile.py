@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
