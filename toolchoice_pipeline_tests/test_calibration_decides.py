@@ -17,7 +17,9 @@ pytestmark = pytest.mark.slow
 
 
 def without_canary(data_dir):
-    (data_dir / "sessions" / "canary.jsonl").unlink()
+    """A data directory whose own canary session (it overrides the packaged one) cannot be read."""
+    (data_dir / "sessions").mkdir(exist_ok=True)
+    (data_dir / "sessions" / "canary.jsonl").write_text("not a session\n", encoding="utf-8")
     return data_dir
 
 

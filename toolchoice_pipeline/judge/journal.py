@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from toolchoice_pipeline.judge.parse import ABSTAINED
 from toolchoice_pipeline.records.episodes import JudgeVote
 from toolchoice_pipeline.util.canonical import short_hash
 
@@ -65,9 +66,11 @@ class PollJournal:
         return JudgeVote.model_validate_json(row[0])
 
     def record(self, vote: JudgeVote, shown: str, *, max_attempts: int) -> None:
-        """Journal ``vote`` if its poll finished (valid, or every attempt used); count it as asked."""
+        """Journal ``vote`` if its poll finished (valid, an abstention, which is final and never re-asked, or every
+        attempt used); count it as asked."""
         self.asked += 1
-        if not (vote.valid or vote.attempts >= max_attempts):
+        abstained = (vote.error or "").startswith(ABSTAINED)
+        if not (vote.valid or abstained or vote.attempts >= max_attempts):
             return
         self._db.execute(
             "INSERT OR REPLACE INTO judge_polls VALUES (?, ?, ?, ?, ?, ?, ?)",
