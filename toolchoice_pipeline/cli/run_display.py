@@ -45,6 +45,10 @@ class RunDisplay:
         self.progress.update(self.tasks[key], completed=done, total=total)
 
 
+# Said when a suite has no baseline: not "first release", since adhoc, nightly and failed runs never become one.
+NO_BASELINE_YET = "(none yet: only a --kind release run whose gate passes becomes the baseline)"
+
+
 def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()) -> Table:
     """The per-model scores of a release document (shares in points, costs in USD, latency in ms); a model named
     in ``unpriced`` (the judge's model string for the judge column) shows "unpriced" instead of a cost."""
@@ -118,7 +122,7 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
     gate = scores.gate
     baseline = scores.baseline_release_id
     if scores.gate_passed:
-        console.print(f"[green]gate passed[/green] against baseline {baseline or '(none yet: first release)'}")
+        console.print(f"[green]gate passed[/green] against baseline {baseline or NO_BASELINE_YET}")
     else:
         console.print(f"[red]gate FAILED[/red] against baseline {baseline or '(none yet)'}:")
         failures = gate.failures if gate is not None else []
