@@ -10,8 +10,6 @@ only when the blocking gate check on ``release_scores`` passed.
 
 from collections import Counter
 
-import asyncio
-
 import dagster as dg
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
@@ -148,6 +146,7 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
     from toolchoice_pipeline.judge import JudgeBudget
     from toolchoice_pipeline.ingest.canary import canary_turns
     from toolchoice_pipeline.judge.calibration import judge_canary
+    from toolchoice_pipeline.execution.llm import run_sync
 
     from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
@@ -170,7 +169,7 @@ def judge_votes(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResourc
         canary, canary_note = [], f"missing: {exc.problems[0]}"
     else:
         canary_note = f"{len(canary)} turns judged"
-    canary_votes = asyncio.run(judge_canary(canary, judge, retries=release.config.retries, budget=budget))
+    canary_votes = run_sync(judge_canary(canary, judge, retries=release.config.retries, budget=budget))
     return dg.Output(votes + canary_votes, metadata={
         "judge_model": judge.model.model,
         "polls": judge.polls,

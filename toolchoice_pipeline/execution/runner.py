@@ -39,6 +39,7 @@ from toolchoice_pipeline.execution.offline import ensure_offline_default, is_loc
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.execution.llm import run_sync
 from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
 from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
 from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, key_params
@@ -241,12 +242,12 @@ def run_suite_sync(suite: Suite, config: RunConfig, *, data_dir: Path, models: l
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_suite(suite, config, **coroutine_args))
+        return run_sync(run_suite(suite, config, **coroutine_args))
     outcome: dict[str, object] = {}
 
     def target() -> None:
         try:
-            outcome["episodes"] = asyncio.run(run_suite(suite, config, **coroutine_args))
+            outcome["episodes"] = run_sync(run_suite(suite, config, **coroutine_args))
         except BaseException as exc:  # handed back to the caller's thread
             outcome["error"] = exc
 

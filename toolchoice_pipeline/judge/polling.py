@@ -207,7 +207,9 @@ async def judge_episodes(suite, episodes: Iterable[Episode], judge: JudgeConfig,
 def judge_episodes_sync(suite, episodes: Iterable[Episode], judge: JudgeConfig, *, retries: RetryConfig,
                         progress: Progress | None = None, budget: JudgeBudget | None = None) -> list[JudgeVote]:
     """:func:`judge_episodes` for callers without an event loop (``asyncio.run``)."""
-    return asyncio.run(judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget))
+    from toolchoice_pipeline.execution.llm import run_sync
+
+    return run_sync(judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget))
 
 
 def _by_episode(votes: Iterable[JudgeVote]) -> dict[EpisodeKey, list[JudgeVote]]:
