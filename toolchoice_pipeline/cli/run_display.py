@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -107,11 +108,25 @@ def infrastructure_error_causes(scores: ReleaseDocument, data_dir: Path, per_mod
     return out
 
 
+def print_whole(console: Console, table: Table) -> None:
+    """Print ``table``; off a terminal (a CI log, a pipe) as wide as it needs, so no header or model string is
+    cut to "calls/t…" at the console's default width."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    needed = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    width, console.width = console.width, max(console.width, needed)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: frozenset[str] = frozenset()) -> bool:
     """Print the scores (``unpriced``: the model strings whose cost is unknown), judge warnings, the gate and any
     failed check; return whether the gate passed."""
     console = stdout_console()
-    console.print(scores_table(scores, unpriced))
+    print_whole(console, scores_table(scores, unpriced))
     for warning in judge_warnings(scores):
         console.print(f"[yellow]warning[/yellow] {warning}")
     if result.agent_calls is not None:

@@ -1,5 +1,6 @@
-"""The gate line of ``toolchoice run`` when a suite has no baseline (issue 14, the README tried as a new user):
-an adhoc run of a suite that has had releases before must not be called its "first release"."""
+"""What ``toolchoice run`` prints at the end (issue 14, the README tried as a new user): the gate line when a
+suite has no baseline (an adhoc run of a suite that has had releases before is not its "first release"), and the
+scores table whole in a CI log (no header cut to "calls/t…")."""
 
 from __future__ import annotations
 
@@ -33,3 +34,18 @@ def test_a_passed_gate_without_baseline_says_how_a_release_becomes_one(capsys, t
 
 def test_a_passed_gate_names_its_baseline(capsys, tmp_path):
     assert _gate_line(capsys, tmp_path, "r1") == "gate passed against baseline r1"
+
+
+def test_off_a_terminal_the_scores_table_is_printed_whole(capsys, tmp_path):
+    document = _document(None)
+    long_model = "replay/suites/my_recorded_sessions_of_last_week/replay.jsonl"
+    document.models[long_model] = document.models["local/m"]
+    result = SimpleNamespace(agent_calls=None, check_messages=[], run_id="run-1")
+    print_outcome(document, tmp_path, result)
+    out = capsys.readouterr().out
+    assert "…" not in out
+    header = next(line for line in out.splitlines() if "model" in line and "tasks" in line)
+    for title in ("calls/task", "unjudged", "judge tokens", "pass@k %"):
+        assert title in header, header
+    assert long_model in out
+    assert len(header) > 160  # wider than the console's default off a terminal: the reason for the test
