@@ -137,6 +137,9 @@ async def _finish_litellm_logging(timeout_s: float) -> None:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
     except ImportError:
         return
+    # LiteLLM hands each finished call's callback to the worker from a task it spawns: let those run first.
+    for _ in range(3):
+        await asyncio.sleep(0)
     try:
         await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), timeout_s)
     except TimeoutError:
