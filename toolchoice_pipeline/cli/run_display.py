@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -50,6 +51,10 @@ class RunDisplay:
         if key not in self.tasks:
             self.tasks[key] = self.progress.add_task(f"{stage} {model}", total=total)
         self.progress.update(self.tasks[key], completed=done, total=total)
+
+
+# Said when a suite has no baseline: not "first release", since adhoc, nightly and failed runs never become one.
+NO_BASELINE_YET = "(none yet: only a --kind release run whose gate passes becomes the baseline)"
 
 
 def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()) -> Table:
@@ -118,11 +123,25 @@ def infrastructure_error_causes(
     return out
 
 
+def print_whole(console: Console, table: Table) -> None:
+    """Print ``table``; off a terminal (a CI log, a pipe) as wide as it needs, so no header or model string is
+    cut to "calls/t…" at the console's default width."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    needed = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    width, console.width = console.width, max(console.width, needed)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: frozenset[str] = frozenset()) -> bool:
     """Print the scores (``unpriced``: the model strings whose cost is unknown), judge warnings, the gate and any
     failed check; return whether the gate passed."""
     console = stdout_console()
-    console.print(scores_table(scores, unpriced))
+    print_whole(console, scores_table(scores, unpriced))
     for warning in judge_warnings(scores):
         console.print(f"[yellow]warning[/yellow] {warning}")
     if result.agent_calls is not None:
@@ -137,7 +156,7 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
     gate = scores.gate
     baseline = scores.baseline_release_id
     if scores.gate_passed:
-        console.print(f"[green]gate passed[/green] against baseline {baseline or '(none yet: first release)'}")
+        console.print(f"[green]gate passed[/green] against baseline {baseline or NO_BASELINE_YET}")
     else:
         console.print(f"[red]gate FAILED[/red] against baseline {baseline or '(none yet)'}:")
         failures = gate.failures if gate is not None else []

@@ -11,7 +11,6 @@ once and writes ``scores.json`` last; ``baseline`` promotes the release, and run
 check on ``release_scores`` passed.
 """
 
-import asyncio
 from collections import Counter
 
 import dagster as dg
@@ -246,6 +245,7 @@ def judge_votes(
     release_snapshot: ReleaseSnapshot,
     agent_runs: list[Episode],
 ) -> dg.Output[list[JudgeVote]]:
+    from toolchoice_pipeline.execution.llm import run_sync
     from toolchoice_pipeline.ingest.canary import canary_turns
     from toolchoice_pipeline.judge import RUBRIC_VERSION, JudgeBudget, judge_episodes_sync
     from toolchoice_pipeline.judge.calibration import judge_canary
@@ -283,7 +283,7 @@ def judge_votes(
         canary, canary_note = [], f"missing: {exc.problems[0]}"
     else:
         canary_note = f"{len(canary)} turns judged"
-    canary_votes = asyncio.run(judge_canary(canary, judge, retries=retries, budget=budget))
+    canary_votes = run_sync(judge_canary(canary, judge, retries=retries, budget=budget))
     return versioned(
         votes + canary_votes,
         {

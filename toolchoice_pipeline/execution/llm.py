@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
@@ -27,6 +28,7 @@ from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 SINGLE_ATTEMPT_PROVIDERS = ("local", "replay")
+T = TypeVar("T")
 
 
 async def _backoff_sleep(seconds: float) -> None:
@@ -150,6 +152,35 @@ class _WaitBackoffOrRetryAfter:
         exc = state.outcome.exception() if state.outcome is not None else None
         after = retry_after_seconds(exc)
         return backoff if after is None else min(max(backoff, after), max(self.max_wait_s, after))
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T], *, logging_timeout_s: float = 5.0) -> T:
+    """``asyncio.run(coroutine)``, then let the LiteLLM logging callbacks its calls queued finish on the same
+    event loop (at most ``logging_timeout_s`` seconds), so the next loop does not inherit them with a
+    "LoggingWorker: event loop changed" warning on the terminal. LiteLLM's worker is internal: a LiteLLM
+    without it is left as it is."""
+
+    async def with_logging_finished() -> T:
+        try:
+            return await coroutine
+        finally:
+            await _finish_litellm_logging(logging_timeout_s)
+
+    return asyncio.run(with_logging_finished())
+
+
+async def _finish_litellm_logging(timeout_s: float) -> None:
+    try:
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+    except ImportError:
+        return
+    # LiteLLM hands each finished call's callback to the worker from a task it spawns: let those run first.
+    for _ in range(3):
+        await asyncio.sleep(0)
+    try:
+        await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), timeout_s)
+    except TimeoutError:
+        pass
 
 
 async def _sleep_hook(seconds: float) -> None:

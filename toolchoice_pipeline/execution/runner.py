@@ -37,6 +37,7 @@ from pathlib import Path
 from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
 from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
 from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, key_params
+from toolchoice_pipeline.execution.llm import run_sync
 from toolchoice_pipeline.execution.offline import ensure_offline_default, is_local_model
 from toolchoice_pipeline.execution.preflight import (
     check_by_call,
@@ -294,12 +295,12 @@ def run_suite_sync(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_suite(suite, config, **coroutine_args))
+        return run_sync(run_suite(suite, config, **coroutine_args))
     outcome: dict[str, object] = {}
 
     def target() -> None:
         try:
-            outcome["episodes"] = asyncio.run(run_suite(suite, config, **coroutine_args))
+            outcome["episodes"] = run_sync(run_suite(suite, config, **coroutine_args))
         except BaseException as exc:  # handed back to the caller's thread
             outcome["error"] = exc
 

@@ -23,7 +23,6 @@ A canary at or below 0.5 but not 0.25 (a judge that also fails the good choice) 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -179,7 +178,9 @@ def canary_tsq(
     items: list[JudgeItem], judge: JudgeConfig, retries: RetryConfig, *, budget: JudgeBudget | None = None
 ) -> float | None:
     """Judge the canary ``items`` (from :func:`canary_turns`, or ingested turns) and return its TSQ."""
-    return canary_score(asyncio.run(judge_canary(items, judge, retries=retries, budget=budget)))
+    from toolchoice_pipeline.execution.llm import run_sync
+
+    return canary_score(run_sync(judge_canary(items, judge, retries=retries, budget=budget)))
 
 
 def release_calibration(

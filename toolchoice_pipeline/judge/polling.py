@@ -290,7 +290,9 @@ def judge_episodes_sync(
     journal: PollJournal | None = None,
 ) -> list[JudgeVote]:
     """:func:`judge_episodes` for callers without an event loop (``asyncio.run``)."""
-    return asyncio.run(
+    from toolchoice_pipeline.execution.llm import run_sync
+
+    return run_sync(
         judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget, journal=journal)
     )
 

@@ -16,7 +16,6 @@ Each message becomes :class:`JudgePreflightError` ("judge model ...").
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
@@ -69,4 +68,6 @@ def unpriced_under_budget(judge: JudgeConfig) -> str | None:
 
 def preflight_judge_sync(judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig) -> None:
     """:func:`preflight_judge` for callers without an event loop."""
-    asyncio.run(preflight_judge(judge, data_dir=data_dir, retries=retries))
+    from toolchoice_pipeline.execution.llm import run_sync
+
+    run_sync(preflight_judge(judge, data_dir=data_dir, retries=retries))
