@@ -16,6 +16,8 @@ from toolchoice_pipeline_tests.test_warehouse import counts, release_tables
 
 BUCKET = "toolchoice-test"
 
+pytestmark = pytest.mark.slow  # an S3-compatible server on 127.0.0.1, like the webserver tests
+
 
 @pytest.fixture(scope="module")
 def s3_server():
@@ -118,7 +120,6 @@ def test_publishing_with_the_warehouse_url_in_the_environment_gates_against_a_ba
         ).fetchone() == (1,)
 
 
-@pytest.mark.slow
 def test_toolchoice_run_writes_a_whole_release_to_the_object_store_readable_through_the_duckdb_file(
     tmp_path, bucket_url, monkeypatch
 ):

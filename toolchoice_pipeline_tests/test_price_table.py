@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 PROBE = (
     "import toolchoice_pipeline, litellm, os; "
     "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP']); "
@@ -21,6 +23,7 @@ def _probe(**extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_the_bundled_price_table_is_used_by_default_without_any_fetch_warning():
     done = _probe()
     assert done.returncode == 0, done.stderr
@@ -28,6 +31,7 @@ def test_the_bundled_price_table_is_used_by_default_without_any_fetch_warning():
     assert "cost map" not in done.stderr and "WARNING" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_users_choice_is_kept():
     done = _probe(LITELLM_LOCAL_MODEL_COST_MAP="False", LITELLM_OFFLINE_MODE="true")
     assert done.returncode == 0, done.stderr
