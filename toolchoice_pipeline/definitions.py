@@ -1,5 +1,7 @@
 """The Dagster Definitions of toolchoice-pipeline (loaded by ``workspace.yaml``, ``dagster dev`` and ``dg``)."""
 
+import os
+
 import dagster as dg
 
 from toolchoice_pipeline.defs.assets import release_assets
@@ -32,3 +34,20 @@ def build_definitions(data_dir: str = DEFAULT_DATA_DIR) -> dg.Definitions:
 
 
 defs = build_definitions()
+
+# Imported once by the forkserver of a multiprocess run: each step process forked from it starts with LiteLLM,
+# the project and its Definitions (over $TOOLCHOICE_DATA_DIR, set by the CLI before the run) imported.
+WORKER_PRELOAD = [
+    "toolchoice_pipeline.defs.workers",
+    "litellm",
+    "toolchoice_pipeline.definitions",
+    "toolchoice_pipeline.execution.runner",
+    "toolchoice_pipeline.judge",
+    "toolchoice_pipeline.releases.store",
+    "dagster._core.storage.sqlite_storage",  # the instance's storage each step opens (SQLAlchemy, alembic)
+]
+
+
+def release_job_for_workers() -> dg.JobDefinition:
+    """``release_job`` of :data:`defs` (over ``$TOOLCHOICE_DATA_DIR``): the reconstructable job of a multiprocess run."""
+    return defs.resolve_job_def("release_job")

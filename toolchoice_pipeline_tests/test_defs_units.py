@@ -13,10 +13,8 @@ import pytest
 from dagster._core.execution.context.invocation import DirectAssetCheckExecutionContext
 
 from toolchoice_pipeline.defs.assets import (
-    agent_runs,
     baseline,
     eval_tasks,
-    judge_votes,
     release_scores,
     release_snapshot,
     task_scores,
@@ -31,6 +29,14 @@ from toolchoice_pipeline.defs.checks import (
 )
 from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource
+from toolchoice_pipeline.defs.shards import (
+    gather_agent_runs,
+    gather_judge_votes,
+    judge_shard,
+    plan_agent_shards,
+    plan_judge_shards,
+    run_agent_shard,
+)
 from toolchoice_pipeline.judge.calibration import CANARY_MODEL
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 from toolchoice_pipeline.releases.store import ReleaseStore
@@ -89,23 +95,11 @@ def stages(released):
     snapshot = out["release_snapshot"].value
     out["tool_catalog"] = tool_catalog(context(toolchoice), toolchoice=toolchoice, release_snapshot=snapshot)
     out["eval_tasks"] = eval_tasks(context(toolchoice), release_snapshot=snapshot)
-    out["agent_runs"] = agent_runs(
-        context(toolchoice),
-        toolchoice=toolchoice,
-        progress=ProgressReporter(),
-        release_snapshot=snapshot,
-        tool_catalog=out["tool_catalog"].value,
-        eval_tasks=out["eval_tasks"].value,
-    )
-    out["judge_votes"] = judge_votes(
-        context(toolchoice),
-        toolchoice=toolchoice,
-        progress=ProgressReporter(),
-        release_snapshot=snapshot,
-        agent_runs=out["agent_runs"].value,
-    )
+    out["agent_runs"] = agent_runs_of(toolchoice, snapshot, out["tool_catalog"].value, out["eval_tasks"].value)
+    out["judge_votes"] = judge_votes_of(toolchoice, snapshot, out["agent_runs"].value)
     out["task_scores"] = task_scores(
         context(toolchoice),
+        toolchoice=toolchoice,
         release_snapshot=snapshot,
         agent_runs=out["agent_runs"].value,
         judge_votes=out["judge_votes"].value,
@@ -119,6 +113,42 @@ def stages(released):
         task_scores=out["task_scores"].value,
     )
     return out
+
+
+def op_context() -> dg.OpExecutionContext:
+    return dg.build_op_context(partition_key=RELEASE)
+
+
+def agent_runs_of(toolchoice: ToolchoiceResource, snapshot, catalog, tasks) -> dg.Output:
+    """The ``agent_runs`` graph asset's ops called in turn: plan the shards, run each, gather them."""
+    shards = [
+        out.value
+        for out in plan_agent_shards(op_context(), release_snapshot=snapshot, tool_catalog=catalog, eval_tasks=tasks)
+    ]
+    results = [
+        run_agent_shard(
+            op_context(), toolchoice=toolchoice, progress=ProgressReporter(), release_snapshot=snapshot, shard=shard
+        )
+        for shard in shards
+    ]
+    return gather_agent_runs(op_context(), release_snapshot=snapshot, shards=results)
+
+
+def judge_votes_of(toolchoice: ToolchoiceResource, snapshot, episodes) -> dg.Output:
+    """The ``judge_votes`` graph asset's ops called in turn."""
+    shards = [
+        out.value
+        for out in plan_judge_shards(
+            op_context(), toolchoice=toolchoice, release_snapshot=snapshot, agent_runs=episodes
+        )
+    ]
+    results = [
+        judge_shard(
+            op_context(), toolchoice=toolchoice, progress=ProgressReporter(), release_snapshot=snapshot, shard=shard
+        )
+        for shard in shards
+    ]
+    return gather_judge_votes(op_context(), toolchoice=toolchoice, release_snapshot=snapshot, shards=results)
 
 
 def snapshot_of(toolchoice: ToolchoiceResource) -> dg.Output:

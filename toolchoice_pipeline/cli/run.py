@@ -68,6 +68,19 @@ def split_models(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("--no-judge", is_flag=True, help="Skip the judge (no TSQ, no judge cost).")
 @click.option("--force", is_flag=True, help="Re-run a release id that already finished (even a baseline).")
+@click.option(
+    "--executor",
+    type=click.Choice(["in_process", "multiprocess"]),
+    default=None,
+    help="Where the run's steps run: in this process (default), or in worker processes "
+    "(Dagster's multiprocess executor; the default with --workers above 1).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Worker processes running shards at once (multiprocess executor; default: the CPU count).",
+)
 @data_dir_option
 def run_command(
     suite_name: str,
@@ -77,6 +90,8 @@ def run_command(
     repeats: int | None,
     no_judge: bool,
     force: bool,
+    executor: str | None,
+    workers: int | None,
     data_dir: Path,
 ) -> int:
     """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
@@ -86,6 +101,14 @@ def run_command(
     from toolchoice_pipeline.releases.store import ReleaseStore
 
     data_dir = data_dir.resolve()
+    if executor == "in_process" and workers not in (None, 1):
+        raise InputError(
+            Problem(
+                file="<command line>", field="--workers", message="needs --executor multiprocess (or no --executor)"
+            )
+        )
+    if executor is None:
+        executor = "multiprocess" if workers not in (None, 1) else "in_process"
     config = load_run_config(data_dir)
     suite = load_suite(data_dir, suite_name)
     # An explicit but empty --release "$TAG" (an unset variable in CI) is refused, not replaced by a timestamp.
@@ -129,9 +152,16 @@ def run_command(
         + ("" if samples == {1} else f" · repeats {'/'.join(map(str, sorted(samples)))}")
         + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}")
     )
-    display = RunDisplay(models=chosen, n_tasks=len(suite.tasks) * max(samples), judge=not no_judge)
-    with display:
-        result = materialise_release(data_dir, request, display)
+    if executor == "multiprocess":
+        click.echo(
+            f"executor multiprocess · up to {workers or os.cpu_count()} worker processes · shards of at most "
+            f"{run_config.concurrency.shard_episodes} episodes (progress per step in the Dagster UI)"
+        )
+        result = materialise_release(data_dir, request, None, workers=workers or os.cpu_count() or 1)
+    else:
+        display = RunDisplay(models=chosen, n_tasks=len(suite.tasks) * max(samples), judge=not no_judge)
+        with display:
+            result = materialise_release(data_dir, request, display)
     interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
     failures = [f"interrupted (Ctrl-C) during {', '.join(interrupted)}"] if interrupted else result.failures
     if not store.has_scores(release_id) or store.read_scores(release_id).run_id != result.run_id:
@@ -292,8 +322,10 @@ def opened_instance(home: Path):
         yield instance
 
 
-def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> RunResult:
-    """Add the release partition and run ``release_job`` for it in-process against ``<data-dir>/dagster_home``."""
+def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, workers: int | None = None) -> RunResult:
+    """Add the release partition and run ``release_job`` for it against ``<data-dir>/dagster_home``: in-process
+    (``reporter`` receives the progress), or with ``workers`` on Dagster's multiprocess executor (each step in
+    a process forked from a server that imported the project once)."""
 
     from toolchoice_pipeline.definitions import build_definitions
     from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
@@ -301,27 +333,42 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
 
     home = dagster_home(data_dir)
     os.environ["DAGSTER_HOME"] = str(home)
+    os.environ["TOOLCHOICE_DATA_DIR"] = str(data_dir)  # the worker processes build the same Definitions
     write_request(data_dir, request)
     defs = build_definitions(str(data_dir))
+    tags = {
+        "toolchoice/kind": request.kind,
+        "toolchoice/suite": request.suite,
+        "toolchoice/release": request.release_id,
+        "toolchoice/requested_by": "cli",
+        **process_tags(),
+    }
+    # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     with opened_instance(home) as instance:
         fail_dead_runs(instance)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
-        job = defs.resolve_job_def("release_job")
-        outcome = job.execute_in_process(
-            partition_key=request.release_id,
-            instance=instance,
-            raise_on_error=False,
-            resources={"progress": reporter},
-            tags={
-                "toolchoice/kind": request.kind,
-                "toolchoice/suite": request.suite,
-                "toolchoice/release": request.release_id,
-                "toolchoice/requested_by": "cli",
-                **process_tags(),
-            },
-            # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
-            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
-        )
+        if workers is None:
+            outcome = defs.resolve_job_def("release_job").execute_in_process(
+                partition_key=request.release_id,
+                instance=instance,
+                raise_on_error=False,
+                resources={"progress": reporter},
+                tags=tags,
+                run_config=quiet,
+            )
+        else:
+            import dagster as dg
+
+            from toolchoice_pipeline.definitions import release_job_for_workers
+
+            outcome = dg.execute_job(
+                dg.reconstructable(release_job_for_workers),
+                instance=instance,
+                raise_on_error=False,
+                tags={**tags, "dagster/partition": request.release_id},
+                run_config={**quiet, "execution": {"config": {"multiprocess": multiprocess_config(workers)}}},
+            )
         failures, bad_input = [], False
         for event in outcome.all_events:
             if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
@@ -347,6 +394,17 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter) -> Ru
             and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
         ]
         return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+
+
+def multiprocess_config(workers: int) -> dict:
+    """Dagster's multiprocess executor with ``workers`` processes at once, each forked from a server that has
+    imported the project and LiteLLM once (:data:`~toolchoice_pipeline.definitions.WORKER_PRELOAD`)."""
+    from toolchoice_pipeline.definitions import WORKER_PRELOAD
+
+    return {
+        "max_concurrent": workers,
+        "start_method": {"forkserver": {"preload_modules": WORKER_PRELOAD}},
+    }
 
 
 def _agent_calls(outcome) -> tuple[int, int] | None:

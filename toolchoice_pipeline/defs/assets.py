@@ -19,37 +19,35 @@ from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
 from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.metadata import (
     catalog_diff_against_baseline,
-    episode_metadata,
-    judge_metadata,
     scores_markdown,
 )
 from toolchoice_pipeline.defs.partitions import release_partitions
-from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
-from toolchoice_pipeline.defs.staging import records_version
-from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.defs.shards import (
+    bad_input,
+    gather_agent_runs,
+    gather_judge_votes,
+    gathered,
+    judge_shard,
+    plan_agent_shards,
+    plan_judge_shards,
+    run_agent_shard,
+    stage_shard,
+)
+from toolchoice_pipeline.defs.staging import Records, StagedRecords
+from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version
+from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"  # 3: agent_runs, judge_votes and task_scores staged per shard
 COMMON = dict(
     partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION, io_manager_key="staged_io"
 )
-
-
-def bad_input(release_id: str, exc: InputError) -> dg.Failure:
-    """The failure of a step stopped by bad input: its problems, one per line (``toolchoice run`` exits 2 on the
-    "bad input" prefix)."""
-    return dg.Failure(description=f"bad input for release {release_id}:\n{exc}")
-
-
-def versioned(records: list, metadata: dict) -> dg.Output:
-    """``records`` as an output whose data version is the hash of their content (:func:`~.staging.records_version`)."""
-    return dg.Output(records, data_version=dg.DataVersion(records_version(records)), metadata=metadata)
 
 
 def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lineage:
@@ -162,167 +160,88 @@ def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnaps
     )
 
 
-def staged_catalog_version(tools: list[ToolDefinition]) -> str:
-    """The ``catalog_version`` of a staged ``tool_catalog`` (same-name inline tools ordered by hash, as
-    :attr:`~toolchoice_pipeline.suites.model.Suite.catalog_version` does)."""
-    return catalog_version(sorted(tools, key=lambda tool: tool.definition_hash))
-
-
-@dg.asset(
-    **COMMON,
+@dg.graph_asset(
+    partitions_def=release_partitions,
+    group_name=RELEASE_GROUP,
+    code_version=CODE_VERSION,
     kinds={"litellm", "python"},
     description="Every configured model on every task through LiteLLM: episodes of up to max_steps model "
-    "calls, every call recorded with tokens, cost (USD) and latency (ms). Runs the staged "
-    "tool_catalog and eval_tasks of the pinned snapshot (fails when they disagree with it). "
-    "Served from the call journal where the cache policy allows.",
+    "calls, every call recorded with tokens, cost (USD) and latency (ms). Fans out over shards (a model × "
+    "a block of at most concurrency.shard_episodes episodes), each a step the run's executor places, and "
+    "stages them per shard. Runs the staged tool_catalog and eval_tasks of the pinned snapshot (fails when "
+    "they disagree with it). Served from the call journal where the cache policy allows.",
 )
-def agent_runs(
-    context: dg.AssetExecutionContext,
-    toolchoice: ToolchoiceResource,
-    progress: dg.ResourceParam[ProgressReporter],
-    release_snapshot: ReleaseSnapshot,
-    tool_catalog: list[ToolDefinition],
-    eval_tasks: list[Task],
-) -> dg.Output[list[Episode]]:
-    from toolchoice_pipeline.execution.runner import run_suite_sync
-
-    snapshot = release_snapshot
-    staged = staged_catalog_version(tool_catalog)
-    if staged != snapshot.catalog_version or [t.id for t in eval_tasks] != [t.id for t in snapshot.tasks]:
-        raise dg.Failure(
-            description=(
-                f"release {snapshot.release_id}: the staged tool_catalog (catalog {staged}) or eval_tasks differ from "
-                f"the release's pinned snapshot (catalog {snapshot.catalog_version}): re-materialise tool_catalog and "
-                "eval_tasks of this partition first"
-            )
-        )
-    unavailable: dict[str, str] = {}
-    try:
-        episodes = run_suite_sync(
-            snapshot.suite(tasks=eval_tasks),
-            snapshot.config,
-            data_dir=toolchoice.path,
-            models=snapshot.config.models,
-            cache_policy=snapshot.cache_policy,
-            progress=logged_progress(context, progress, "agents"),
-            resume_key=snapshot.release_id,
-            unavailable=unavailable,
-        )
-    except InputError as exc:
-        raise bad_input(snapshot.release_id, exc) from None
-    if unavailable:
-        # Scoring a model that never answered would fail the gate for the wrong reason; every finished call is
-        # journaled, so the run after the fix asks only what is missing.
-        raise dg.Failure(
-            description=f"model unavailable for release {snapshot.release_id}, nothing scored: "
-            + "; ".join(unavailable.values())
-            + " (the other calls are journaled: fix it and run the same command again)",
-            metadata={"unavailable": dg.MetadataValue.json(unavailable)},
-        )
-    return versioned(
-        episodes,
-        {
-            "catalog_version": staged,
-            "fixture_version": snapshot.fixture_version,
-            "models": dg.MetadataValue.json(snapshot.config.model_names()),
-            "cache_policy": snapshot.cache_policy,
-            **episode_metadata(episodes),
-        },
-    )
+def agent_runs(release_snapshot, tool_catalog, eval_tasks):
+    shards = plan_agent_shards(release_snapshot, tool_catalog, eval_tasks)
+    results = shards.map(lambda shard: run_agent_shard(release_snapshot, shard))
+    return gather_agent_runs(release_snapshot, results.collect())
 
 
-@dg.asset(
-    **COMMON,
+@dg.graph_asset(
+    partitions_def=release_partitions,
+    group_name=RELEASE_GROUP,
+    code_version=CODE_VERSION,
     kinds={"litellm", "python"},
     description="ChainPoll: the judge grades each episode's first step several times (independent "
-    "chain-of-thought votes, never cached); every vote is kept with its reasoning. TSQ = "
-    "yes-votes / valid votes.",
+    "chain-of-thought votes, never cached), one step per agent_runs shard, then the canary session; every "
+    "vote is kept with its reasoning. TSQ = yes-votes / valid votes.",
 )
-def judge_votes(
-    context: dg.AssetExecutionContext,
-    toolchoice: ToolchoiceResource,
-    progress: dg.ResourceParam[ProgressReporter],
-    release_snapshot: ReleaseSnapshot,
-    agent_runs: list[Episode],
-) -> dg.Output[list[JudgeVote]]:
-    from toolchoice_pipeline.execution.llm import run_sync
-    from toolchoice_pipeline.ingest.canary import canary_turns
-    from toolchoice_pipeline.judge import RUBRIC_VERSION, JudgeBudget, judge_episodes_sync
-    from toolchoice_pipeline.judge.calibration import judge_canary
-    from toolchoice_pipeline.judge.journal import PollJournal
-    from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
+def judge_votes(release_snapshot, agent_runs):
+    shards = plan_judge_shards(release_snapshot, agent_runs)
+    results = shards.map(lambda shard: judge_shard(release_snapshot, shard))
+    return gather_judge_votes(release_snapshot, results.collect())
 
-    snapshot = release_snapshot
-    judge, retries = snapshot.config.judge, snapshot.config.retries
-    if not snapshot.request.judge:
-        return versioned([], {"judge": "skipped (--no-judge)", "rubric_version": RUBRIC_VERSION})
-    try:
-        preflight_judge_sync(judge, data_dir=toolchoice.path, retries=retries)
-    except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
-        raise dg.Failure(
-            description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
-        ) from None
-    report = logged_progress(context, progress, "judge")
-    budget = JudgeBudget(judge.budget_usd)  # one budget for the episodes and the canary
-    journal = PollJournal(toolchoice.path, snapshot.release_id)
-    try:
-        votes = judge_episodes_sync(
-            snapshot.suite(),
-            agent_runs,
-            judge,
-            retries=retries,
-            journal=journal,
-            progress=lambda done, total: report("all models", done, total),
-            budget=budget,
-        )
-    finally:
-        journal.close()
-    try:
-        canary = canary_turns(toolchoice.path)
-    except InputError as exc:  # calibration (release_scores) says so plainly; the episodes' votes are kept
-        canary, canary_note = [], f"missing: {exc.problems[0]}"
+
+def shard_pairs(agent_runs: Records, judge_votes: Records):
+    """``(shard key, episodes, votes)`` per agent_runs shard: staged shards pair by file name (the canary's votes
+    belong to no shard); plain lists (assets called directly) are one shard."""
+    if isinstance(agent_runs, StagedRecords) and isinstance(judge_votes, StagedRecords):
+        votes = {path.stem: path for path in judge_votes.files}
+        for path in agent_runs.files:
+            yield (
+                path.stem,
+                list(StagedRecords([path])),
+                list(StagedRecords([votes[path.stem]])) if path.stem in votes else [],
+            )
     else:
-        canary_note = f"{len(canary)} turns judged"
-    canary_votes = run_sync(judge_canary(canary, judge, retries=retries, budget=budget))
-    return versioned(
-        votes + canary_votes,
-        {
-            "judge_model": judge.model.model,
-            "polls": judge.polls,
-            "rubric_version": RUBRIC_VERSION,
-            "canary": canary_note,
-            "judge_spend_usd": round(budget.spent_usd, 6),
-            "judge_polls_asked": journal.asked,
-            "judge_polls_resumed": journal.resumed,
-            **judge_metadata(votes),
-        },
-    )
+        yield "all", list(agent_runs), list(judge_votes)
 
 
 @dg.asset(
     **COMMON,
     kinds={"python"},
     description="One score per episode: right tool and right arguments of the first call (matching "
-    "profile of the suite), calls per task, TSQ, flags.",
+    "profile of the suite), calls per task, TSQ, flags. Scored shard by shard on the columnar path.",
 )
 def task_scores(
     context: dg.AssetExecutionContext,
+    toolchoice: ToolchoiceResource,
     release_snapshot: ReleaseSnapshot,
-    agent_runs: list[Episode],
-    judge_votes: list[JudgeVote],
-) -> dg.Output[list[TaskScore]]:
+    agent_runs: Records,
+    judge_votes: Records,
+) -> dg.Output[StagedRecords]:
     from toolchoice_pipeline.releases.store import score_records
 
+    snapshot = release_snapshot
+    suite, release_lineage = snapshot.suite(), lineage(context, snapshot)
+    results, flags, errors = [], Counter(), 0
     try:
-        scores = score_records(release_snapshot.suite(), lineage(context, release_snapshot), agent_runs, judge_votes)
+        for order, (key, episodes, votes) in enumerate(shard_pairs(agent_runs, judge_votes)):
+            scores = score_records(suite, release_lineage, episodes, votes)
+            flags.update(flag for score in scores for flag in score.flags)
+            errors += sum(1 for score in scores if score.error)
+            results.append(
+                stage_shard(toolchoice.path, snapshot.release_id, "task_scores", order, key, scores, TaskScore)
+            )
     except InputError as exc:
-        raise bad_input(release_snapshot.release_id, exc) from None
-    flags = Counter(flag for score in scores for flag in score.flags)
-    return versioned(
-        scores,
-        {
-            "n_scores": len(scores),
-            "n_infrastructure_errors": sum(1 for s in scores if s.error),
+        raise bad_input(snapshot.release_id, exc) from None
+    staged, version = gathered(results)
+    return dg.Output(
+        staged,
+        data_version=version,
+        metadata={
+            "n_scores": sum(result.rows for result in results),
+            "n_infrastructure_errors": errors,
             "flags": dg.MetadataValue.json(dict(sorted(flags.items()))),
         },
     )
@@ -342,9 +261,9 @@ def release_scores(
     context: dg.AssetExecutionContext,
     toolchoice: ToolchoiceResource,
     release_snapshot: ReleaseSnapshot,
-    agent_runs: list[Episode],
-    judge_votes: list[JudgeVote],
-    task_scores: list[TaskScore],
+    agent_runs: Records,
+    judge_votes: Records,
+    task_scores: Records,
 ) -> dg.MaterializeResult:
     from toolchoice_pipeline.ingest.canary import canary_problem
     from toolchoice_pipeline.judge import RUBRIC_VERSION

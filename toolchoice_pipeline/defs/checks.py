@@ -7,7 +7,7 @@ import dagster as dg
 from toolchoice_pipeline.defs.assets import agent_runs, release_scores, release_snapshot, task_scores
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
-from toolchoice_pipeline.records.episodes import Episode, TaskScore
+from toolchoice_pipeline.defs.staging import Records
 from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
@@ -139,7 +139,7 @@ def _expected_episodes(snapshot: ReleaseSnapshot) -> tuple[int, int, int]:
     description="Row count: exactly one episode per (model, task, sample), none lost or duplicated.",
 )
 def agent_runs_complete(
-    context: dg.AssetCheckExecutionContext, agent_runs: list[Episode], release_snapshot: ReleaseSnapshot
+    context: dg.AssetCheckExecutionContext, agent_runs: Records, release_snapshot: ReleaseSnapshot
 ) -> dg.AssetCheckResult:
     n_models, n_tasks, expected = _expected_episodes(release_snapshot)
     keys = {(e.model, e.task_id, e.sample) for e in agent_runs}
@@ -158,7 +158,7 @@ def agent_runs_complete(
     description="Row count: one task score per episode; shares' inputs complete.",
 )
 def task_scores_complete(
-    context: dg.AssetCheckExecutionContext, task_scores: list[TaskScore], release_snapshot: ReleaseSnapshot
+    context: dg.AssetCheckExecutionContext, task_scores: Records, release_snapshot: ReleaseSnapshot
 ) -> dg.AssetCheckResult:
     n_models, n_tasks, expected = _expected_episodes(release_snapshot)
     distinct = len({(s.model, s.task_id, s.sample) for s in task_scores})

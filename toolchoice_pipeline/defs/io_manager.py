@@ -7,29 +7,57 @@ from pathlib import Path
 import dagster as dg
 from pydantic import BaseModel
 
-from toolchoice_pipeline.defs.staging import read_records, staged_path, write_records
+from toolchoice_pipeline.defs.staging import (
+    StagedRecords,
+    is_single_record,
+    manifest_path,
+    read_records,
+    staged_files,
+    staged_path,
+    write_manifest,
+    write_records,
+)
 
 
 class StagedRecordsIOManager(dg.ConfigurableIOManager):
-    """Stores a pydantic record or a list of them per asset and release as ``warehouse/_staging/release_id=<id>/<asset>.parquet``."""
+    """Stores a pydantic record or a list of them per asset and release as ``warehouse/_staging/release_id=<id>/<asset>.parquet``;
+    a sharded output (:class:`~.staging.StagedRecords` whose shard files are written already) gets a manifest of
+    its files. Inputs load as :class:`~.staging.StagedRecords` (read when iterated), a single record as itself."""
 
     data_dir: str
 
-    def _path(self, context: dg.OutputContext | dg.InputContext) -> Path:
-        key = context.asset_key.to_user_string().replace("/", "__")
-        return staged_path(Path(self.data_dir), context.asset_partition_key, key)
+    @staticmethod
+    def _name(context: dg.OutputContext | dg.InputContext) -> str:
+        return context.asset_key.to_user_string().replace("/", "__")
 
-    def handle_output(self, context: dg.OutputContext, obj: BaseModel | list[BaseModel]) -> None:
+    def _path(self, context: dg.OutputContext | dg.InputContext) -> Path:
+        return staged_path(Path(self.data_dir), context.asset_partition_key, self._name(context))
+
+    def handle_output(self, context: dg.OutputContext, obj: BaseModel | list[BaseModel] | StagedRecords) -> None:
+        if isinstance(obj, StagedRecords):
+            manifest = write_manifest(Path(self.data_dir), context.asset_partition_key, self._name(context), obj.files)
+            context.add_output_metadata(
+                {
+                    "staged_rows": len(obj),
+                    "staged_files": len(obj.files),
+                    "staged_path": dg.MetadataValue.path(str(manifest)),
+                }
+            )
+            return
         if isinstance(obj, BaseModel):
             record_type: type[BaseModel] = type(obj)
         else:
             record_type = type(obj[0]) if obj else _annotated_record_type(context)
         path = self._path(context)
         rows = write_records(path, obj, record_type)
+        manifest_path(Path(self.data_dir), context.asset_partition_key, self._name(context)).unlink(missing_ok=True)
         context.add_output_metadata({"staged_rows": rows, "staged_path": dg.MetadataValue.path(str(path))})
 
-    def load_input(self, context: dg.InputContext) -> BaseModel | list[BaseModel]:
-        return read_records(self._path(context))
+    def load_input(self, context: dg.InputContext) -> BaseModel | StagedRecords:
+        files = staged_files(Path(self.data_dir), context.asset_partition_key, self._name(context))
+        if len(files) == 1 and is_single_record(files[0]):
+            return read_records(files[0])
+        return StagedRecords(files)
 
 
 def _annotated_record_type(context: dg.OutputContext) -> type[BaseModel]:

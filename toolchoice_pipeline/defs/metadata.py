@@ -4,6 +4,7 @@ only model names, counts, figures and catalog diffs (tool names)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,8 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition, diff_catalogs
 from toolchoice_pipeline.suites.suite import Suite
 
 
-def episode_metadata(episodes: list[Episode]) -> dict[str, Any]:
-    """Per-model episodes, infrastructure errors, model calls, cache hits and agent cost (USD)."""
+def episode_metadata(episodes: Iterable[Episode]) -> dict[str, Any]:
+    """Per-model episodes, infrastructure errors, model calls, cache hits and agent cost (USD), in one pass."""
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for episode in episodes:
         row = rows[episode.model]
@@ -37,25 +38,36 @@ def episode_metadata(episodes: list[Episode]) -> dict[str, Any]:
             f"| {model} | {row['episodes']:.0f} | {row['errors']:.0f} | {row['model_calls']:.0f} | "
             f"{row['cache_hits']:.0f} | {row['tool_calls']:.0f} | {row['agent_cost_usd']:.6f} |"
         )
+
+    def total(column: str) -> float:
+        return sum(row[column] for row in rows.values())
+
     return {
-        "n_episodes": len(episodes),
-        "n_infrastructure_errors": sum(1 for e in episodes if e.error),
-        "model_calls": sum(len(e.steps) for e in episodes),
-        "cache_hits": sum(1 for e in episodes for s in e.steps if s.cache_hit),
-        "agent_cost_usd": round(sum(e.cost_usd for e in episodes), 6),
+        "n_episodes": int(total("episodes")),
+        "n_infrastructure_errors": int(total("errors")),
+        "model_calls": int(total("model_calls")),
+        "cache_hits": int(total("cache_hits")),
+        "agent_cost_usd": round(total("agent_cost_usd"), 6),
         "per_model": dg.MetadataValue.md("\n".join(table)),
     }
 
 
-def judge_metadata(votes: list[JudgeVote]) -> dict[str, Any]:
-    """Votes, valid share (fraction), judge tokens and cost (USD)."""
-    valid = sum(1 for v in votes if v.valid)
+def judge_metadata(votes: Iterable[JudgeVote]) -> dict[str, Any]:
+    """Votes, valid share (fraction), judge tokens and cost (USD), in one pass."""
+    n = valid = prompt_tokens = completion_tokens = 0
+    cost = 0.0
+    for vote in votes:
+        n += 1
+        valid += 1 if vote.valid else 0
+        prompt_tokens += vote.prompt_tokens
+        completion_tokens += vote.completion_tokens
+        cost += vote.cost_usd
     return {
-        "n_votes": len(votes),
-        "valid_vote_rate": round(valid / len(votes), 4) if votes else 0.0,
-        "judge_prompt_tokens": sum(v.prompt_tokens for v in votes),
-        "judge_completion_tokens": sum(v.completion_tokens for v in votes),
-        "judge_cost_usd": round(sum(v.cost_usd for v in votes), 6),
+        "n_votes": n,
+        "valid_vote_rate": round(valid / n, 4) if n else 0.0,
+        "judge_prompt_tokens": prompt_tokens,
+        "judge_completion_tokens": completion_tokens,
+        "judge_cost_usd": round(cost, 6),
     }
 
 

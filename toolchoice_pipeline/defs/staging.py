@@ -1,24 +1,26 @@
-"""Staged stage outputs: lists of pydantic records as Parquet, one file per asset and release partition.
+"""Staged stage outputs: lists of pydantic records as Parquet, per asset and release partition.
 
-Stage outputs are staged under ``warehouse/_staging/release_id=<id>/<asset>.parquet`` (never visible through
-the DuckDB views); the ``release_scores`` asset commits the release's warehouse tables all at once. Each staged
-file holds one ``record`` JSON column and names the record class in its schema metadata, so it loads back
-into the same pydantic models. This module has no Dagster import: the IO manager and the CLI share it.
+Stage outputs are staged under ``warehouse/_staging/release_id=<id>/`` (never visible through the DuckDB
+views); the ``release_scores`` asset commits the release's warehouse tables all at once. A stage output is
+either one file, ``<asset>.parquet``, or, for the sharded stages, one file per shard in ``<asset>/`` listed by
+``<asset>.manifest.json`` in shard order. Each staged file holds one ``record`` JSON column and names the
+record class in its schema metadata, so it loads back into the same pydantic models. Downstream stages read
+them as :class:`StagedRecords`, a sequence that streams the files a row group at a time, so no stage holds a
+whole release of records. This module has no Dagster import: the IO manager and the CLI share it.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
-
-from toolchoice_pipeline.util.canonical import short_hash
 
 RECORD_TYPE_KEY = b"toolchoice.record_type"
 BATCH_ROWS = 2048
@@ -33,16 +35,23 @@ def staged_path(data_dir: Path, release_id: str, name: str) -> Path:
     return staging_dir(data_dir, release_id) / f"{name}.parquet"
 
 
-def records_version(records: BaseModel | list[BaseModel]) -> str:
-    """12-hex hash of the records' JSON: the data version of a stage output (same records, same version)."""
-    items = records if isinstance(records, list) else [records]
-    return short_hash([record.model_dump(mode="json") for record in items])
+def manifest_path(data_dir: Path, release_id: str, name: str) -> Path:
+    return staging_dir(data_dir, release_id) / f"{name}.manifest.json"
 
 
-def write_records(path: Path, records: BaseModel | Iterable[BaseModel], record_type: type[BaseModel]) -> int:
+def shard_path(data_dir: Path, release_id: str, name: str, shard_key: str) -> Path:
+    return staging_dir(data_dir, release_id) / name / f"{shard_key}.parquet"
+
+
+def write_records(
+    path: Path,
+    records: BaseModel | Iterable[BaseModel],
+    record_type: type[BaseModel],
+    digest: Any = None,
+) -> int:
     """Write ``records`` (an iterable, or one record read back as one) atomically (temp file + rename),
     :data:`BATCH_ROWS` at a time, so only one batch of JSON text is held besides the records; returns the row
-    count."""
+    count. ``digest`` (a hashlib object) is fed each record's JSON, for a data version of a streamed output."""
     path.parent.mkdir(parents=True, exist_ok=True)
     single = isinstance(records, BaseModel)
     records = [records] if single else records
@@ -56,7 +65,11 @@ def write_records(path: Path, records: BaseModel | Iterable[BaseModel], record_t
     with pq.ParquetWriter(tmp, schema) as writer:
         batch: list[str] = []
         for record in records:
-            batch.append(record.model_dump_json())
+            text = record.model_dump_json()
+            if digest is not None:
+                digest.update(text.encode())
+                digest.update(b"\n")
+            batch.append(text)
             if len(batch) == BATCH_ROWS:
                 writer.write_table(pa.table({"record": batch}, schema=schema))
                 rows += len(batch)
@@ -73,11 +86,89 @@ def write_records(path: Path, records: BaseModel | Iterable[BaseModel], record_t
 def read_records(path: Path) -> Any:
     """Load the records written by :func:`write_records` back into their pydantic class (a list, or the one
     record written alone), one row group of JSON text at a time."""
+    metadata = pq.ParquetFile(path).schema_arrow.metadata or {}
+    records = list(iter_records(path))
+    return records[0] if metadata.get(SINGLE_RECORD_KEY) == b"1" else records
+
+
+def write_manifest(data_dir: Path, release_id: str, name: str, files: list[Path]) -> Path:
+    """List a sharded stage output's files (in shard order); replaces ``<name>.parquet``."""
+    root = staging_dir(data_dir, release_id)
+    document = {"files": [Path(f).relative_to(root).as_posix() for f in files]}
+    path = manifest_path(data_dir, release_id, name)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    staged_path(data_dir, release_id, name).unlink(missing_ok=True)
+    return path
+
+
+def is_single_record(path: Path) -> bool:
+    """Whether a staged file holds one record written alone (e.g. the release snapshot), not a list."""
+    return (pq.ParquetFile(path).schema_arrow.metadata or {}).get(SINGLE_RECORD_KEY) == b"1"
+
+
+def staged_files(data_dir: Path, release_id: str, name: str) -> list[Path]:
+    """The files of a staged output: those its manifest lists, else its one ``<name>.parquet``."""
+    manifest = manifest_path(data_dir, release_id, name)
+    if manifest.is_file():
+        root = staging_dir(data_dir, release_id)
+        return [root / relative for relative in json.loads(manifest.read_text(encoding="utf-8"))["files"]]
+    return [staged_path(data_dir, release_id, name)]
+
+
+def iter_records(path: Path) -> Iterator[BaseModel]:
+    """The records of one staged file, a row group of JSON text at a time."""
     parquet = pq.ParquetFile(path)
     metadata = parquet.schema_arrow.metadata or {}
     module_name, _, qualname = metadata[RECORD_TYPE_KEY].decode().partition(":")
     record_type = getattr(importlib.import_module(module_name), qualname)
-    records = []
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["record"]):
-        records.extend(record_type.model_validate_json(text) for text in batch.column(0).to_pylist())
-    return records[0] if metadata.get(SINGLE_RECORD_KEY) == b"1" else records
+        yield from (record_type.model_validate_json(text) for text in batch.column(0).to_pylist())
+
+
+#: A stage output as a step receives it: :class:`StagedRecords` in a run, a plain list when an asset is called
+#: directly. Left untyped for Dagster: it would type-check a ``Sequence[...]`` input as a list.
+Records = Any
+
+
+class StagedRecords(Sequence):
+    """The records of a staged stage output, read from its files when iterated (never all held at once).
+
+    ``len()`` reads the files' footers; indexing or slicing reads every record once and keeps them (for small
+    outputs and tests); ``parts()`` gives one :class:`StagedRecords` per file (per shard). Compares equal to a
+    list of the same records.
+    """
+
+    def __init__(self, files: list[Path]):
+        self.files = [Path(f) for f in files]
+        self._length: int | None = None
+        self._held: list | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._held is not None:
+            yield from self._held
+            return
+        for path in self.files:
+            yield from iter_records(path)
+
+    def __len__(self) -> int:
+        if self._length is None:
+            self._length = sum(pq.ParquetFile(path).metadata.num_rows for path in self.files)
+        return self._length
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if self._held is None:
+            self._held = list(self)
+        return self._held[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StagedRecords | list):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"StagedRecords({len(self.files)} files)"
+
+    def parts(self) -> list[StagedRecords]:
+        return [StagedRecords([path]) for path in self.files]

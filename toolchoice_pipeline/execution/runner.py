@@ -46,6 +46,7 @@ from toolchoice_pipeline.execution.preflight import (
     resolve_model,
     static_problem,
 )
+from toolchoice_pipeline.execution.spend import Budget, SpendLedger
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
 from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
 from toolchoice_pipeline.suites.suite import Suite
@@ -95,16 +96,14 @@ class _ModelGate:
         self.consecutive_failures = 0
 
 
-class AgentBudget:
-    """The run's agent spend in USD against ``limit_usd`` (None = no cap)."""
+class AgentBudget(Budget):
+    """The run's agent spend in USD against ``limit_usd`` (None = no cap), shared by its shards via ``ledger``."""
 
-    def __init__(self, limit_usd: float | None):
-        self.limit_usd = limit_usd
-        self.spent_usd = 0.0
+    kind = "agent"
 
     def check(self) -> None:
         """Raise :class:`ModelUnavailable` (``agent_budget_exhausted: ...``) once the spend reached the cap."""
-        if self.limit_usd is not None and self.spent_usd >= self.limit_usd:
+        if self.exhausted:
             raise ModelUnavailable(
                 f"{FLAG_AGENT_BUDGET_EXHAUSTED}: the run's agent spend reached budget_usd="
                 f"{self.limit_usd} before this sample"
@@ -137,6 +136,7 @@ async def run_suite(
     progress: Progress | None = None,
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
+    ledger: SpendLedger | None = None,
 ) -> list[Episode]:
     """Run each model on each task of ``suite``, k times (its ``repeats``); one :class:`Episode` per (model,
     task, sample), in model, task, sample order.
@@ -146,7 +146,8 @@ async def run_suite(
     ``write_only`` run resume the calls it journaled itself. ``progress(model, done, total)`` is called after
     each finished episode. Provider failures never raise: they are stored on the episodes, and each model that
     could not be used (static or call preflight failed, or stopped after consecutive model-level failures) is
-    added to ``unavailable`` (model -> the one-line cause) when a dict is given. Raises
+    added to ``unavailable`` (model -> the one-line cause) when a dict is given. ``ledger`` shares the
+    ``budget_usd`` spend with the release's other shards. Raises
     :class:`~toolchoice_pipeline.util.errors.InputError` for bad input found before the run (a replay file that
     does not load).
     """
@@ -169,7 +170,7 @@ async def run_suite(
         models=[spec.model for spec in specs],
     )
     in_flight = asyncio.Semaphore(config.concurrency.max_in_flight)
-    budget = AgentBudget(config.budget_usd)
+    budget = AgentBudget(config.budget_usd, ledger)
     repeats = [config.repeats_for(spec) for spec in specs]
     results: list[list[Episode | None]] = [[None] * (len(tasks) * k) for k in repeats]
     log.info("running %d models on %d tasks of suite %s (cache %s)", len(specs), len(tasks), suite.name, policy)
@@ -208,7 +209,7 @@ async def run_suite(
                 gate.failed(exc, describe(exc))
                 raise
             gate.succeeded()
-            budget.spent_usd += completion.cost_usd
+            budget.add(completion.cost_usd)
             return JournaledCall(
                 message=completion.message,
                 prompt_tokens=completion.prompt_tokens,
@@ -281,6 +282,7 @@ def run_suite_sync(
     progress: Progress | None = None,
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
+    ledger: SpendLedger | None = None,
 ) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""
@@ -291,6 +293,7 @@ def run_suite_sync(
         progress=progress,
         resume_key=resume_key,
         unavailable=unavailable,
+        ledger=ledger,
     )
     try:
         asyncio.get_running_loop()

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from toolchoice_pipeline.execution.spend import Budget
 from toolchoice_pipeline.judge.call_params import poll_params, takes_seed
 from toolchoice_pipeline.judge.journal import PollJournal, shown_key
 from toolchoice_pipeline.judge.parse import ParsedVerdict, parse_verdict, response_format_for
@@ -55,19 +56,11 @@ class JudgeItem:
         return (self.model, self.task_id)
 
 
-class JudgeBudget:
-    """The run's judge spend in USD against ``limit_usd`` (None = no cap). Share one across a run's judge calls."""
+class JudgeBudget(Budget):
+    """The run's judge spend in USD against ``limit_usd`` (None = no cap). Share one across a run's judge calls;
+    a ``ledger`` shares it across the release's shards."""
 
-    def __init__(self, limit_usd: float | None):
-        self.limit_usd = limit_usd
-        self.spent_usd = 0.0
-
-    @property
-    def exhausted(self) -> bool:
-        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
-
-    def add(self, cost_usd: float) -> None:
-        self.spent_usd += cost_usd
+    kind = "judge"
 
 
 def episode_items(suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
@@ -231,6 +224,9 @@ async def judge_items(
     a catalog; provider failures never raise, they become invalid votes. With ``journal`` (the release's
     :class:`~.journal.PollJournal`) a poll finished before is taken from it, never asked again.
     """
+    from toolchoice_pipeline.providers import register_providers
+
+    register_providers()  # the built-in judge models, in whatever process the judge step runs
     budget = budget if budget is not None else JudgeBudget(judge.budget_usd)
     poller = _Poller(judge, retries, budget, concurrency or judge.model.max_concurrency or DEFAULT_CONCURRENCY)
     prepared = [(item, build_judge_messages(item.conversation, item.catalog, item.reply)) for item in items]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -156,6 +156,22 @@ SCHEMAS: dict[str, pa.Schema] = {
 TABLE_NAMES = tuple(SCHEMAS)
 
 
+CHUNK_ROWS = 4096  # rows built as Python dicts at a time: the builders hold one chunk of dicts, the rest as Arrow
+
+
+def build_chunked(name: str, rows: Iterable[dict[str, Any]], lineage: Lineage) -> pa.Table:
+    """:func:`build_table` over an iterable of rows, :data:`CHUNK_ROWS` at a time (one Arrow chunk each)."""
+    chunks, chunk = [], []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK_ROWS:
+            chunks.append(build_table(name, chunk, lineage))
+            chunk = []
+    if chunk or not chunks:
+        chunks.append(build_table(name, chunk, lineage))
+    return pa.concat_tables(chunks)
+
+
 def build_table(name: str, rows: list[dict[str, Any]], lineage: Lineage) -> pa.Table:
     """An Arrow table of table ``name`` from row dicts (without lineage); lineage columns are filled in."""
     schema = SCHEMAS[name]
@@ -198,7 +214,7 @@ def conform(name: str, table: pa.Table, lineage: Lineage) -> pa.Table:
 
 def task_scores_table(scores: Iterable[TaskScore], lineage: Lineage) -> pa.Table:
     """``task_scores`` rows, one per episode."""
-    return build_table("task_scores", [s.model_dump() for s in scores], lineage)
+    return build_chunked("task_scores", (s.model_dump() for s in scores), lineage)
 
 
 def release_scores_table(models: dict[str, ModelScores], lineage: Lineage) -> pa.Table:
@@ -222,11 +238,14 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
     if suite is not None:
         for task in suite.tasks:
             catalogs[task.id] = {tool.name for tool in suite.task_catalog(task)}
-    rows = []
+    return build_chunked("agent_calls", _agent_call_rows(episodes, catalogs), lineage)
+
+
+def _agent_call_rows(episodes: Iterable[Episode], catalogs: dict[str, set[str]]) -> Iterator[dict[str, Any]]:
     for episode in episodes:
         steps = episode.steps or []
         if not steps:
-            rows.append(
+            yield (
                 {
                     "model": episode.model,
                     "task_id": episode.task_id,
@@ -250,7 +269,7 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
             if reply is not None and episode.task_id in catalogs:
                 reply = flag_hallucinated(reply, catalogs[episode.task_id])
             first = reply.first_call if reply is not None else None
-            rows.append(
+            yield (
                 {
                     "model": episode.model,
                     "task_id": episode.task_id,
@@ -275,7 +294,6 @@ def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suit
                     "queued_ms": step.queued_ms,
                 }
             )
-    return build_table("agent_calls", rows, lineage)
 
 
 def calls_json(calls: list[ToolCall]) -> str:
@@ -289,7 +307,7 @@ def calls_json(calls: list[ToolCall]) -> str:
 
 def judge_votes_table(votes: Iterable[JudgeVote], lineage: Lineage) -> pa.Table:
     """``judge_votes`` rows, one per poll."""
-    return build_table("judge_votes", [v.model_dump() for v in votes], lineage)
+    return build_chunked("judge_votes", (v.model_dump() for v in votes), lineage)
 
 
 def tool_catalog_table(suite: Suite, lineage: Lineage) -> pa.Table:

@@ -117,12 +117,14 @@ class JudgeConfig(BaseModel):
 
 
 class ConcurrencyConfig(BaseModel):
-    """At most ``max_in_flight`` model calls at once overall, and ``per_model`` at once per model."""
+    """At most ``max_in_flight`` model calls at once overall, and ``per_model`` at once per model, in each
+    process running shards; ``shard_episodes`` caps a shard's episodes (:mod:`toolchoice_pipeline.execution.shards`)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     max_in_flight: int = Field(default=16, ge=1)
     per_model: int = Field(default=8, ge=1)
+    shard_episodes: int = Field(default=2000, ge=1, le=1_000_000)
 
 
 class RetryConfig(BaseModel):

@@ -1,0 +1,304 @@
+"""The ops of the sharded stages: ``agent_runs`` and ``judge_votes`` fan out over shards and fan back in.
+
+Each of the two assets is a graph: a planning op yields one dynamic output per shard (a model × a block of
+tasks, :mod:`toolchoice_pipeline.execution.shards`), a mapped op runs one shard and stages its records in
+``_staging/release_id=<id>/<asset>/<shard>.parquet``, and a gathering op lists the shard files, in shard order,
+as the asset's output (:class:`~.staging.StagedRecords`). Every step reads and writes the data directory only,
+so the run's executor may run the shards in the run's process (the default), in worker processes
+(``toolchoice run --workers N``: Dagster's multiprocess executor) or on a cluster (docs/scale.md). Budgets
+hold across shards through one spend ledger per run (:mod:`toolchoice_pipeline.execution.spend`).
+"""
+
+import hashlib
+from pathlib import Path
+
+import dagster as dg
+from pydantic import BaseModel
+
+from toolchoice_pipeline.defs.metadata import episode_metadata, judge_metadata
+from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
+from toolchoice_pipeline.defs.staging import Records, StagedRecords, shard_path, staging_dir, write_records
+from toolchoice_pipeline.execution.shards import Shard, plan_shards
+from toolchoice_pipeline.execution.spend import SpendLedger
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
+from toolchoice_pipeline.suites.catalog import catalog_version
+from toolchoice_pipeline.util.canonical import short_hash
+from toolchoice_pipeline.util.errors import InputError
+
+CANARY_SHARD = "canary"
+
+
+class ShardResult(BaseModel):
+    """What one shard step staged: its file, row count and the hash of its records (12 hex)."""
+
+    order: int
+    key: str
+    path: str
+    rows: int
+    version: str
+    counts: dict[str, int] = {}
+
+
+def bad_input(release_id: str, exc: InputError) -> dg.Failure:
+    """The failure of a step stopped by bad input: its problems, one per line (``toolchoice run`` exits 2 on the
+    "bad input" prefix)."""
+    return dg.Failure(description=f"bad input for release {release_id}:\n{exc}")
+
+
+def spend_ledger(context: dg.OpExecutionContext, data_dir: Path, release_id: str) -> SpendLedger:
+    """The run's spend ledger, shared by its shard steps (one per run: a re-run starts from nothing spent)."""
+    return SpendLedger(staging_dir(data_dir, release_id) / f"spend-{context.run_id}.sqlite")
+
+
+def stage_shard(
+    data_dir: Path, release_id: str, asset: str, order: int, key: str, records, record_type, **counts: int
+) -> ShardResult:
+    """Write one shard's records to its staged file; the version hashes their JSON as written."""
+    digest = hashlib.sha256()
+    path = shard_path(data_dir, release_id, asset, key)
+    rows = write_records(path, records, record_type, digest)
+    return ShardResult(order=order, key=key, path=str(path), rows=rows, version=digest.hexdigest()[:12], counts=counts)
+
+
+def gathered(results: list[ShardResult]) -> tuple[StagedRecords, dg.DataVersion]:
+    """The shards' files in shard order, and a data version from their content."""
+    ordered = sorted(results, key=lambda result: result.order)
+    return StagedRecords([Path(r.path) for r in ordered]), dg.DataVersion(short_hash([r.version for r in ordered]))
+
+
+# --- agent_runs ------------------------------------------------------------------------------------------------
+
+
+class AgentShard(Shard):
+    order: int
+
+
+@dg.op(out=dg.DynamicOut(AgentShard), description="Check the staged inputs against the pin; one output per shard.")
+def plan_agent_shards(
+    context: dg.OpExecutionContext,
+    release_snapshot: ReleaseSnapshot,
+    tool_catalog: Records,
+    eval_tasks: Records,
+):
+    snapshot = release_snapshot
+    staged = catalog_version(sorted(tool_catalog, key=lambda tool: tool.definition_hash))
+    if staged != snapshot.catalog_version or [t.id for t in eval_tasks] != [t.id for t in snapshot.tasks]:
+        raise dg.Failure(
+            description=(
+                f"release {snapshot.release_id}: the staged tool_catalog (catalog {staged}) or eval_tasks differ from "
+                f"the release's pinned snapshot (catalog {snapshot.catalog_version}): re-materialise tool_catalog and "
+                "eval_tasks of this partition first"
+            )
+        )
+    shards = plan_shards(snapshot.config, snapshot.config.models, len(snapshot.tasks))
+    context.log.info(
+        f"agent_runs: {len(shards)} shards of at most {snapshot.config.concurrency.shard_episodes} episodes"
+    )
+    for order, shard in enumerate(shards):
+        yield dg.DynamicOutput(AgentShard(order=order, **shard.model_dump()), mapping_key=shard.key)
+
+
+@dg.op(description="Run one model on one block of tasks through LiteLLM; stage the episodes.")
+def run_agent_shard(
+    context: dg.OpExecutionContext,
+    toolchoice: ToolchoiceResource,
+    progress: dg.ResourceParam[ProgressReporter],
+    release_snapshot: ReleaseSnapshot,
+    shard: AgentShard,
+) -> ShardResult:
+    from toolchoice_pipeline.execution.runner import run_suite_sync
+
+    snapshot = release_snapshot
+    spec = snapshot.config.models[shard.model_index]
+    k = snapshot.config.repeats_for(spec)
+    offset, model_total = shard.task_start * k, len(snapshot.tasks) * k
+    report = logged_progress(context, progress, "agents")
+    unavailable: dict[str, str] = {}
+    ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
+    try:
+        episodes = run_suite_sync(
+            snapshot.suite(tasks=snapshot.tasks[shard.task_start : shard.task_stop]),
+            snapshot.config,
+            data_dir=toolchoice.path,
+            models=[spec],
+            cache_policy=snapshot.cache_policy,
+            progress=lambda model, done, total: report(model, offset + done, model_total),
+            resume_key=snapshot.release_id,
+            unavailable=unavailable,
+            ledger=ledger,
+        )
+    except InputError as exc:
+        raise bad_input(snapshot.release_id, exc) from None
+    finally:
+        ledger.close()
+    if unavailable:
+        # Scoring a model that never answered would fail the gate for the wrong reason; every finished call is
+        # journaled, so the run after the fix asks only what is missing.
+        raise dg.Failure(
+            description=f"model unavailable for release {snapshot.release_id}, nothing scored: "
+            + "; ".join(unavailable.values())
+            + " (the other calls are journaled: fix it and run the same command again)",
+            metadata={"unavailable": dg.MetadataValue.json(unavailable)},
+        )
+    return stage_shard(toolchoice.path, snapshot.release_id, "agent_runs", shard.order, shard.key, episodes, Episode)
+
+
+@dg.op(description="List the staged shards of agent_runs in shard order.")
+def gather_agent_runs(
+    context: dg.OpExecutionContext, release_snapshot: ReleaseSnapshot, shards: list[ShardResult]
+) -> dg.Output[StagedRecords]:
+    snapshot = release_snapshot
+    episodes, version = gathered(shards)
+    return dg.Output(
+        episodes,
+        data_version=version,
+        metadata={
+            "catalog_version": snapshot.catalog_version,
+            "fixture_version": snapshot.fixture_version,
+            "models": dg.MetadataValue.json(snapshot.config.model_names()),
+            "cache_policy": snapshot.cache_policy,
+            "shards": len(shards),
+            **episode_metadata(episodes),
+        },
+    )
+
+
+# --- judge_votes -----------------------------------------------------------------------------------------------
+
+
+class JudgeShard(BaseModel):
+    order: int
+    key: str
+    path: str
+    offset: int = 0  # episodes of the shards before it, for one progress count over the release
+    total: int = 0  # episodes of the release
+
+
+@dg.op(
+    out=dg.DynamicOut(JudgeShard),
+    description="Check the judge once (preflight, exactly what a poll sends); one output per agent_runs shard.",
+)
+def plan_judge_shards(
+    context: dg.OpExecutionContext,
+    toolchoice: ToolchoiceResource,
+    release_snapshot: ReleaseSnapshot,
+    agent_runs: Records,
+):
+    from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
+
+    snapshot = release_snapshot
+    if snapshot.request.judge:
+        try:
+            preflight_judge_sync(snapshot.config.judge, data_dir=toolchoice.path, retries=snapshot.config.retries)
+        except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
+            raise dg.Failure(
+                description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
+            ) from None
+    total, offset = len(agent_runs), 0
+    for order, part in enumerate(agent_runs.parts()):
+        path = part.files[0]
+        shard = JudgeShard(order=order, key=path.stem, path=str(path), offset=offset, total=total)
+        offset += len(part)
+        yield dg.DynamicOutput(shard, mapping_key=path.stem)
+
+
+@dg.op(description="ChainPoll over one shard's episodes (first steps); stage the votes.")
+def judge_shard(
+    context: dg.OpExecutionContext,
+    toolchoice: ToolchoiceResource,
+    progress: dg.ResourceParam[ProgressReporter],
+    release_snapshot: ReleaseSnapshot,
+    shard: JudgeShard,
+) -> ShardResult:
+    from toolchoice_pipeline.judge import JudgeBudget, judge_episodes_sync
+    from toolchoice_pipeline.judge.journal import PollJournal
+
+    snapshot = release_snapshot
+    votes: list[JudgeVote] = []
+    asked = resumed = 0
+    if snapshot.request.judge:
+        judge = snapshot.config.judge
+        episodes = list(StagedRecords([Path(shard.path)]))
+        report = logged_progress(context, progress, "judge")
+        ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
+        journal = PollJournal(toolchoice.path, snapshot.release_id)
+        try:
+            votes = judge_episodes_sync(
+                snapshot.suite(),
+                episodes,
+                judge,
+                retries=snapshot.config.retries,
+                journal=journal,
+                progress=lambda done, total: report("all models", shard.offset + done, shard.total),
+                budget=JudgeBudget(judge.budget_usd, ledger),
+            )
+        finally:
+            journal.close()
+            ledger.close()
+        asked, resumed = journal.asked, journal.resumed
+    return stage_shard(
+        toolchoice.path,
+        snapshot.release_id,
+        "judge_votes",
+        shard.order,
+        shard.key,
+        votes,
+        JudgeVote,
+        polls_asked=asked,
+        polls_resumed=resumed,
+    )
+
+
+@dg.op(description="Judge the canary session under the run's budget; list the staged votes in shard order.")
+def gather_judge_votes(
+    context: dg.OpExecutionContext,
+    toolchoice: ToolchoiceResource,
+    release_snapshot: ReleaseSnapshot,
+    shards: list[ShardResult],
+) -> dg.Output[StagedRecords]:
+    from toolchoice_pipeline.execution.llm import run_sync
+    from toolchoice_pipeline.ingest.canary import canary_turns
+    from toolchoice_pipeline.judge import RUBRIC_VERSION, JudgeBudget
+    from toolchoice_pipeline.judge.calibration import judge_canary
+
+    snapshot = release_snapshot
+    judge = snapshot.config.judge
+    if not snapshot.request.judge:
+        votes, version = gathered(shards)
+        return dg.Output(
+            votes, data_version=version, metadata={"judge": "skipped (--no-judge)", "rubric_version": RUBRIC_VERSION}
+        )
+    try:
+        canary = canary_turns(toolchoice.path)
+    except InputError as exc:  # calibration (release_scores) says so plainly; the episodes' votes are kept
+        canary, canary_note = [], f"missing: {exc.problems[0]}"
+    else:
+        canary_note = f"{len(canary)} turns judged"
+    ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
+    budget = JudgeBudget(judge.budget_usd, ledger)
+    try:
+        canary_votes = run_sync(judge_canary(canary, judge, retries=snapshot.config.retries, budget=budget))
+        spent = budget.spent_usd
+    finally:
+        ledger.close()
+    canary_result = stage_shard(
+        toolchoice.path, snapshot.release_id, "judge_votes", len(shards), CANARY_SHARD, canary_votes, JudgeVote
+    )
+    votes, version = gathered([*shards, canary_result])
+    summary = judge_metadata(votes)
+    return dg.Output(
+        votes,
+        data_version=version,
+        metadata={
+            "judge_model": judge.model.model,
+            "polls": judge.polls,
+            "rubric_version": RUBRIC_VERSION,
+            "canary": canary_note,
+            "shards": len(shards),
+            "judge_spend_usd": round(spent, 6) if judge.budget_usd is not None else summary["judge_cost_usd"],
+            "judge_polls_asked": sum(result.counts.get("polls_asked", 0) for result in shards),
+            "judge_polls_resumed": sum(result.counts.get("polls_resumed", 0) for result in shards),
+            **summary,
+        },
+    )
