@@ -1,7 +1,5 @@
 """The Dagster Definitions of toolchoice-pipeline (loaded by ``workspace.yaml``, ``dagster dev`` and ``dg``)."""
 
-import os
-
 import dagster as dg
 
 from toolchoice_pipeline.defs.assets import release_assets
