@@ -12,6 +12,7 @@ warning), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -155,7 +156,8 @@ def run_command(
     if executor == "multiprocess":
         click.echo(
             f"executor multiprocess · up to {workers or os.cpu_count()} worker processes · shards of at most "
-            f"{run_config.concurrency.shard_episodes} episodes (progress per step in the Dagster UI)"
+            f"{run_config.concurrency.shard_episodes} episodes · progress in the Dagster UI, worker output in "
+            f"{worker_log(dagster_home(data_dir), release_id)}"
         )
         result = materialise_release(data_dir, request, None, workers=workers or os.cpu_count() or 1)
     else:
@@ -362,13 +364,14 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
 
             from toolchoice_pipeline.definitions import release_job_for_workers
 
-            outcome = dg.execute_job(
-                dg.reconstructable(release_job_for_workers),
-                instance=instance,
-                raise_on_error=False,
-                tags={**tags, "dagster/partition": request.release_id},
-                run_config={**quiet, "execution": {"config": {"multiprocess": multiprocess_config(workers)}}},
-            )
+            with stderr_to(worker_log(home, request.release_id)):
+                outcome = dg.execute_job(
+                    dg.reconstructable(release_job_for_workers),
+                    instance=instance,
+                    raise_on_error=False,
+                    tags={**tags, "dagster/partition": request.release_id},
+                    run_config={**quiet, "execution": {"config": {"multiprocess": multiprocess_config(workers)}}},
+                )
         failures, bad_input = [], False
         for event in outcome.all_events:
             if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
@@ -394,6 +397,28 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
             and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
         ]
         return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+
+
+def worker_log(home: Path, release_id: str) -> Path:
+    """Where the worker processes' own console output goes (Dagster logs each step start there)."""
+    return home / "logs" / f"{release_id}.workers.log"
+
+
+@contextmanager
+def stderr_to(path: Path):
+    """Point file descriptor 2 at ``path`` (appending) while the block runs: the worker processes started in it
+    inherit it, so their Dagster console lines land in the log, not between our own lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def multiprocess_config(workers: int) -> dict:

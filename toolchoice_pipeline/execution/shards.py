@@ -32,14 +32,15 @@ def _slug(model: str) -> str:
 
 
 def plan_shards(config: RunConfig, models: list, n_tasks: int) -> list[Shard]:
-    """The shards of ``models`` (``ModelSpec`` list, in order) × ``n_tasks`` tasks: per model,
-    ceil(episodes / shard_episodes) blocks of near-equal task counts. A suite with no tasks gets one empty
+    """The shards of ``models`` (``ModelSpec`` list, in order) × ``n_tasks`` tasks: per model, the fewest
+    blocks of near-equal task counts with at most ``shard_episodes`` episodes each (a task's k samples stay in
+    one shard, so a shard holds at least one task). A suite with no tasks gets one empty
     shard per model (the step still runs, so every model is accounted for)."""
     shards = []
     for index, spec in enumerate(models):
         k = config.repeats_for(spec)
-        blocks = max(1, math.ceil(n_tasks * k / config.concurrency.shard_episodes))
-        blocks = min(blocks, max(1, n_tasks))
+        tasks_per_shard = max(1, config.concurrency.shard_episodes // k)  # a task's samples stay together
+        blocks = max(1, math.ceil(n_tasks / tasks_per_shard))
         bounds = [round(i * n_tasks / blocks) for i in range(blocks + 1)]
         for block in range(blocks):
             start, stop = bounds[block], bounds[block + 1]

@@ -1,0 +1,78 @@
+"""A release run in shards on worker processes stores the same rows as one run in one process.
+
+Both are real ``toolchoice run`` commands on private copies of the demo data (8 tasks, the offline agents and
+judge): one in-process with the default shard size (one shard per model), one with ``--workers 2`` and
+``concurrency.shard_episodes: 3`` (three shards per model, on Dagster's multiprocess executor)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from toolchoice_pipeline.defs.staging import manifest_path
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, query, read_scores, toolchoice
+
+N_TASKS = 8
+RELEASE = "shards-1"
+# Timing differs run to run; the run id differs by design; everything else must be equal.
+TIMING = {"latency_ms", "provider_ms", "queued_ms", "run_id"}
+ORDER = {
+    "task_scores": "model, task_id, sample",
+    "agent_calls": "model, task_id, sample, step",
+    "judge_votes": "model, task_id, sample, poll",
+    "tool_catalog": "task_id NULLS FIRST, tool_name, definition_hash",
+}
+
+
+def small_data(target: Path, shard_episodes: int | None = None) -> Path:
+    data_dir = copy_data(target)
+    tasks = data_dir / "suites" / DEMO_SUITE / "tasks.jsonl"
+    tasks.write_text("\n".join(tasks.read_text(encoding="utf-8").splitlines()[:N_TASKS]) + "\n", encoding="utf-8")
+    if shard_episodes is not None:
+        path = data_dir / "toolchoice.yaml"
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        config.setdefault("concurrency", {})["shard_episodes"] = shard_episodes
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return data_dir
+
+
+def rows(data_dir: Path, table: str) -> list[dict]:
+    columns = [c for (c,) in query(data_dir, f"SELECT column_name FROM (DESCRIBE {table})") if c not in TIMING]
+    found = query(
+        data_dir, f"SELECT {', '.join(columns)} FROM {table} WHERE release_id = ? ORDER BY {ORDER[table]}", [RELEASE]
+    )
+    return [dict(zip(columns, row)) for row in found]
+
+
+def without_timing(figures: dict) -> dict:
+    return {k: v for k, v in figures.items() if "_ms" not in k and "latency" not in k}
+
+
+@pytest.mark.slow
+def test_a_sharded_multiprocess_run_stores_the_rows_of_an_in_process_run(tmp_path):
+    one = small_data(tmp_path / "one")
+    many = small_data(tmp_path / "many", shard_episodes=3)
+    single = toolchoice("run", "--release", RELEASE, "--data-dir", str(one), timeout=900)
+    sharded = toolchoice("run", "--release", RELEASE, "--workers", "2", "--data-dir", str(many), timeout=900)
+    assert single.returncode == 0, single.stderr
+    assert sharded.returncode == 0, sharded.stderr
+    assert "executor multiprocess · up to 2 worker processes" in sharded.stdout
+    assert "Traceback" not in sharded.stderr and "DEBUG" not in sharded.stderr
+
+    # three shards per model ran (and were judged) apart, and the canary after them
+    staged = json.loads(manifest_path(many, RELEASE, "judge_votes").read_text(encoding="utf-8"))["files"]
+    assert len(staged) == 2 * 3 + 1 and staged[-1].endswith("canary.parquet")
+    assert len(json.loads(manifest_path(one, RELEASE, "agent_runs").read_text(encoding="utf-8"))["files"]) == 2
+
+    for table in ORDER:
+        expected, got = rows(one, table), rows(many, table)
+        assert got == expected, table
+        assert got, table
+    first, second = read_scores(one, RELEASE), read_scores(many, RELEASE)
+    assert {m: without_timing(f) for m, f in second["models"].items()} == {
+        m: without_timing(f) for m, f in first["models"].items()
+    }
+    assert second["gate"]["passed"] == first["gate"]["passed"]

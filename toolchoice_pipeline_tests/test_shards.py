@@ -1,0 +1,106 @@
+"""Shard planning, the shared spend ledger, and staged records read back as a stream."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+from toolchoice_pipeline.defs.staging import StagedRecords, write_records
+from toolchoice_pipeline.execution.runner import AgentBudget
+from toolchoice_pipeline.execution.shards import plan_shards
+from toolchoice_pipeline.execution.spend import SpendLedger
+from toolchoice_pipeline.judge import JudgeBudget
+from toolchoice_pipeline.records.episodes import Episode
+from toolchoice_pipeline.suites.config import ModelSpec, RunConfig
+
+
+def config(shard_episodes: int, repeats: int = 1) -> RunConfig:
+    return RunConfig.model_validate(
+        {
+            "models": [{"model": "local/bm25-router"}, {"model": "local/name-match", "repeats": 3}],
+            "repeats": repeats,
+            "concurrency": {"shard_episodes": shard_episodes},
+        }
+    )
+
+
+@pytest.mark.parametrize(("n_tasks", "shard_episodes"), [(73, 2000), (73, 10), (7, 1), (1000, 333), (5, 7)])
+def test_every_model_covers_every_task_once_in_near_equal_blocks(n_tasks, shard_episodes):
+    run_config = config(shard_episodes)
+    shards = plan_shards(run_config, run_config.models, n_tasks)
+    for index, spec in enumerate(run_config.models):
+        mine = [s for s in shards if s.model_index == index]
+        assert all(s.model == spec.model for s in mine)
+        covered = [task for s in mine for task in range(s.task_start, s.task_stop)]
+        assert covered == list(range(n_tasks))  # each task once, in suite order
+        k = run_config.repeats_for(spec)
+        assert all(s.episodes == (s.task_stop - s.task_start) * k for s in mine)
+        # at most shard_episodes each, unless one task's samples alone exceed it
+        assert all(s.episodes <= max(shard_episodes, k) for s in mine)
+        sizes = [s.task_stop - s.task_start for s in mine]
+        assert max(sizes) - min(sizes) <= 1
+    assert len({s.key for s in shards}) == len(shards)
+
+
+def test_a_suite_with_no_tasks_gets_one_empty_shard_per_model():
+    run_config = config(100)
+    shards = plan_shards(run_config, run_config.models, 0)
+    assert [(s.model, s.episodes) for s in shards] == [(m.model, 0) for m in run_config.models]
+
+
+def test_shard_keys_are_safe_names_for_any_model_string():
+    run_config = RunConfig(models=[ModelSpec(model="openai/gpt-4o-mini:2024 / x"), ModelSpec(model="a.b")])
+    for shard in plan_shards(run_config, run_config.models, 3):
+        assert shard.key.replace("_", "").isalnum(), shard.key
+
+
+def _spend(path, n: int, usd: float) -> None:
+    ledger = SpendLedger(path)
+    budget = AgentBudget(100.0, ledger)
+    for _ in range(n):
+        budget.add(usd)
+    ledger.close()
+
+
+def test_the_ledger_adds_up_spend_from_several_processes(tmp_path):
+    path = tmp_path / "spend.sqlite"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_spend, args=(path, 50, 0.01)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert SpendLedger(path).total("agent") == pytest.approx(1.5)
+    assert SpendLedger(path).total("judge") == 0.0
+
+
+def test_a_budget_with_a_ledger_is_exhausted_by_another_shards_spend(tmp_path):
+    ledger = SpendLedger(tmp_path / "spend.sqlite")
+    mine, other = JudgeBudget(1.0, ledger), JudgeBudget(1.0, SpendLedger(tmp_path / "spend.sqlite"))
+    other.add(1.0)
+    assert mine.exhausted and mine.spent_here_usd == 0.0
+    agent = AgentBudget(1.0, ledger)
+    assert not agent.exhausted  # agent and judge spend are kept apart
+
+
+def test_a_budget_without_a_limit_keeps_its_spend_in_memory(tmp_path):
+    budget = AgentBudget(None, SpendLedger(tmp_path / "spend.sqlite"))
+    budget.add(5.0)
+    assert budget.spent_usd == 5.0 and not budget.exhausted
+    assert not (tmp_path / "spend.sqlite").exists()
+
+
+def test_staged_records_stream_their_files_in_order(tmp_path):
+    files = []
+    for shard in range(3):
+        path = tmp_path / f"s{shard}.parquet"
+        write_records(path, [Episode(model="m", task_id=f"t{shard}-{i}") for i in range(shard + 2)], Episode)
+        files.append(path)
+    staged = StagedRecords(files)
+    assert len(staged) == 2 + 3 + 4
+    assert [e.task_id for e in staged][:3] == ["t0-0", "t0-1", "t1-0"]
+    assert [len(part) for part in staged.parts()] == [2, 3, 4]
+    assert staged[-1].task_id == "t2-3" and staged == list(staged)
+    assert StagedRecords(files[:1]) != list(staged)
