@@ -8,6 +8,7 @@ reading must either decline or equal PyYAML's value, types included, and never a
 from __future__ import annotations
 
 import math
+import os
 import random
 from typing import Any
 
@@ -16,7 +17,7 @@ import yaml
 
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file, write_catalog_file
 from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline.util.yaml_fast import DECLINED, load_yaml_fast
+from toolchoice_pipeline.util.yaml_fast import DECLINED, _stderr_held, load_yaml_fast
 from toolchoice_pipeline.util.yaml_lines import MAX_NODES, load_yaml
 
 # Scalars whose reading differs between YAML 1.1 and 1.2, or between PyYAML and rapidyaml's JSON emitter.
@@ -295,3 +296,12 @@ def test_a_catalog_this_project_writes_takes_the_fast_reading(tmp_path):
     write_catalog_file(again, tools)
     assert load_yaml_fast(again.read_text(encoding="utf-8"), MAX_NODES) is not DECLINED
     assert load_catalog_file(again) == tools
+
+
+def test_other_writes_to_stderr_while_rapidyaml_runs_are_kept_and_its_own_report_dropped(capfd):
+    with _stderr_held():
+        os.write(2, b"another thread's line\n")
+        os.write(2, b"line=1 col=7 (6B): ERROR: [parse] two colons on same line\n")
+        os.write(2, b"/project/cpp/src/c4/yml/parse_engine.def.hpp:4335: (detected here)\n")
+        assert capfd.readouterr().err == ""  # held until rapidyaml is done
+    assert capfd.readouterr().err == "another thread's line\n"

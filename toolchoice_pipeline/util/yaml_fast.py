@@ -33,6 +33,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -59,6 +60,9 @@ _MARKED = ryml.KEYTAG | ryml.VALTAG | ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF 
 _MAY_BE_MARKED = re.compile(r"(?:^|[\s\[{,:?-])[!&*]", re.MULTILINE)
 # What rapidyaml's error handler prints to stderr before it raises.
 _RYML_REPORT = re.compile(rb"ERROR: |\(detected here\)")
+
+
+_STDERR_LOCK = threading.Lock()
 
 
 class _Declined(Exception):
@@ -156,13 +160,14 @@ def _checked_count(value: Any) -> int:
 def _stderr_held() -> Iterator[None]:
     """File descriptor 2 sent to a temporary file while rapidyaml runs: its error handler prints each parse error
     to stderr before raising, and a declined file's problem is PyYAML's to report. Anything else written there
-    meanwhile (by another thread) is written to stderr afterwards."""
-    try:
-        sys.stderr.flush()
-    except (AttributeError, OSError, ValueError):
-        pass
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as held:
+    meanwhile (by another thread) is written to stderr afterwards. One at a time: two overlapping redirections
+    would restore each other's file."""
+    with _STDERR_LOCK, tempfile.TemporaryFile() as held:
+        try:
+            sys.stderr.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+        saved = os.dup(2)
         os.dup2(held.fileno(), 2)
         try:
             yield
