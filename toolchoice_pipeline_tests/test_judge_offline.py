@@ -80,10 +80,11 @@ def test_arguments_about_something_else_than_the_named_file_are_incorrect():
     assert verdict("Show me src/server.py", call("Read", file_path="README.md")).verdict == "incorrect"
 
 
-def test_no_call_is_wrong_when_a_tool_clearly_fitted_and_the_judge_abstains_on_chat():
+def test_no_call_is_wrong_when_a_tool_clearly_fitted_and_right_on_chat_no_tool_shares_a_word_with():
     assert verdict("Which git branch is this repo on?", Reply(text="main, probably.")).verdict == "incorrect"
-    # No tool shares a word with a thank-you: no evidence either way, so no vote (not a pass).
-    assert verdict("thanks, that fixed it!", Reply(text="Glad to help.")).verdict == "abstain"
+    # No tool shares a word with a thank-you: evidence that no tool serves it, so answering without a call is right.
+    found = verdict("thanks, that fixed it!", Reply(text="Glad to help."))
+    assert found.verdict == "correct" and "no tool serves it" in found.conclusion
 
 
 def test_a_follow_up_is_judged_with_the_earlier_turn():

@@ -3,8 +3,10 @@
 It reads only its prompt (:func:`.prompt.read_judge_input`): the conversation, the catalog and the model
 output. It never sees the expected answer. It grades the first step's reply as a whole, in this order:
 
-0. with descriptions in the catalog but no tool sharing a term with the request (and none named), it abstains
-   (verdict ``"abstain"``, an invalid vote), unless a check below that needs no evidence fails;
+0. with descriptions in the catalog but no tool sharing a term with the request (and none named), a step that
+   makes no call is right (nothing in the catalog serves the request), and a step that makes a call gets an
+   abstention (verdict ``"abstain"``, an invalid vote: no evidence for or against the call), unless a check
+   below that needs no evidence fails;
 1. every chosen tool exists in the catalog and was called through the tool interface (not written in text);
 2. every call's arguments validate against the tool's JSON Schema (:mod:`.arguments`: the ``jsonschema``
    library, the dialect named by ``$schema``, 2020-12 otherwise). A call that fails is incorrect even when the
@@ -75,6 +77,9 @@ CLEAR_MARGIN = 0.5
 NO_EVIDENCE = (
     "no tool in the catalog shares anything with the request, so there is no evidence to grade the "
     "choice on: the judge abstains (an invalid vote)."
+)
+NO_OVERLAP_NO_CALL = (
+    "no tool in the catalog shares anything with the request, so no tool serves it: answering without a call is right."
 )
 CLEAR_FIT = 0.5
 MIN_REQUEST_TERMS = 2
@@ -293,7 +298,8 @@ def assess(data: JudgeInput) -> Assessment:
             chosen += f"; the agent answered {json.dumps(data.text[:200], ensure_ascii=False)}"
         arguments = "nothing to check, as there is no call."
         if no_evidence:
-            return Assessment(ABSTAIN, asked, available, chosen + ".", arguments, NO_EVIDENCE)
+            # No tool shares a term with the request: that is evidence *for* answering without a call.
+            return Assessment("correct", asked, available, chosen + ".", arguments, NO_OVERLAP_NO_CALL)
         wanted = _named_and_fitting(asked_for, fit_by_name)
         if wanted:
             return Assessment(
