@@ -7,7 +7,8 @@ Two parts, each giving ``None`` (usable) or one clear message naming the model:
   in-process provider must be registered); a remote model must have a provider LiteLLM knows
   (``litellm.get_llm_provider``) and its API key in the environment (``litellm.validate_environment``).
   A replay file that does not load is bad input: :class:`~toolchoice_pipeline.util.errors.InputError` is raised,
-  naming file, line and field.
+  naming file, line and field. With a budget set (``budget_usd``), an unpriced model is refused too
+  (:func:`unpriced_under_budget`): its calls would count 0 USD and the budget would never stop it.
 - :func:`check_by_call`, for remote models: one tiny call (``max_tokens=8``) with the run's retries. A refused
   call becomes "authentication failed", "model not found" or "unknown provider". LiteLLM reports a misspelt
   model name as an authentication error; when the name is also missing from LiteLLM's model list
@@ -166,6 +167,25 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
             f"(keys are read from the environment only, never from files)"
         )
     return None
+
+
+def unpriced_under_budget(
+    spec: ModelSpec, budget_usd: float | None, *, budget_field: str = "budget_usd", price_field: str = "models[].price"
+) -> str | None:
+    """Why a budget cannot work for ``spec``: ``budget_usd`` is set (the setting ``budget_field``) but the model
+    has no known price (no ``price:``, missing from LiteLLM's pricing table: :func:`~.llm.is_priced`), so its
+    calls would count 0.0 USD and the budget would never stop them. None when there is no budget or the model is
+    priced (built-in ``local/...`` models are free). The message names the model and the setting to add
+    (``price_field``)."""
+    from toolchoice_pipeline.execution.llm import is_priced
+
+    if budget_usd is None or is_priced(spec):
+        return None
+    return (
+        f"{spec.model}: unpriced (not in LiteLLM's pricing table), so {budget_field}={budget_usd} could never "
+        f"stop it: give the model a price ({price_field}: {{input_usd_per_mtok: ..., output_usd_per_mtok: ...}}) "
+        "or remove the budget"
+    )
 
 
 async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> str | None:

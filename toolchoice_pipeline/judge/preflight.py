@@ -54,16 +54,11 @@ async def preflight_judge(judge: JudgeConfig, *, data_dir: Path, retries: RetryC
 def unpriced_under_budget(judge: JudgeConfig) -> str | None:
     """Why a judge budget cannot work: ``judge.budget_usd`` is set but the judge model has no known price (no
     ``price:`` and missing from LiteLLM's pricing table), so its calls would count 0.0 USD and never stop.
-    None when there is no budget or the model is priced (built-in ``local/...`` models are free)."""
-    from toolchoice_pipeline.execution.llm import is_priced
+    None when there is no budget or the model is priced (built-in ``local/...`` models are free). The same rule
+    and message as an agent model's (:func:`toolchoice_pipeline.execution.preflight.unpriced_under_budget`)."""
+    from toolchoice_pipeline.execution.preflight import unpriced_under_budget as unpriced
 
-    if judge.budget_usd is None or is_priced(judge.model):
-        return None
-    return (
-        f"{judge.model.model}: unpriced (not in LiteLLM's pricing table), so judge.budget_usd="
-        f"{judge.budget_usd} could never stop it: give the judge model a price "
-        "(judge.model.price: {input_usd_per_mtok: ..., output_usd_per_mtok: ...}) or remove the budget"
-    )
+    return unpriced(judge.model, judge.budget_usd, budget_field="judge.budget_usd", price_field="judge.model.price")
 
 
 def preflight_judge_sync(judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig) -> None:
