@@ -25,11 +25,14 @@ import difflib
 import hashlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolchoice_pipeline.execution.failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
 from toolchoice_pipeline.execution.offline import is_local_model
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+
+if TYPE_CHECKING:
+    from toolchoice_pipeline.execution.llm import Completion
 
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
 
@@ -193,10 +196,17 @@ async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any)
 
     ``params`` are the call's parameters (``max_tokens=8`` when none are given); the judge preflight passes
     exactly what a poll sends."""
+    problem, _ = await call_check(spec, retries=retries, **params)
+    return problem
+
+
+async def call_check(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> tuple[str | None, Completion | None]:
+    """:func:`check_by_call` that also returns the call's :class:`~.llm.Completion` (its tokens and cost), so a
+    caller under a budget can count the check's own call; ``(message, None)`` when it failed."""
     from toolchoice_pipeline.execution.llm import complete
 
     try:
-        await complete(spec, PREFLIGHT_MESSAGES, retries=retries, **(params or {"max_tokens": 8}))
+        completion = await complete(spec, PREFLIGHT_MESSAGES, retries=retries, **(params or {"max_tokens": 8}))
     except Exception as exc:
         known = known_to_litellm(spec.model)
         message = describe_failure(spec.model, exc, known_model=known)
@@ -204,8 +214,8 @@ async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any)
             suggestions = close_matches(spec.model)
             if suggestions:
                 message += f" (did you mean {' or '.join(suggestions)}?)"
-        return redact(message)
-    return None
+        return redact(message), None
+    return None, completion
 
 
 async def preflight(models: list[ModelSpec], *, data_dir: Path, retries: RetryConfig) -> dict[str, str | None]:
