@@ -418,3 +418,31 @@ def test_a_tool_whose_own_schema_is_invalid_fails_the_call_and_a_fixed_schema_is
             "schemas)" in broken.conclusion
         )
     assert verdict("Show me src/server.py", reply, read_tool("string")).verdict == "correct"
+
+
+WEB = [
+    ToolDefinition(
+        name="WebSearch",
+        description="Search the public internet: library documentation, release notes, security advisories.",
+        parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    ),
+    ToolDefinition(
+        name="WebFetch",
+        description="Download one public web page and return its text.",
+        parameters={
+            "type": "object",
+            "properties": {"url": {"type": "string", "format": "uri", "description": "Full URL of the page."}},
+            "required": ["url"],
+        },
+    ),
+]
+
+
+def test_a_url_the_request_gives_is_acted_on_only_by_a_tool_that_takes_a_url():
+    request = "Here are the release notes: https://example.org/v3/changes . Anything in there that breaks us?"
+    assert verdict(request, call("WebFetch", url="https://example.org/v3/changes"), WEB).verdict == "correct"
+    found = verdict(request, call("WebSearch", query="https://example.org/v3/changes"), WEB)
+    assert found.verdict == "incorrect" and "WebSearch has no parameter for a URL" in found.conclusion
+    # Without a URL to act on, the words decide as before.
+    search = call("WebSearch", query="flask 3.1 release notes")
+    assert verdict("Find the release notes of flask 3.1", search, WEB).verdict == "correct"

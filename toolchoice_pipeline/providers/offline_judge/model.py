@@ -22,6 +22,8 @@ output. It never sees the expected answer. It grades the first step's reply as a
    - a tool the latest request names explicitly (:mod:`.mentions`: "websearch ...", "with the Read tool") is
      right: the user's instruction counts more than the fit of words; choosing another tool than the one
      named is wrong, unless the named tool's description denies the request;
+   - when the request gives a URL, it is what the request is about: a tool with no URL parameter is wrong while
+     another (not denied) has one, and a tool that has one is never beaten by a tool that has none;
    - otherwise the request's fit to the tool's description against the best alternative (:mod:`.fit`): wrong
      when another tool *clearly* fits better: with no denial hit, it beats the chosen tool by more than
      :data:`CLEAR_MARGIN` distinctive terms; a tool the step also calls is never that better alternative;
@@ -225,6 +227,17 @@ def judge_tool(
         )
     # The named tool is called by another call of the step: this call is judged by its own fit.
     others = [f for f in fits if f.name != mine.name and f.name not in step_tools]
+    if URL_TERM in request.terms:
+        # A URL the request gives is the thing it is about: only a tool that takes a URL can act on it.
+        takes_url = [f for f in fits if URL_TERM in f.matched and not f.denied]
+        if takes_url and URL_TERM not in mine.matched and not step_tools & {f.name for f in takes_url}:
+            return ToolChoice(
+                False,
+                f"the request gives a URL to act on, and {takes_url[0].name} takes one, while {mine.name} has no "
+                f"parameter for a URL: {_describe_fit(takes_url[0], surface)} against {_describe_fit(mine, surface)}",
+            )
+        if URL_TERM in mine.matched:
+            others = [f for f in others if URL_TERM in f.matched]
     best_other = others[0] if others else None
     if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
         return ToolChoice(
