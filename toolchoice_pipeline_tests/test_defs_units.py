@@ -38,6 +38,7 @@ from toolchoice_pipeline.defs.shards import (
     run_agent_shard,
 )
 from toolchoice_pipeline.judge.calibration import CANARY_MODEL
+from toolchoice_pipeline.judge.preflight import PREFLIGHT_MODEL
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
@@ -187,7 +188,7 @@ def test_agent_runs_and_judge_votes_cover_every_model_and_task(stages):
         (m, t.id) for m in DEMO_MODELS for t in stages["eval_tasks"].value
     }
     polls = stages["judge_votes"].metadata["polls"].value
-    episode_votes = [vote for vote in votes if vote.model != CANARY_MODEL]  # the canary is judged with the release
+    episode_votes = [vote for vote in votes if vote.model not in (CANARY_MODEL, PREFLIGHT_MODEL)]  # judged with the release
     assert len(episode_votes) == len(episodes) * polls
     assert {vote.task_id for vote in votes if vote.model == CANARY_MODEL}  # the canary's turns were judged
     assert all(vote.reasoning for vote in votes)

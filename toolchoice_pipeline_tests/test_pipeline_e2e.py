@@ -96,7 +96,7 @@ def test_every_table_is_parquet_under_its_release_partition_and_readable_through
         assert nulls == [(0,)], table
     n_tasks = len(suite.tasks)
     assert query(data_dir, "SELECT count(*) FROM task_scores") == [(2 * n_tasks,)]
-    assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model != 'canary'") == [(2 * n_tasks * 3,)]
+    assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model NOT IN ('canary', 'preflight')") == [(2 * n_tasks * 3,)]
     assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model = 'canary'") == [(4 * 3,)]
     assert query(data_dir, "SELECT count(DISTINCT tool_name) FROM tool_catalog") == [(len(suite.all_tools()),)]
 
@@ -301,6 +301,6 @@ def test_the_ingested_canary_scores_tsq_a_quarter_with_the_offline_judge(tmp_pat
     polls = query(
         data_dir,
         "SELECT task_id, count(*), sum((verdict = 'correct')::INT) FROM judge_votes "
-        "WHERE release_id = 'canary-1' AND model != 'canary' GROUP BY task_id ORDER BY task_id",
+        "WHERE release_id = 'canary-1' AND model NOT IN ('canary', 'preflight') GROUP BY task_id ORDER BY task_id",
     )
     assert [row[1] for row in polls] == [3, 3, 3, 3] and sum(row[2] for row in polls) == 3

@@ -27,6 +27,7 @@ from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
 CANARY_SHARD = "canary"
+PREFLIGHT_SHARD = "preflight"
 
 
 class ShardResult(BaseModel):
@@ -185,16 +186,30 @@ def plan_judge_shards(
     release_snapshot: ReleaseSnapshot,
     agent_runs: Records,
 ):
+    from toolchoice_pipeline.judge import JudgeBudget
     from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
     snapshot = release_snapshot
+    preflight: list[JudgeVote] = []
     if snapshot.request.judge:
+        judge = snapshot.config.judge
+        ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
         try:
-            preflight_judge_sync(snapshot.config.judge, data_dir=toolchoice.path, retries=snapshot.config.retries)
+            vote = preflight_judge_sync(
+                judge,
+                data_dir=toolchoice.path,
+                retries=snapshot.config.retries,
+                budget=JudgeBudget(judge.budget_usd, ledger),
+            )
         except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
             raise dg.Failure(
                 description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
             ) from None
+        finally:
+            ledger.close()
+        preflight = [vote] if vote is not None else []
+    # the preflight call is stored with the votes (its cost is judge cost): gathered after the shards and the canary
+    write_records(shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD), preflight, JudgeVote)
     total, offset = len(agent_runs), 0
     for order, part in enumerate(agent_runs.parts()):
         path = part.files[0]
@@ -285,7 +300,16 @@ def gather_judge_votes(
     canary_result = stage_shard(
         toolchoice.path, snapshot.release_id, "judge_votes", len(shards), CANARY_SHARD, canary_votes, JudgeVote
     )
-    votes, version = gathered([*shards, canary_result])
+    preflight = shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD)
+    preflight_votes = list(StagedRecords([preflight]))
+    preflight_result = ShardResult(
+        order=len(shards) + 1,
+        key=PREFLIGHT_SHARD,
+        path=str(preflight),
+        rows=len(preflight_votes),
+        version=short_hash([vote.model_dump(mode="json") for vote in preflight_votes]),
+    )
+    votes, version = gathered([*shards, canary_result, preflight_result])
     summary = judge_metadata(votes)
     return dg.Output(
         votes,
