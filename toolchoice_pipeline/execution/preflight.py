@@ -28,6 +28,7 @@ from typing import Any
 
 from toolchoice_pipeline.execution.failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
 from toolchoice_pipeline.execution.offline import is_local_model
+from toolchoice_pipeline.execution.rate_limits import CallRateLimit
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
@@ -168,15 +169,19 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
     return None
 
 
-async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> str | None:
+async def check_by_call(
+    spec: ModelSpec, *, retries: RetryConfig, rate_limit: CallRateLimit | None = None, **params: Any
+) -> str | None:
     """One tiny call to a model through the usual call wrapper; None when it answers.
 
     ``params`` are the call's parameters (``max_tokens=8`` when none are given); the judge preflight passes
-    exactly what a poll sends."""
+    exactly what a poll sends. ``rate_limit``: the model's rate limits, which this call counts against too."""
     from toolchoice_pipeline.execution.llm import complete
 
     try:
-        await complete(spec, PREFLIGHT_MESSAGES, retries=retries, **(params or {"max_tokens": 8}))
+        await complete(
+            spec, PREFLIGHT_MESSAGES, retries=retries, rate_limit=rate_limit, **(params or {"max_tokens": 8})
+        )
     except Exception as exc:
         known = known_to_litellm(spec.model)
         message = describe_failure(spec.model, exc, known_model=known)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolchoice_pipeline.execution.rate_limits import RateLimiters
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 
 
@@ -25,8 +26,11 @@ class JudgePreflightError(RuntimeError):
     """The judge model cannot be used; the message says why, naming the model (never a key)."""
 
 
-async def preflight_judge(judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig) -> None:
-    """Check the judge model: static checks, the configured temperature, then one poll-shaped call.
+async def preflight_judge(
+    judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig, rate_limits: RateLimiters | None = None
+) -> None:
+    """Check the judge model: static checks, the configured temperature, then one poll-shaped call (counted
+    against ``rate_limits`` like a poll).
 
     Raises :class:`JudgePreflightError` with the preflight's message; ``InputError`` for a replay file that
     does not load.
@@ -43,7 +47,8 @@ async def preflight_judge(judge: JudgeConfig, *, data_dir: Path, retries: RetryC
     params = poll_params(
         judge, seed=0 if takes_seed(judge.model.model) else None, response_format=response_format_for(judge.model.model)
     )
-    problem = await check_by_call(judge.model, retries=retries, **params)
+    rate_limit = rate_limits.for_model(judge.model.model) if rate_limits is not None else None
+    problem = await check_by_call(judge.model, retries=retries, rate_limit=rate_limit, **params)
     if problem:
         sent = ", ".join(f"{key}={params[key]}" for key in ("temperature", "seed") if params.get(key) is not None)
         raise JudgePreflightError(
@@ -66,8 +71,10 @@ def unpriced_under_budget(judge: JudgeConfig) -> str | None:
     )
 
 
-def preflight_judge_sync(judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig) -> None:
+def preflight_judge_sync(
+    judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig, rate_limits: RateLimiters | None = None
+) -> None:
     """:func:`preflight_judge` for callers without an event loop."""
     from toolchoice_pipeline.execution.llm import run_sync
 
-    run_sync(preflight_judge(judge, data_dir=data_dir, retries=retries))
+    run_sync(preflight_judge(judge, data_dir=data_dir, retries=retries, rate_limits=rate_limits))
