@@ -322,3 +322,19 @@ def test_rate_limits_per_provider_and_per_model_load(tmp_path):
     assert limits == {"openai": RateLimit(rpm=500), "anthropic/claude-sonnet-4-5": RateLimit(rpm=50, rps=2)}
     assert limits["anthropic/claude-sonnet-4-5"].windows() == [(2, 1000), (50, 60_000)]
     assert RunConfig().rate_limits == {}  # none by default: nothing waits, no store is opened
+
+
+def test_limiters_are_built_once_per_process_and_anew_after_closing(tmp_path):
+    from toolchoice_pipeline.execution.rate_limits import close_rate_limiters
+
+    limits = {"local": RateLimit(rps=5)}
+    [(_, first)] = rate_limiters(limits, tmp_path).for_model("local/name-match").limits
+    [(_, again)] = rate_limiters(limits, tmp_path).for_model("local/bm25-router").limits
+    assert again is first  # one queue per limit in a process, whichever model or stage asks
+    close_rate_limiters()
+    limit = rate_limiters(limits, tmp_path).for_model("local/name-match")
+    assert limit.limits[0][1] is not first
+    asyncio.run(limit.acquire())
+    with sqlite3.connect(tmp_path / "cache" / "rate_limits.sqlite") as db:
+        [table] = _tables(db)
+        assert db.execute(f"SELECT COUNT(*) FROM '{table}'").fetchone()[0] == 1

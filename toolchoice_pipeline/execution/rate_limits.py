@@ -115,6 +115,15 @@ def rate_limiters(limits: dict[str, RateLimit], data_dir: Path) -> RateLimiters 
     return RateLimiters(limits, limit_store(data_dir))
 
 
+def close_rate_limiters() -> None:
+    """Close every limiter this process built (their connections and leaker threads): for a process that keeps
+    running after its store goes away (a test's Redis server, a benchmark). The next call builds them anew."""
+    with _built_lock:
+        for limiter in _built.values():
+            limiter.close()
+        _built.clear()
+
+
 def _limiter(store: str, key: str, limit: RateLimit) -> Any:
     """pyrate-limiter's ``Limiter`` for ``key`` over ``store``, built once per process (its leaker thread and
     its connection are reused by every later run in the process)."""
