@@ -338,3 +338,24 @@ def test_limiters_are_built_once_per_process_and_anew_after_closing(tmp_path):
     with sqlite3.connect(tmp_path / "cache" / "rate_limits.sqlite") as db:
         [table] = _tables(db)
         assert db.execute(f"SELECT COUNT(*) FROM '{table}'").fetchone()[0] == 1
+
+
+def test_an_unreachable_redis_store_is_one_clear_error_before_any_call_without_its_password(tmp_path, monkeypatch):
+    from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
+    from toolchoice_pipeline.execution.rate_limits import RateLimitStoreUnavailable
+    from toolchoice_pipeline.execution.runner import run_suite_sync
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, f"redis://:s3cr3t-pw@127.0.0.1:{port}/0")
+    suite = write_suite(tmp_path, numbered_tasks(2))
+    config = RunConfig.model_validate({"models": ["local/name-match"], "rate_limits": {"local": {"rps": 5}}})
+    with pytest.raises(RateLimitStoreUnavailable) as raised:
+        run_suite_sync(suite, config, data_dir=tmp_path)
+    message = str(raised.value)
+    assert message.startswith("the rate-limit store for 'local' failed (ConnectionError: ")
+    assert "s3cr3t-pw" not in message and RATE_LIMITS_URL_ENV in message
+    assert not (tmp_path / "cache" / "agent_calls.sqlite").exists()  # stopped before the journal opened
+    assert is_model_level(raised.value)
+    assert describe_failure("local/name-match", raised.value) == f"local/name-match: not called: {message}"

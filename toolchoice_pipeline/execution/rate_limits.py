@@ -45,6 +45,10 @@ class RateLimitStoreError(InputError):
         super().__init__(Problem(file="environment", field=RATE_LIMITS_URL_ENV, message=message))
 
 
+class RateLimitStoreUnavailable(RuntimeError):
+    """The shared store of the rate limits failed while admitting a call: the call is not made."""
+
+
 def limit_store(data_dir: Path) -> str:
     """Where the limits' counts live: ``$TOOLCHOICE_RATE_LIMITS_URL`` (a ``redis://`` URL or a local path), else
     ``<data_dir>/cache/rate_limits.sqlite``. Raises :class:`RateLimitStoreError` for any other URL."""
@@ -86,9 +90,14 @@ class CallRateLimit:
         return [key for key, _ in self.limits]
 
     async def acquire(self) -> None:
-        """Wait until every limit admits one more request, and count it against each."""
+        """Wait until every limit admits one more request, and count it against each. Raises
+        :class:`RateLimitStoreUnavailable` when the store fails (a Redis server gone, say)."""
         for key, limiter in self.limits:
-            if not await limiter.try_acquire_async(key):
+            try:
+                admitted = await limiter.try_acquire_async(key)
+            except Exception as exc:  # noqa: BLE001 - the store's own errors (redis, sqlite3): one clear cause
+                raise RateLimitStoreUnavailable(_store_failed(key, exc)) from None
+            if not admitted:
                 raise RuntimeError(f"rate limit {key!r} can never admit a request")  # a weight of 1 always fits
 
 
@@ -104,7 +113,21 @@ class RateLimiters:
         keys = [key for key in dict.fromkeys((provider_of(model), model)) if key in self.limits]
         if not keys:
             return None
-        return CallRateLimit(model, tuple((key, _limiter(self.store, key, self.limits[key])) for key in keys))
+        return CallRateLimit(model, tuple((key, self._limiter(key)) for key in keys))
+
+    def _limiter(self, key: str) -> Any:
+        try:
+            return _limiter(self.store, key, self.limits[key])
+        except RateLimitStoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the store's own errors (redis, sqlite3, filelock): one clear cause
+            raise RateLimitStoreUnavailable(_store_failed(key, exc)) from None
+
+
+def _store_failed(key: str, exc: BaseException) -> str:
+    # The store's URL is left out: it may hold a password.
+    first = str(exc).splitlines()[0][:200] if str(exc).strip() else "no message"
+    return f"the rate-limit store for {key!r} failed ({type(exc).__name__}: {first}); see {RATE_LIMITS_URL_ENV}"
 
 
 def rate_limiters(limits: dict[str, RateLimit], data_dir: Path) -> RateLimiters | None:

@@ -166,7 +166,9 @@ async def run_suite(
     for problem in blocked.values():
         if problem:
             log.warning("preflight failed: %s", problem)
-    limits = rate_limiters(config.rate_limits, data_dir)  # before the journal opens: a bad store is bad input
+    # Before the journal opens: a bad store is bad input, an unreachable one fails the run before any call.
+    limits = rate_limiters(config.rate_limits, data_dir)
+    rate_limit_of = {spec.model: limits.for_model(spec.model) if limits is not None else None for spec in specs}
     journal = CallJournal(
         None if policy == "off" else data_dir / config.cache.path,
         policy,
@@ -189,7 +191,7 @@ async def run_suite(
 
         seeded = repeats[specs.index(spec)] > 1 and remote and takes_seed(call_spec.model)
         seed_base = int(spec.params.get("seed", 0) or 0)
-        rate_limit = limits.for_model(spec.model) if limits is not None else None
+        rate_limit = rate_limit_of[spec.model]
 
         def describe(exc: BaseException) -> str:
             return describe_failure(spec.model, exc, known_model=known)
