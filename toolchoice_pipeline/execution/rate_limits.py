@@ -34,7 +34,7 @@ REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # pyrate-limiter sleeps this much past the computed wait before asking again (its default).
 BUFFER_MS = 50
 
-_built: dict[tuple[str, str, tuple[tuple[int, int], ...]], Any] = {}
+_built: dict[tuple[int, str, str, tuple[tuple[int, int], ...]], Any] = {}
 _built_lock = threading.Lock()
 
 
@@ -142,8 +142,9 @@ def close_rate_limiters() -> None:
     """Close every limiter this process built (their connections and leaker threads): for a process that keeps
     running after its store goes away (a test's Redis server, a benchmark). The next call builds them anew."""
     with _built_lock:
-        for limiter in _built.values():
-            limiter.close()
+        for (pid, *_), limiter in _built.items():
+            if pid == os.getpid():
+                limiter.close()
         _built.clear()
 
 
@@ -151,7 +152,8 @@ def _limiter(store: str, key: str, limit: RateLimit) -> Any:
     """pyrate-limiter's ``Limiter`` for ``key`` over ``store``, built once per process (its leaker thread and
     its connection are reused by every later run in the process)."""
     windows = tuple(limit.windows())
-    cache_key = (store, key, windows)
+    # Keyed by process too: a forked child (an executor's worker) must not share its parent's SQLite connection.
+    cache_key = (os.getpid(), store, key, windows)
     with _built_lock:
         limiter = _built.get(cache_key)
         if limiter is None:
