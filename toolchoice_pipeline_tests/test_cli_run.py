@@ -67,7 +67,10 @@ def test_an_unchanged_rerun_with_the_defaults_makes_no_agent_model_call_but_the_
     first = query(data_dir, "SELECT sum(cache_hit::INT) FROM agent_calls WHERE release_id = 'r1'")
     assert first == [(0,)]
     votes = dict(
-        query(data_dir, "SELECT release_id, count(*) FROM judge_votes WHERE model NOT IN ('canary', 'preflight') GROUP BY release_id")
+        query(
+            data_dir,
+            "SELECT release_id, count(*) FROM judge_votes WHERE model NOT IN ('canary', 'preflight') GROUP BY release_id",
+        )
     )
     assert votes[rerun_id] == votes["r1"] == len(DEMO_MODELS) * n_tasks * 3
     # The canary (4 turns) is judged with every release, its votes stored with the others.

@@ -188,7 +188,9 @@ def test_agent_runs_and_judge_votes_cover_every_model_and_task(stages):
         (m, t.id) for m in DEMO_MODELS for t in stages["eval_tasks"].value
     }
     polls = stages["judge_votes"].metadata["polls"].value
-    episode_votes = [vote for vote in votes if vote.model not in (CANARY_MODEL, PREFLIGHT_MODEL)]  # judged with the release
+    episode_votes = [
+        vote for vote in votes if vote.model not in (CANARY_MODEL, PREFLIGHT_MODEL)
+    ]  # judged with the release
     assert len(episode_votes) == len(episodes) * polls
     assert {vote.task_id for vote in votes if vote.model == CANARY_MODEL}  # the canary's turns were judged
     assert all(vote.reasoning for vote in votes)

@@ -17,6 +17,7 @@ import pytest
 from toolchoice_pipeline.definitions import build_definitions
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.judge.calibration import CANARY_MODEL
+from toolchoice_pipeline.judge.preflight import PREFLIGHT_MODEL
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 from toolchoice_pipeline.releases.snapshot import pin_snapshot, read_snapshot, snapshot_path
 from toolchoice_pipeline.suites.suite import load_suite
@@ -48,9 +49,9 @@ def run_assets(data_dir, instance, release_id: str, names: tuple[str, ...]):
 
 
 def staged_episodes(data_dir, release_id: str):
-    from toolchoice_pipeline.defs.staging import read_records, staged_path
+    from toolchoice_pipeline.defs.staging import read_staged
 
-    return read_records(staged_path(data_dir, release_id, "agent_runs"))
+    return list(read_staged(data_dir, release_id, "agent_runs"))
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +215,7 @@ def test_re_running_judge_votes_of_a_release_re_asks_no_finished_poll_and_a_new_
     """A finished release's judge_votes run again (a resume after a kill at the end of judging, or the judge
     step of a forced re-run): every poll comes from the journal, the votes are the same; another release polls
     afresh."""
-    from toolchoice_pipeline.defs.staging import read_records, staged_path
+    from toolchoice_pipeline.defs.staging import read_staged
     from toolchoice_pipeline_tests.pipeline_helpers import materialise
 
     data_dir = copy_data(tmp_path / "data")
@@ -222,8 +223,9 @@ def test_re_running_judge_votes_of_a_release_re_asks_no_finished_poll_and_a_new_
         first = materialise(data_dir, instance, "j1", models=["local/name-match"])
         assert first.success
         asked_first = materialised_assets(first)["judge_votes"].metadata
-        votes_first = read_records(staged_path(data_dir, "j1", "judge_votes"))
-        polled = len([vote for vote in votes_first if vote.model != CANARY_MODEL])  # the canary is not journaled
+        votes_first = list(read_staged(data_dir, "j1", "judge_votes"))
+        # the canary and the preflight call are not journaled
+        polled = len([vote for vote in votes_first if vote.model not in (CANARY_MODEL, PREFLIGHT_MODEL)])
         assert asked_first["judge_polls_asked"].value == polled > 0
         assert asked_first["judge_polls_resumed"].value == 0
 
@@ -231,7 +233,7 @@ def test_re_running_judge_votes_of_a_release_re_asks_no_finished_poll_and_a_new_
         assert again.success
         resumed = materialised_assets(again)["judge_votes"].metadata
         assert (resumed["judge_polls_asked"].value, resumed["judge_polls_resumed"].value) == (0, polled)
-        assert read_records(staged_path(data_dir, "j1", "judge_votes")) == votes_first
+        assert list(read_staged(data_dir, "j1", "judge_votes")) == votes_first
 
         other = materialise(data_dir, instance, "j2", models=["local/name-match"])
         fresh = materialised_assets(other)["judge_votes"].metadata

@@ -16,6 +16,7 @@ import pytest
 
 from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
+from toolchoice_pipeline.defs.staging import read_staged
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline_tests.bfcl_helpers import answers_file, questions_file, read_verdicts, write_replay_file
@@ -96,7 +97,9 @@ def test_every_table_is_parquet_under_its_release_partition_and_readable_through
         assert nulls == [(0,)], table
     n_tasks = len(suite.tasks)
     assert query(data_dir, "SELECT count(*) FROM task_scores") == [(2 * n_tasks,)]
-    assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model NOT IN ('canary', 'preflight')") == [(2 * n_tasks * 3,)]
+    assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model NOT IN ('canary', 'preflight')") == [
+        (2 * n_tasks * 3,)
+    ]
     assert query(data_dir, "SELECT count(*) FROM judge_votes WHERE model = 'canary'") == [(4 * 3,)]
     assert query(data_dir, "SELECT count(DISTINCT tool_name) FROM tool_catalog") == [(len(suite.all_tools()),)]
 
@@ -166,13 +169,10 @@ def test_a_release_kind_release_that_passes_becomes_the_baseline(demo):
 def test_stage_outputs_stay_in_staging_and_out_of_the_duckdb_views(demo):
     data_dir, _, _ = demo
     staged = data_dir / "warehouse" / "_staging" / "release_id=r1"
-    assert {p.stem for p in staged.glob("*.parquet")} >= {
-        "tool_catalog",
-        "eval_tasks",
-        "agent_runs",
-        "judge_votes",
-        "task_scores",
-    }
+    assert {p.stem for p in staged.glob("*.parquet")} >= {"release_snapshot", "tool_catalog", "eval_tasks"}
+    for sharded in ("agent_runs", "judge_votes", "task_scores"):  # one file per shard, listed by a manifest
+        assert len(list(read_staged(data_dir, "r1", sharded))) > 0, sharded
+        assert (staged / f"{sharded}.manifest.json").is_file() and (staged / sharded).is_dir()
     views = {
         row[0] for row in query(data_dir, "SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'")
     }

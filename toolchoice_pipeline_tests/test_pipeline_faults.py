@@ -30,7 +30,7 @@ def test_an_unusable_judge_fails_the_run_at_judge_votes_with_one_clear_message(t
         result = materialise(data_dir, instance, "r1", kind="release")
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
-    assert failure.step_key == "judge_votes"
+    assert failure.step_key == "judge_votes.plan_judge_shards"  # the judge's preflight, before any shard
     description = failure.step_failure_data.user_failure_data.description
     assert "judge model local/no-such-judge: unknown local model" in description
     assert "agent_runs" in materialised_assets(result)

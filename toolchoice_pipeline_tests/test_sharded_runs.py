@@ -64,7 +64,9 @@ def test_a_sharded_multiprocess_run_stores_the_rows_of_an_in_process_run(tmp_pat
 
     # three shards per model ran (and were judged) apart, then the canary; the judge's preflight call last
     staged = json.loads(manifest_path(many, RELEASE, "judge_votes").read_text(encoding="utf-8"))["files"]
-    assert len(staged) == 2 * 3 + 2 and staged[-2].endswith("canary.parquet") and staged[-1].endswith("preflight.parquet")
+    assert (
+        len(staged) == 2 * 3 + 2 and staged[-2].endswith("canary.parquet") and staged[-1].endswith("preflight.parquet")
+    )
     assert len(json.loads(manifest_path(one, RELEASE, "agent_runs").read_text(encoding="utf-8"))["files"]) == 2
 
     for table in ORDER:

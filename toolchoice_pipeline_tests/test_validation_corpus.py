@@ -558,7 +558,7 @@ CASES = [
         {"toolchoice.yaml": "models: [local/bm25-router]\nconcurrancy:\n  per_model: 4\njudge:\n  pols: 3\n"},
         (
             f"{CFG}:2: concurrancy: unknown field (did you mean 'concurrency'? allowed: models, judge, concurrency, "
-            "retries, max_steps, cache, repeats, budget_usd, gate)",
+            "rate_limits, retries, max_steps, cache, repeats, budget_usd, gate)",
             f"{CFG}:5: judge.pols: unknown field (did you mean 'polls'? allowed: model, polls, max_attempts, "
             "temperature, budget_usd, calibration)",
         ),

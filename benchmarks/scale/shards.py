@@ -78,7 +78,9 @@ def run_once(growth, n_tasks: int, workers: int | None, label: str) -> dict:
     if done.returncode not in (0, 1):
         raise RuntimeError(f"{label}: exit {done.returncode}\n{done.stderr[-3000:]}")
     wall = growth._seconds(growth._field(done.stderr, "Elapsed (wall clock) time (h:mm:ss or m:ss)"))
-    cpu = float(growth._field(done.stderr, "User time (seconds)")) + float(growth._field(done.stderr, "System time (seconds)"))
+    cpu = float(growth._field(done.stderr, "User time (seconds)")) + float(
+        growth._field(done.stderr, "System time (seconds)")
+    )
     result = {
         "label": label,
         "workers": workers,
@@ -112,7 +114,10 @@ def main() -> None:
             print(json.dumps(runs[-1]), flush=True)
     single = [r for r in runs if not r["workers"]]
     sharded = [r for r in runs if r["workers"]]
-    wall_single, wall_sharded = statistics.median(r["wall_s"] for r in single), statistics.median(r["wall_s"] for r in sharded)
+    wall_single, wall_sharded = (
+        statistics.median(r["wall_s"] for r in single),
+        statistics.median(r["wall_s"] for r in sharded),
+    )
     summary = {
         "episodes": 2 * args.tasks,
         "workers": args.workers,

@@ -404,7 +404,9 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
                 if not text:
                     text, environment = step_error_line(error)
                 bad_input = bad_input or environment or text.startswith("bad input")
-                failures.append(f"{event.step_key}: {text}")
+                line = f"{event.step_key.split('.')[0]}: {text}"  # a shard's step is named by its asset
+                if line not in failures:  # the shards of one model fail alike
+                    failures.append(line)
         checks = [
             _check_line(e.asset_check_evaluation_data)
             for e in outcome.all_events

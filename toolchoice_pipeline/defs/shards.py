@@ -47,6 +47,16 @@ def bad_input(release_id: str, exc: InputError) -> dg.Failure:
     return dg.Failure(description=f"bad input for release {release_id}:\n{exc}")
 
 
+def judge_rate_limits(data_dir: Path, snapshot: ReleaseSnapshot):
+    """The run's rate limiters for the judge's calls (None without ``rate_limits``); bad store is bad input."""
+    from toolchoice_pipeline.execution.rate_limits import rate_limiters
+
+    try:
+        return rate_limiters(snapshot.config.rate_limits, data_dir)
+    except InputError as exc:
+        raise bad_input(snapshot.release_id, exc) from None
+
+
 def spend_ledger(context: dg.OpExecutionContext, data_dir: Path, release_id: str) -> SpendLedger:
     """The run's spend ledger, shared by its shard steps (one per run: a re-run starts from nothing spent)."""
     return SpendLedger(staging_dir(data_dir, release_id) / f"spend-{context.run_id}.sqlite")
@@ -200,6 +210,7 @@ def plan_judge_shards(
                 data_dir=toolchoice.path,
                 retries=snapshot.config.retries,
                 budget=JudgeBudget(judge.budget_usd, ledger),
+                rate_limits=judge_rate_limits(toolchoice.path, snapshot),
             )
         except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
             raise dg.Failure(
@@ -209,7 +220,9 @@ def plan_judge_shards(
             ledger.close()
         preflight = [vote] if vote is not None else []
     # the preflight call is stored with the votes (its cost is judge cost): gathered after the shards and the canary
-    write_records(shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD), preflight, JudgeVote)
+    write_records(
+        shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD), preflight, JudgeVote
+    )
     total, offset = len(agent_runs), 0
     for order, part in enumerate(agent_runs.parts()):
         path = part.files[0]
@@ -247,6 +260,7 @@ def judge_shard(
                 journal=journal,
                 progress=lambda done, total: report("all models", shard.offset + done, shard.total),
                 budget=JudgeBudget(judge.budget_usd, ledger),
+                rate_limits=judge_rate_limits(toolchoice.path, snapshot),
             )
         finally:
             journal.close()
@@ -293,7 +307,15 @@ def gather_judge_votes(
     ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
     budget = JudgeBudget(judge.budget_usd, ledger)
     try:
-        canary_votes = run_sync(judge_canary(canary, judge, retries=snapshot.config.retries, budget=budget))
+        canary_votes = run_sync(
+            judge_canary(
+                canary,
+                judge,
+                retries=snapshot.config.retries,
+                budget=budget,
+                rate_limits=judge_rate_limits(toolchoice.path, snapshot),
+            )
+        )
         spent = budget.spent_usd
     finally:
         ledger.close()
@@ -310,7 +332,7 @@ def gather_judge_votes(
         version=short_hash([vote.model_dump(mode="json") for vote in preflight_votes]),
     )
     votes, version = gathered([*shards, canary_result, preflight_result])
-    summary = judge_metadata(votes)
+    summary = judge_metadata(gathered(shards)[0])  # the episodes' votes (the canary's and the preflight's apart)
     return dg.Output(
         votes,
         data_version=version,

@@ -172,3 +172,8 @@ class StagedRecords(Sequence):
 
     def parts(self) -> list[StagedRecords]:
         return [StagedRecords([path]) for path in self.files]
+
+
+def read_staged(data_dir: Path, release_id: str, name: str) -> StagedRecords:
+    """A release's staged stage output ``name`` (one file or a manifest of shards), read when iterated."""
+    return StagedRecords(staged_files(data_dir, release_id, name))

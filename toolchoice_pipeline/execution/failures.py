@@ -52,10 +52,17 @@ def is_model_level(exc: BaseException) -> bool:
     import litellm
 
     from toolchoice_pipeline.execution.llm import is_transient
+    from toolchoice_pipeline.execution.rate_limits import RateLimitStoreUnavailable
 
     if isinstance(
         exc,
-        (litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError, litellm.APIConnectionError),
+        (
+            litellm.AuthenticationError,
+            litellm.NotFoundError,
+            litellm.PermissionDeniedError,
+            litellm.APIConnectionError,
+            RateLimitStoreUnavailable,  # no call of the model can be admitted until the store is back
+        ),
     ):
         return True
     if is_unknown_provider(exc):
@@ -74,6 +81,10 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
     attempts = getattr(exc, "attempts", None)
     tries = f" after {attempts} attempts" if isinstance(attempts, int) and attempts > 1 else ""
     detail = _detail(exc)
+    from toolchoice_pipeline.execution.rate_limits import RateLimitStoreUnavailable
+
+    if isinstance(exc, RateLimitStoreUnavailable):  # never reached LiteLLM: its own message says it all
+        return f"{model}: not called: {exc}"
     if is_unknown_provider(exc):
         return f"{model}: unknown provider: LiteLLM has no provider for this model string ({detail})"
     if isinstance(exc, litellm.AuthenticationError):

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from toolchoice_pipeline.execution.offline import is_local_model
+from toolchoice_pipeline.execution.rate_limits import CallRateLimit
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
@@ -57,8 +58,8 @@ class Completion:
 
     - ``latency_ms``: around ``litellm.acompletion``, as our client saw it (includes event-loop waits);
     - ``provider_ms``: the provider's own time (:func:`provider_time_ms`), None when nobody reported it;
-    - ``queued_ms``: the time spent in our client: waiting for an in-flight slot plus ``latency_ms`` minus
-      ``provider_ms``."""
+    - ``queued_ms``: the time spent in our client: waiting for an in-flight slot and for the rate limits
+      (:mod:`.rate_limits`), plus ``latency_ms`` minus ``provider_ms``."""
 
     message: dict[str, Any]
     prompt_tokens: int = 0
@@ -264,13 +265,16 @@ async def complete(
     tools: list[dict[str, Any]] | None = None,
     metadata: dict[str, Any] | None = None,
     limiter: AbstractAsyncContextManager | None = None,
+    rate_limit: CallRateLimit | None = None,
     **params: Any,
 ) -> Completion:
     """Call ``spec.model`` once through ``litellm.acompletion``, retrying transient errors per ``retries``.
 
     ``params`` (e.g. ``temperature``, ``seed``, ``response_format``) override ``spec.params``. ``limiter``
     (e.g. an ``asyncio.Semaphore``) is held during each attempt but not while waiting between attempts, so a
-    model backing off does not keep others from calling. Raises the last LiteLLM exception when the call
+    model backing off does not keep others from calling. ``rate_limit`` (:class:`.rate_limits.CallRateLimit`) admits
+    each attempt, inside the slot so the provider sees the calls as they were admitted; the wait counts as
+    ``queued_ms``. Raises the last LiteLLM exception when the call
     fails for good (non-transient, or attempts exhausted), with ``attempts`` set on it.
     """
     import litellm
@@ -286,6 +290,8 @@ async def complete(
     async def attempt_call() -> tuple[Any, float, float]:
         waiting = time.perf_counter()
         async with limiter or nullcontext():
+            if rate_limit is not None:
+                await rate_limit.acquire()
             started = time.perf_counter()
             response = await litellm.acompletion(
                 model=spec.model,

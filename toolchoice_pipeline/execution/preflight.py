@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolchoice_pipeline.execution.failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
 from toolchoice_pipeline.execution.offline import is_local_model
+from toolchoice_pipeline.execution.rate_limits import CallRateLimit
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 if TYPE_CHECKING:
@@ -191,22 +192,28 @@ def unpriced_under_budget(
     )
 
 
-async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> str | None:
+async def check_by_call(
+    spec: ModelSpec, *, retries: RetryConfig, rate_limit: CallRateLimit | None = None, **params: Any
+) -> str | None:
     """One tiny call to a model through the usual call wrapper; None when it answers.
 
     ``params`` are the call's parameters (``max_tokens=8`` when none are given); the judge preflight passes
-    exactly what a poll sends."""
-    problem, _ = await call_check(spec, retries=retries, **params)
+    exactly what a poll sends. ``rate_limit``: the model's rate limits, which this call counts against too."""
+    problem, _ = await call_check(spec, retries=retries, rate_limit=rate_limit, **params)
     return problem
 
 
-async def call_check(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> tuple[str | None, Completion | None]:
+async def call_check(
+    spec: ModelSpec, *, retries: RetryConfig, rate_limit: CallRateLimit | None = None, **params: Any
+) -> tuple[str | None, Completion | None]:
     """:func:`check_by_call` that also returns the call's :class:`~.llm.Completion` (its tokens and cost), so a
     caller under a budget can count the check's own call; ``(message, None)`` when it failed."""
     from toolchoice_pipeline.execution.llm import complete
 
     try:
-        completion = await complete(spec, PREFLIGHT_MESSAGES, retries=retries, **(params or {"max_tokens": 8}))
+        completion = await complete(
+            spec, PREFLIGHT_MESSAGES, retries=retries, rate_limit=rate_limit, **(params or {"max_tokens": 8})
+        )
     except Exception as exc:
         known = known_to_litellm(spec.model)
         message = describe_failure(spec.model, exc, known_model=known)

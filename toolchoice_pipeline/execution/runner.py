@@ -19,6 +19,9 @@
   nothing now); once reached no further call starts and the samples left stop with an error starting
   ``agent_budget_exhausted``. Calls in flight finish, so the spend can pass the cap by at most
   ``concurrency.max_in_flight`` calls.
+- **Rate limits**: ``rate_limits`` (per provider or model, :mod:`.rate_limits`) admit every attempt, preflight
+  calls included, in a store shared by every process on the host (or every machine, with Redis); the wait is
+  spent holding the in-flight slot and counts as ``queued_ms``.
 
 The result is one :class:`~toolchoice_pipeline.records.episodes.Episode` per (model, task, sample), models in
 the given order, tasks in suite order and samples in order within a task, including failed ones (``error``
@@ -47,6 +50,7 @@ from toolchoice_pipeline.execution.preflight import (
     static_problem,
     unpriced_under_budget,
 )
+from toolchoice_pipeline.execution.rate_limits import CallRateLimit, rate_limiters
 from toolchoice_pipeline.execution.spend import Budget, SpendLedger
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
 from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
@@ -69,12 +73,12 @@ class _ModelGate:
     consecutive_failures: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    async def admit(self, spec: ModelSpec, config: RunConfig) -> None:
+    async def admit(self, spec: ModelSpec, config: RunConfig, rate_limit: CallRateLimit | None = None) -> None:
         """Raise :class:`ModelUnavailable` when the model may not be called; run its preflight call once."""
         if self.needs_call_check and self.blocked is None:
             async with self.lock:
                 if self.needs_call_check:
-                    self.blocked = await check_by_call(spec, retries=config.retries)
+                    self.blocked = await check_by_call(spec, retries=config.retries, rate_limit=rate_limit)
                     self.needs_call_check = False
                     if self.blocked:
                         log.warning("preflight failed: %s", self.blocked)
@@ -166,6 +170,9 @@ async def run_suite(
     for problem in blocked.values():
         if problem:
             log.warning("preflight failed: %s", problem)
+    # Before the journal opens: a bad store is bad input, an unreachable one fails the run before any call.
+    limits = rate_limiters(config.rate_limits, data_dir)
+    rate_limit_of = {spec.model: limits.for_model(spec.model) if limits is not None else None for spec in specs}
     journal = CallJournal(
         None if policy == "off" else data_dir / config.cache.path,
         policy,
@@ -188,6 +195,7 @@ async def run_suite(
 
         seeded = repeats[specs.index(spec)] > 1 and remote and takes_seed(call_spec.model)
         seed_base = int(spec.params.get("seed", 0) or 0)
+        rate_limit = rate_limit_of[spec.model]
 
         def describe(exc: BaseException) -> str:
             return describe_failure(spec.model, exc, known_model=known)
@@ -196,7 +204,7 @@ async def run_suite(
             from toolchoice_pipeline.execution.llm import complete
 
             budget.check()
-            await gate.admit(call_spec, config)
+            await gate.admit(call_spec, config, rate_limit)
             seed = {"seed": seed_base + sample} if seeded else {}
             try:
                 completion = await complete(
@@ -205,6 +213,7 @@ async def run_suite(
                     retries=config.retries,
                     tools=tools or None,
                     limiter=in_flight,
+                    rate_limit=rate_limit,
                     metadata={"task_id": task_id, "sample": sample, "step": step, "data_dir": str(data_dir)},
                     **seed,
                 )

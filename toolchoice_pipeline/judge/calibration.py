@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from toolchoice_pipeline.execution.rate_limits import RateLimiters
 from toolchoice_pipeline.judge.polling import EpisodeKey, JudgeBudget, JudgeItem, judge_items, tsq_by_episode
 from toolchoice_pipeline.records.episodes import JudgeVote
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
@@ -168,10 +169,16 @@ def canary_score(votes: Iterable[JudgeVote]) -> float | None:
 
 
 async def judge_canary(
-    items: list[JudgeItem], judge: JudgeConfig, *, retries: RetryConfig, budget: JudgeBudget | None = None
+    items: list[JudgeItem],
+    judge: JudgeConfig,
+    *,
+    retries: RetryConfig,
+    budget: JudgeBudget | None = None,
+    rate_limits: RateLimiters | None = None,
 ) -> list[JudgeVote]:
-    """ChainPoll votes on the canary's items (store them like any other votes)."""
-    return await judge_items(items, judge, retries=retries, budget=budget)
+    """ChainPoll votes on the canary's items (store them like any other votes); ``rate_limits`` as in
+    :func:`judge_items`."""
+    return await judge_items(items, judge, retries=retries, budget=budget, rate_limits=rate_limits)
 
 
 def canary_tsq(

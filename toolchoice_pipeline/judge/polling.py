@@ -14,7 +14,9 @@ TSQ (tool selection quality, after Galileo's ChainPoll) = yes-votes / valid vote
 flag ``judge_failed`` when no vote is valid. ``judge.budget_usd`` caps the run's judge spend: once the spend
 reaches it, no further judge call starts, and every poll not yet asked becomes an invalid vote whose error
 starts with ``judge_budget_exhausted`` (the episode gets that flag). Calls already in flight finish, so the
-spend can pass the budget by at most ``concurrency`` calls.
+spend can pass the budget by at most ``concurrency`` calls. With ``rate_limits`` (the run's
+:class:`~toolchoice_pipeline.execution.rate_limits.RateLimiters`) every judge call also waits for the judge
+model's provider and model limits, shared with the agent calls and every other process using the same store.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from toolchoice_pipeline.execution.rate_limits import RateLimiters
 from toolchoice_pipeline.execution.spend import Budget
 from toolchoice_pipeline.judge.call_params import poll_params, takes_seed
 from toolchoice_pipeline.judge.journal import PollJournal, shown_key
@@ -101,8 +104,16 @@ def _error_line(exc: BaseException) -> str:
 
 
 class _Poller:
-    def __init__(self, judge: JudgeConfig, retries: RetryConfig, budget: JudgeBudget, concurrency: int):
+    def __init__(
+        self,
+        judge: JudgeConfig,
+        retries: RetryConfig,
+        budget: JudgeBudget,
+        concurrency: int,
+        rate_limits: RateLimiters | None = None,
+    ):
         self.judge = judge
+        self.rate_limit = rate_limits.for_model(judge.model.model) if rate_limits is not None else None
         self.retries = retries
         self.budget = budget
         self.semaphore = asyncio.Semaphore(concurrency)
@@ -159,6 +170,7 @@ class _Poller:
                         self.judge.model,
                         messages,
                         retries=self.retries,
+                        rate_limit=self.rate_limit,
                         metadata={
                             "purpose": "judge",
                             "model": item.model,
@@ -215,6 +227,7 @@ async def judge_items(
     budget: JudgeBudget | None = None,
     concurrency: int | None = None,
     journal: PollJournal | None = None,
+    rate_limits: RateLimiters | None = None,
 ) -> list[JudgeVote]:
     """ChainPoll over prepared items: ``judge.polls`` votes per item, in item order then poll order.
 
@@ -222,13 +235,16 @@ async def judge_items(
     ``progress(done_items, total_items)`` is called as items finish; ``budget`` (default: a new one from
     ``judge.budget_usd``) is shared by every call. Raises :class:`.prompt.JudgeInputError` for an item without
     a catalog; provider failures never raise, they become invalid votes. With ``journal`` (the release's
-    :class:`~.journal.PollJournal`) a poll finished before is taken from it, never asked again.
+    :class:`~.journal.PollJournal`) a poll finished before is taken from it, never asked again. ``rate_limits``:
+    the run's rate limits (:mod:`toolchoice_pipeline.execution.rate_limits`), None for none.
     """
     from toolchoice_pipeline.providers import register_providers
 
     register_providers()  # the built-in judge models, in whatever process the judge step runs
     budget = budget if budget is not None else JudgeBudget(judge.budget_usd)
-    poller = _Poller(judge, retries, budget, concurrency or judge.model.max_concurrency or DEFAULT_CONCURRENCY)
+    poller = _Poller(
+        judge, retries, budget, concurrency or judge.model.max_concurrency or DEFAULT_CONCURRENCY, rate_limits
+    )
     prepared = [(item, build_judge_messages(item.conversation, item.catalog, item.reply)) for item in items]
     done = 0
 
@@ -264,14 +280,21 @@ async def judge_episodes(
     progress: Progress | None = None,
     budget: JudgeBudget | None = None,
     journal: PollJournal | None = None,
+    rate_limits: RateLimiters | None = None,
 ) -> list[JudgeVote]:
     """Judge the first step of every episode of ``suite`` (a :class:`toolchoice_pipeline.suites.suite.Suite`).
 
     Returns ``judge.polls`` :class:`JudgeVote` rows per judged episode (invalid ones included); episodes with
-    an infrastructure error get none. See :func:`judge_items` for concurrency, progress and budget.
+    an infrastructure error get none. See :func:`judge_items` for concurrency, progress, budget and rate limits.
     """
     return await judge_items(
-        episode_items(suite, episodes), judge, retries=retries, progress=progress, budget=budget, journal=journal
+        episode_items(suite, episodes),
+        judge,
+        retries=retries,
+        progress=progress,
+        budget=budget,
+        journal=journal,
+        rate_limits=rate_limits,
     )
 
 
@@ -284,12 +307,22 @@ def judge_episodes_sync(
     progress: Progress | None = None,
     budget: JudgeBudget | None = None,
     journal: PollJournal | None = None,
+    rate_limits: RateLimiters | None = None,
 ) -> list[JudgeVote]:
     """:func:`judge_episodes` for callers without an event loop (``asyncio.run``)."""
     from toolchoice_pipeline.execution.llm import run_sync
 
     return run_sync(
-        judge_episodes(suite, episodes, judge, retries=retries, progress=progress, budget=budget, journal=journal)
+        judge_episodes(
+            suite,
+            episodes,
+            judge,
+            retries=retries,
+            progress=progress,
+            budget=budget,
+            journal=journal,
+            rate_limits=rate_limits,
+        )
     )
 
 

