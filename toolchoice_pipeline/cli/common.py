@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markdown import Markdown
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
@@ -32,6 +33,16 @@ def stdout_console() -> Console:
     """A console on stdout for tables; 160 columns wide when stdout is not a terminal (a pipe, a CI log)."""
     console = Console()
     return console if console.is_terminal else Console(width=160)
+
+
+def echo_markdown(text: str) -> None:
+    """Print Markdown on stdout: rendered (headings, tables, lists) when stdout is a terminal, the text itself
+    otherwise, so a pipe, a CI log or ``> file`` gets Markdown that another tool can render."""
+    console = Console()
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:
+        click.echo(text, nl=False)
 
 
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:
