@@ -1,6 +1,7 @@
 """What ``toolchoice run`` prints at the end (issue 14, the README tried as a new user): the gate line when a
 suite has no baseline (an adhoc run of a suite that has had releases before is not its "first release"), and the
-scores table whole in a CI log (no header cut to "calls/t…")."""
+scores table whole in a CI log (no header cut to "calls/t…"), and no line of text broken there (found on 3.11 and
+3.13: the paths line and the advice lines were cut at 160 columns)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,17 @@ def test_off_a_terminal_the_scores_table_is_printed_whole(capsys, tmp_path):
         assert title in header, header
     assert long_model in out
     assert len(header) > 160  # wider than the console's default off a terminal: the reason for the test
+
+
+def test_off_a_terminal_no_line_of_text_is_broken(capsys, tmp_path):
+    deep = tmp_path / ("a-data-directory-with-a-long-name-" * 4)
+    result = SimpleNamespace(agent_calls=None, check_messages=[], run_id="dea7484c-c46b-4f27-a36a-701d068a9807")
+    print_outcome(_document(None), deep, result)
+    lines = capsys.readouterr().out.splitlines()
+    [paths] = [line for line in lines if line.startswith("scores: ")]
+    assert len(paths) > 160  # longer than the console's width off a terminal: the reason for the test
+    assert paths == (
+        f"scores: {deep / 'releases' / 'adhoc-2' / 'scores.json'} · gate report: "
+        f"{deep / 'releases' / 'adhoc-2' / 'gate.md'} · Dagster run dea7484c-c46b-4f27-a36a-701d068a9807"
+    )
+    assert not any(line.startswith("dea7484c") for line in lines)

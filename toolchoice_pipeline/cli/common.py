@@ -30,9 +30,10 @@ data_dir_option = click.option(
 
 
 def stdout_console() -> Console:
-    """A console on stdout for tables; 160 columns wide when stdout is not a terminal (a pipe, a CI log)."""
+    """A console on stdout for tables; when stdout is not a terminal (a pipe, a CI log), 160 columns wide for
+    tables and no line of text broken (a path or a run id cut in two cannot be copied or grepped)."""
     console = Console()
-    return console if console.is_terminal else Console(width=160)
+    return console if console.is_terminal else Console(width=160, soft_wrap=True)
 
 
 def echo_markdown(text: str) -> None:
