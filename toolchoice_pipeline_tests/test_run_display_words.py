@@ -5,6 +5,7 @@ scores table whole in a CI log (no header cut to "calls/t…"), and no line of t
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from toolchoice_pipeline.cli.run_display import print_outcome
@@ -70,3 +71,13 @@ def test_off_a_terminal_no_line_of_text_is_broken(capsys, tmp_path):
         f"{deep / 'releases' / 'adhoc-2' / 'gate.md'} · Dagster run dea7484c-c46b-4f27-a36a-701d068a9807"
     )
     assert not any(line.startswith("dea7484c") for line in lines)
+
+
+def test_the_readme_sample_output_has_the_columns_toolchoice_run_prints(capsys, tmp_path):
+    # Found stale on the 3.11/3.13 new-user pass: p50/p95 ms were shown before pass^k/pass@k.
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    [sample] = [line for line in readme.splitlines() if line.startswith("┃ model ")]
+    result = SimpleNamespace(agent_calls=None, check_messages=[], run_id="run-1")
+    print_outcome(_document(None), tmp_path, result)
+    [printed] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("┃ model ")]
+    assert [cell.strip() for cell in sample.split("┃")] == [cell.strip() for cell in printed.split("┃")]
