@@ -146,3 +146,36 @@ def test_a_recorded_tool_name_with_control_characters_is_kept_printable_not_refu
     call = recorded_call("Ba\nsh\x00", {"command": "ls"}, "t1", Sanitiser())
     assert call.name == "Ba\ufffdsh\ufffd"
     assert ToolDefinition(name=call.name).name == call.name  # a catalog accepts what ingest keeps
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("name: coding_agent\nmodels: !!set {a/m: null, b/m: null}\n", ":2: models: Input should be a valid list"),
+        ("name: coding_agent\ndescription: !!binary aGk=\n", ":2: description: Input should be a valid string"),
+        ("name: coding_agent\ncatalog: !!binary aGk=\n", ":2: catalog: Input should be a valid string"),
+        (
+            "name: coding_agent\n\nlive_catalogs: !!set {x.json: null}\n",
+            ":3: live_catalogs: Input should be a valid list",
+        ),
+    ],
+)
+def test_suite_yaml_values_are_not_coerced(tmp_path, spec, expected):
+    data_dir = _suite(tmp_path, spec)
+    with pytest.raises(InputError) as raised:
+        load_suite(data_dir, "coding_agent", check=False)
+    [problem] = [str(p) for p in raised.value.problems]
+    assert problem.startswith(str(data_dir / "suites" / "coding_agent" / "suite.yaml")) and expected in problem
+
+
+@pytest.mark.parametrize("value", ['"yes"', '"false"', "1"])
+def test_a_task_any_call_must_be_true_false_or_null(tmp_path, value):
+    data_dir = _suite(tmp_path, "name: coding_agent\n")
+    tasks = data_dir / "suites" / "coding_agent" / "tasks.jsonl"
+    lines = tasks.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"expected": {', f'"expected": {{"any_call": {value}, ', 1)
+    tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        load_suite(data_dir, "coding_agent", check=False)
+    [problem] = [str(p) for p in raised.value.problems]
+    assert problem.startswith(f"{tasks}:3: ") and "expected.any_call: Input should be a valid boolean" in problem

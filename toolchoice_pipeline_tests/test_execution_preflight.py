@@ -96,3 +96,22 @@ def test_messages_never_carry_keys(monkeypatch):
     error.attempts = 6
     message = describe_failure("openai/m", error)
     assert message.startswith("openai/m: rate limited after 6 attempts") and "AbCdEf" not in message
+
+
+def test_failure_messages_pass_the_same_sanitiser_as_stored_text(monkeypatch):
+    """Formats only the sanitiser knows (a password in a URL, a Databricks or Hugging Face token) are redacted
+    from provider errors too, with the sanitiser's typed placeholders; an environment key by its value."""
+    monkeypatch.setenv("MY_PROVIDER_TOKEN", "tok-0123456789abcdef")
+    hf_token = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3x"
+    text = (
+        f"connect https://bob:Xy7pQ2wLm9@db.example.com/x failed; header {hf_token}; "
+        "dapi0123456789abcdef0123456789abcdef; tok-0123456789abcdef"
+    )
+    cleaned = redact(text)
+    for secret in ("Xy7pQ2wLm9", hf_token, "dapi0123456789abcdef", "tok-0123456789abcdef"):
+        assert secret not in cleaned
+    for kind in ("url_password", "huggingface_access_token", "databricks_api_token", "environment_secret"):
+        assert f"[REDACTED:{kind}]" in cleaned
+    error = litellm.APIConnectionError(message=text, llm_provider="openai", model="m")
+    message = describe_failure("openai/m", error)
+    assert message.startswith("openai/m: ") and "Xy7pQ2wLm9" not in message and hf_token not in message

@@ -180,3 +180,39 @@ def test_a_full_disk_inside_a_step_is_a_bad_environment_never_a_failed_gate(tmp_
     assert "Traceback" not in output and 'File "' not in output
     assert "bad environment" in done.stderr
     assert not (data_dir / "releases" / "r1" / "scores.json").exists()
+
+
+@pytest.fixture
+def small_disk(tmp_path, request):
+    """A real file system of ``request.param`` bytes (tmpfs, mounted as root as the tests run here and in CI)
+    that the run fills up: ENOSPC from the kernel, not a stand-in."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={request.param}", "tmpfs", str(mount_point)],
+        capture_output=True,
+        text=True,
+    )
+    assert mounted.returncode == 0, f"mounting a small tmpfs needs root: {mounted.stderr}"
+    try:
+        yield mount_point
+    finally:
+        if subprocess.run(["umount", str(mount_point)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
+
+
+# 512 KiB fills while Dagster stores the run (SQLite: "database or disk is full"); 1.5 MiB while the release is
+# committed to the warehouse (DuckDB: "No space left on device").
+@pytest.mark.slow
+@pytest.mark.parametrize("small_disk", ["512k", "1536k"], indirect=True)
+def test_a_really_full_disk_inside_a_step_is_a_bad_environment_and_commits_nothing(small_disk):
+    data_dir = _small_run(small_disk)
+    done = toolchoice("run", "--release", "r1", "--no-judge", "--data-dir", str(data_dir))
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    assert "Traceback" not in output and 'File "' not in output
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    assert "bad environment" in done.stderr
+    assert "No space left on device" in done.stderr or "disk is full" in done.stderr
+    assert not (data_dir / "releases" / "r1" / "scores.json").exists()

@@ -118,3 +118,55 @@ def test_budget_exhaustion_is_flagged_counted_and_warned_and_unjudged_episodes_t
     assert (
         judge_warnings(ReleaseDocument(release_id="r", kind="adhoc", suite="s", models={"m": one_in_forty})) == []
     )  # 5% is not more than 5%
+
+
+def test_unpriced_costs_are_stored_in_scores_json_and_the_warehouse_and_every_table_shows_them(tmp_path):
+    from toolchoice_pipeline.defs.metadata import scores_markdown
+    from toolchoice_pipeline.releases.lineage import Lineage
+    from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+    from toolchoice_pipeline.releases.warehouse import Warehouse
+    from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, votes_for
+
+    suite = make_suite(4)
+    episodes = model_episodes(suite, "openai/my-private-finetune") + model_episodes(suite, "local/bm25-router")
+    lineage = Lineage(release_id="r1", suite=suite.name, catalog_version=suite.catalog_version, run_id="run-r1")
+    published = publish_release(
+        tmp_path,
+        suite,
+        lineage,
+        "adhoc",
+        episodes,
+        votes_for(episodes),
+        judge={"model": "openai/private-judge", "polls": 3, "rubric_version": "rv1"},
+        unpriced_agents=["openai/my-private-finetune"],
+        judge_unpriced=True,
+    )
+    stored = ReleaseStore(tmp_path).read_scores("r1")
+    assert stored == published.scores
+    private, local = stored.models["openai/my-private-finetune"], stored.models["local/bm25-router"]
+    assert (private.agent_cost_unpriced, private.judge_cost_unpriced) == (True, True)
+    assert (local.agent_cost_unpriced, local.judge_cost_unpriced) == (False, True)  # local/ is priced at 0
+    columns = Warehouse(tmp_path).read_table(
+        "release_scores", "r1", ["model", "agent_cost_unpriced", "judge_cost_unpriced"]
+    )
+    assert sorted(columns.to_pylist(), key=lambda row: row["model"]) == [
+        {"model": "local/bm25-router", "agent_cost_unpriced": False, "judge_cost_unpriced": True},
+        {"model": "openai/my-private-finetune", "agent_cost_unpriced": True, "judge_cost_unpriced": True},
+    ]
+    # The Dagster Markdown table and the console table read the stored flags: "unpriced", never 0.0000.
+    rows = {line.split(" | ")[0].removeprefix("| "): line for line in scores_markdown(stored).splitlines()[2:]}
+    assert rows["openai/my-private-finetune"].count("unpriced") == 2
+    assert rows["local/bm25-router"].count("unpriced") == 1 and "0.0004" in rows["local/bm25-router"]
+    table = scores_table(stored)
+    agent_column = [c for c in table.columns if c.header == "agent USD"][0]
+    judge_column = [c for c in table.columns if c.header == "judge USD"][0]
+    models = list(stored.models)
+    assert list(agent_column.cells)[models.index("openai/my-private-finetune")] == "unpriced"
+    assert list(agent_column.cells)[models.index("local/bm25-router")] == "0.0004"
+    assert set(judge_column.cells) == {"unpriced"}
+
+
+def test_a_scores_json_written_before_the_unpriced_fields_reads_as_priced():
+    old = ModelScores.model_validate(figures_of(3))
+    assert not old.agent_cost_unpriced and not old.judge_cost_unpriced
+    assert score_cells(old).count("0.0000") == 2

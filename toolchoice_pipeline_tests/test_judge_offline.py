@@ -80,10 +80,11 @@ def test_arguments_about_something_else_than_the_named_file_are_incorrect():
     assert verdict("Show me src/server.py", call("Read", file_path="README.md")).verdict == "incorrect"
 
 
-def test_no_call_is_wrong_when_a_tool_clearly_fitted_and_the_judge_abstains_on_chat():
+def test_no_call_is_wrong_when_a_tool_clearly_fitted_and_right_on_chat_no_tool_shares_a_word_with():
     assert verdict("Which git branch is this repo on?", Reply(text="main, probably.")).verdict == "incorrect"
-    # No tool shares a word with a thank-you: no evidence either way, so no vote (not a pass).
-    assert verdict("thanks, that fixed it!", Reply(text="Glad to help.")).verdict == "abstain"
+    # No tool shares a word with a thank-you: evidence that no tool serves it, so answering without a call is right.
+    found = verdict("thanks, that fixed it!", Reply(text="Glad to help."))
+    assert found.verdict == "correct" and "no tool serves it" in found.conclusion
 
 
 def test_a_follow_up_is_judged_with_the_earlier_turn():
@@ -417,3 +418,31 @@ def test_a_tool_whose_own_schema_is_invalid_fails_the_call_and_a_fixed_schema_is
             "schemas)" in broken.conclusion
         )
     assert verdict("Show me src/server.py", reply, read_tool("string")).verdict == "correct"
+
+
+WEB = [
+    ToolDefinition(
+        name="WebSearch",
+        description="Search the public internet: library documentation, release notes, security advisories.",
+        parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    ),
+    ToolDefinition(
+        name="WebFetch",
+        description="Download one public web page and return its text.",
+        parameters={
+            "type": "object",
+            "properties": {"url": {"type": "string", "format": "uri", "description": "Full URL of the page."}},
+            "required": ["url"],
+        },
+    ),
+]
+
+
+def test_a_url_the_request_gives_is_acted_on_only_by_a_tool_that_takes_a_url():
+    request = "Here are the release notes: https://example.org/v3/changes . Anything in there that breaks us?"
+    assert verdict(request, call("WebFetch", url="https://example.org/v3/changes"), WEB).verdict == "correct"
+    found = verdict(request, call("WebSearch", query="https://example.org/v3/changes"), WEB)
+    assert found.verdict == "incorrect" and "WebSearch has no parameter for a URL" in found.conclusion
+    # Without a URL to act on, the words decide as before.
+    search = call("WebSearch", query="flask 3.1 release notes")
+    assert verdict("Find the release notes of flask 3.1", search, WEB).verdict == "correct"

@@ -1,13 +1,15 @@
 """Loading a 10,000-tool catalog: ``load_catalog_file`` (what validate, every run and every stage use) and
 ``load_suite`` of a suite with that catalog, each timed cold in a fresh process and warm (a second load in the
-same process, as a run's later stages do), for the catalog written as JSON (the fast path) and as block YAML.
+same process, as a run's later stages do), for the catalog written as JSON (the strict JSON reader) and as block YAML
+(rapidyaml, util/yaml_fast.py).
 Every tool's schema differs (no check is served from a cache). Writes ``benchmarks/results/catalog_10k.json``.
 
     python benchmarks/catalog/run.py [--tools 10000] [--repeats 3] [--formats json,yaml]
 
 Goal (issue 13): a 10,000-tool catalog loads in <= 2 s, once per run. Median of ``--repeats`` fresh processes;
 the process CPU time of the cold load is recorded too, since wall time on a shared machine mostly measures the
-other jobs (the load average before and after is in the results file).
+other jobs (the load average before and after is in the results file). Exits 1 when a format's median cold CPU
+time is over the goal.
 """
 
 from __future__ import annotations
@@ -93,8 +95,7 @@ def main() -> int:
         "->",
         result["load_average_after"],
     )
-    json_result = result["formats"].get("json")
-    return 0 if json_result is None or json_result["cold_s_median"] <= 2.0 else 1
+    return 0 if all(r["cold_cpu_s_median"] <= result["goal_s"] for r in result["formats"].values()) else 1
 
 
 def measure(n_tools: int, repeats: int, fmt: str) -> dict:

@@ -18,6 +18,8 @@ agreement; a variant's ``judged_correct_share`` (its TSQ) is over the replays wi
   arguments, wrong). ``tsq`` gives the share judged correct of the full and of the partial answer.
 - ``multiple`` (BFCL, 2 to 4 functions, one call expected): ``gold`` (right) and ``wrong_function`` (another
   function of the catalog, from ``bfcl_verdicts.jsonl``, wrong).
+- ``irrelevance`` (BFCL, no tool can answer): ``no_call`` (right) and ``spurious_call`` (a call of the
+  catalog's function, wrong), from ``bfcl_verdicts.jsonl``.
 - ``demo`` (``data/suites/coding_agent``): the first steps of the two local baselines through LiteLLM, right
   when the right tool was called (the labels of :mod:`agreement`); and for every read-only request (expected
   Read, Grep, Glob, WebSearch or WebFetch, no edit/write tag) a ``mutating_tool`` replay calling Write (the
@@ -156,6 +158,23 @@ def multiple(data: Path) -> tuple[dict[str, Any], dict[str, str]]:
     return figures(rows), wrong_gold
 
 
+def irrelevance(data: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    suite = bfcl_suite(data, "irrelevance")
+    tasks = {t.id: t for t in suite.tasks}
+    rows: list[tuple[str, bool | None, bool]] = []
+    misjudged: dict[str, str] = {}
+    for line in read_verdicts():
+        if line["category"] != "irrelevance":
+            continue
+        task = tasks[line["task_id"]]
+        truth = line["variant"] == "no_call"
+        found = grade(task.message_dicts(), suite.task_catalog(task), reply_of(line["tool_calls"]))
+        rows.append((line["variant"], judged(found), truth))
+        if judged(found) is not None and judged(found) != truth:
+            misjudged[f"{line['task_id']}/{line['variant']}"] = f"{found.verdict}: {found.conclusion[:200]}"
+    return figures(rows), misjudged
+
+
 def demo() -> tuple[dict[str, Any], dict[str, str]]:
     from toolchoice_pipeline.judge.polling import episode_items
     from toolchoice_pipeline.providers import register_providers
@@ -208,7 +227,13 @@ def main() -> int:
     (data / "toolchoice.yaml").write_text((DATA / "toolchoice.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     results: dict[str, Any] = {}
     examples: dict[str, Any] = {}
-    for name, run in (("parallel", lambda: parallel(data)), ("multiple", lambda: multiple(data)), ("demo", demo)):
+    runs = (
+        ("parallel", lambda: parallel(data)),
+        ("multiple", lambda: multiple(data)),
+        ("irrelevance", lambda: irrelevance(data)),
+        ("demo", demo),
+    )
+    for name, run in runs:
         results[name], examples[name] = run()
     from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION
 
@@ -220,10 +245,10 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"rubric {RUBRIC_VERSION}")
-    print(f"{'data set':10} {'n':>5} {'accuracy':>9} {'kappa':>7} {'detection':>10} {'false alarms':>13}")
+    print(f"{'data set':12} {'n':>5} {'accuracy':>9} {'kappa':>7} {'detection':>10} {'false alarms':>13}")
     for name, r in results.items():
         print(
-            f"{name:10} {r['n']:>5} {r['accuracy']:>9} {r['kappa']!s:>7} {r['detection_rate']!s:>10} "
+            f"{name:12} {r['n']:>5} {r['accuracy']:>9} {r['kappa']!s:>7} {r['detection_rate']!s:>10} "
             f"{r['false_alarm_rate']!s:>13}"
         )
         print(

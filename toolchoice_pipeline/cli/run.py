@@ -191,8 +191,8 @@ def _check_stored(store, data_dir: Path, suite: str) -> None:
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     """Refuse to start (exit 2) when a model cannot work: unknown provider, no API key in the environment,
-    unknown local model, a replay file that does not load. One line per model, naming it as agent, judge or
-    both.
+    unknown local model, a replay file that does not load, an unpriced model under a budget (``budget_usd`` for
+    agents, ``judge.budget_usd`` for the judge). One line per model, naming it as agent, judge or both.
 
     No provider is called here: the engine makes each remote model's preflight call just before its first
     uncached call (so a fully cached re-run calls nobody) and keeps a model that fails it apart from the others.
@@ -217,13 +217,30 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
             found.append(
                 Problem(file=f"{' and '.join(roles[model])} {model}", message=problem.removeprefix(f"{model}: "))
             )
-    if judge:
-        from toolchoice_pipeline.judge.preflight import unpriced_under_budget
+    from toolchoice_pipeline.execution.preflight import unpriced_under_budget
 
-        problem = unpriced_under_budget(run_config.judge)
+    # A budget cannot stop a model whose calls count 0 USD: refused as the judge's is (one line, exit 2).
+    for index, spec in enumerate(run_config.models):
+        problem = unpriced_under_budget(spec, run_config.budget_usd, price_field=f"models[{index}].price")
         if problem:
             found.append(
-                Problem(file="judge " + run_config.judge.model.model, field="judge.model.price", message=problem)
+                Problem(
+                    file="agent " + spec.model,
+                    field=f"models[{index}].price",
+                    message=problem.removeprefix(f"{spec.model}: "),
+                )
+            )
+    if judge:
+        from toolchoice_pipeline.judge.preflight import unpriced_under_budget as judge_unpriced
+
+        problem = judge_unpriced(run_config.judge)
+        if problem:
+            found.append(
+                Problem(
+                    file="judge " + run_config.judge.model.model,
+                    field="judge.model.price",
+                    message=problem.removeprefix(f"{run_config.judge.model.model}: "),
+                )
             )
     if found:
         raise InputError(found)

@@ -346,9 +346,11 @@ def release_scores(
     judge_votes: list[JudgeVote],
     task_scores: list[TaskScore],
 ) -> dg.MaterializeResult:
+    from toolchoice_pipeline.execution.llm import is_priced
     from toolchoice_pipeline.ingest.canary import canary_problem
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.judge.calibration import release_calibration
+    from toolchoice_pipeline.judge.preflight import preflight_judge_cost
     from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart, trend_markdown
     from toolchoice_pipeline.releases.store import publish_release
 
@@ -365,6 +367,7 @@ def release_scores(
             "calibration": release_calibration(
                 judge_votes, right_tool, canary_problem(toolchoice.path), judge.calibration
             ),
+            **preflight_judge_cost(judge_votes),
         }
     try:
         published = publish_release(
@@ -378,6 +381,8 @@ def release_scores(
             force=request.force,
             promote=False,
             judge=judge_document,
+            unpriced_agents=[spec.model for spec in snapshot.config.models if not is_priced(spec)],
+            judge_unpriced=request.judge and not is_priced(judge.model),
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(snapshot.release_id, exc) from None
@@ -403,7 +408,8 @@ def release_scores(
         "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
         "judge_cost_usd": round(
             sum(m.judge_cost_usd for m in published.scores.models.values())
-            + ((judge_document or {}).get("calibration") or {}).get("canary_judge_cost_usd", 0.0),
+            + ((judge_document or {}).get("calibration") or {}).get("canary_judge_cost_usd", 0.0)
+            + (judge_document or {}).get("preflight_judge_cost_usd", 0.0),
             6,
         ),
     }

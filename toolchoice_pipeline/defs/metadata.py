@@ -60,7 +60,8 @@ def judge_metadata(votes: list[JudgeVote]) -> dict[str, Any]:
 
 
 def scores_markdown(scores: ReleaseDocument) -> str:
-    """The per-model scores of a release document as a Markdown table (shares in points)."""
+    """The per-model scores of a release document as a Markdown table (shares in points; a cost the document
+    marks unpriced, ``agent_cost_unpriced``/``judge_cost_unpriced``, shows "unpriced", never 0.0000)."""
     lines = ["| model | " + " | ".join(SCORE_COLUMNS) + " |", "|---|" + "---:|" * len(SCORE_COLUMNS)]
     for model, figures in scores.models.items():
         lines.append(f"| {model} | " + " | ".join(score_cells(figures)) + " |")

@@ -2,7 +2,8 @@
 
 Every infrastructure error stored on an episode or a step comes from :func:`describe_failure`. Messages start
 with the model string (``"openai/gpt-4o-mini: ..."``), say what kind of failure it was and what to do, and
-never contain an API key: provider texts pass through :func:`redact` first.
+never contain an API key: provider texts pass through :func:`redact` first (the values of secret environment
+variables, then the sanitiser every stored text passes, :mod:`toolchoice_pipeline.util.sanitise`).
 """
 
 from __future__ import annotations
@@ -10,24 +11,21 @@ from __future__ import annotations
 import os
 import re
 
+from toolchoice_pipeline.util.sanitise import sanitise
+
 _MAX_DETAIL = 300
-_KEY_PATTERNS = [
-    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-*]{8,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-*]{8,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
-]
 #: Names of environment variables that hold secrets (API keys, tokens, passwords, credentials).
 SECRET_VARIABLE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)", re.IGNORECASE)
 
 
 def redact(text: str) -> str:
-    """``text`` with API-key-like strings and the values of secret environment variables masked as ``***``."""
+    """``text`` with the value of every secret environment variable (8 characters or more) replaced by
+    ``[REDACTED:environment_secret]``, then sanitised (:func:`~toolchoice_pipeline.util.sanitise.sanitise`: key
+    formats, ``Bearer`` tokens, passwords in URLs, ... each as ``[REDACTED:<kind>]``)."""
     for name, value in os.environ.items():
         if value and len(value) >= 8 and SECRET_VARIABLE.search(name) and value in text:
-            text = text.replace(value, "***")
-    for pattern in _KEY_PATTERNS:
-        text = pattern.sub("***", text)
-    return text
+            text = text.replace(value, "[REDACTED:environment_secret]")
+    return sanitise(text)
 
 
 def _detail(exc: BaseException) -> str:

@@ -7,7 +7,8 @@ Two parts, each giving ``None`` (usable) or one clear message naming the model:
   in-process provider must be registered); a remote model must have a provider LiteLLM knows
   (``litellm.get_llm_provider``) and its API key in the environment (``litellm.validate_environment``).
   A replay file that does not load is bad input: :class:`~toolchoice_pipeline.util.errors.InputError` is raised,
-  naming file, line and field.
+  naming file, line and field. With a budget set (``budget_usd``), an unpriced model is refused too
+  (:func:`unpriced_under_budget`): its calls would count 0 USD and the budget would never stop it.
 - :func:`check_by_call`, for remote models: one tiny call (``max_tokens=8``) with the run's retries. A refused
   call becomes "authentication failed", "model not found" or "unknown provider". LiteLLM reports a misspelt
   model name as an authentication error; when the name is also missing from LiteLLM's model list
@@ -24,11 +25,14 @@ import difflib
 import hashlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolchoice_pipeline.execution.failures import SECRET_VARIABLE, describe_failure, is_unknown_provider, redact
 from toolchoice_pipeline.execution.offline import is_local_model
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+
+if TYPE_CHECKING:
+    from toolchoice_pipeline.execution.llm import Completion
 
 PREFLIGHT_MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
 
@@ -168,15 +172,41 @@ def static_problem(spec: ModelSpec, data_dir: Path) -> str | None:
     return None
 
 
+def unpriced_under_budget(
+    spec: ModelSpec, budget_usd: float | None, *, budget_field: str = "budget_usd", price_field: str = "models[].price"
+) -> str | None:
+    """Why a budget cannot work for ``spec``: ``budget_usd`` is set (the setting ``budget_field``) but the model
+    has no known price (no ``price:``, missing from LiteLLM's pricing table: :func:`~.llm.is_priced`), so its
+    calls would count 0.0 USD and the budget would never stop them. None when there is no budget or the model is
+    priced (built-in ``local/...`` models are free). The message names the model and the setting to add
+    (``price_field``)."""
+    from toolchoice_pipeline.execution.llm import is_priced
+
+    if budget_usd is None or is_priced(spec):
+        return None
+    return (
+        f"{spec.model}: unpriced (not in LiteLLM's pricing table), so {budget_field}={budget_usd} could never "
+        f"stop it: give the model a price ({price_field}: {{input_usd_per_mtok: ..., output_usd_per_mtok: ...}}) "
+        "or remove the budget"
+    )
+
+
 async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> str | None:
     """One tiny call to a model through the usual call wrapper; None when it answers.
 
     ``params`` are the call's parameters (``max_tokens=8`` when none are given); the judge preflight passes
     exactly what a poll sends."""
+    problem, _ = await call_check(spec, retries=retries, **params)
+    return problem
+
+
+async def call_check(spec: ModelSpec, *, retries: RetryConfig, **params: Any) -> tuple[str | None, Completion | None]:
+    """:func:`check_by_call` that also returns the call's :class:`~.llm.Completion` (its tokens and cost), so a
+    caller under a budget can count the check's own call; ``(message, None)`` when it failed."""
     from toolchoice_pipeline.execution.llm import complete
 
     try:
-        await complete(spec, PREFLIGHT_MESSAGES, retries=retries, **(params or {"max_tokens": 8}))
+        completion = await complete(spec, PREFLIGHT_MESSAGES, retries=retries, **(params or {"max_tokens": 8}))
     except Exception as exc:
         known = known_to_litellm(spec.model)
         message = describe_failure(spec.model, exc, known_model=known)
@@ -184,8 +214,8 @@ async def check_by_call(spec: ModelSpec, *, retries: RetryConfig, **params: Any)
             suggestions = close_matches(spec.model)
             if suggestions:
                 message += f" (did you mean {' or '.join(suggestions)}?)"
-        return redact(message)
-    return None
+        return redact(message), None
+    return None, completion
 
 
 async def preflight(models: list[ModelSpec], *, data_dir: Path, retries: RetryConfig) -> dict[str, str | None]:

@@ -4,8 +4,8 @@
   workers taking its tasks in order, and every provider call attempt also holds one of
   ``concurrency.max_in_flight`` global slots (released while backing off between attempts), so all tasks ×
   models run interleaved and no model starves the others. Cache hits take no slot.
-- **Faults kept apart**: a model whose static preflight fails gets one clear message on all its rows and is
-  never called; a remote model gets its preflight call just before its first cache miss (so a run served from
+- **Faults kept apart**: a model whose static preflight fails (an unpriced model under ``budget_usd``
+  included) gets one clear message on all its rows and is never called; a remote model gets its preflight call just before its first cache miss (so a run served from
   the journal calls nobody); a model whose calls fail :data:`CONSECUTIVE_FAILURES_TO_STOP` times in a row
   for model-level reasons (bad key, no such model, unreachable, transient errors outlasting the retries) is
   stopped and its remaining uncached rows say why. Other models run on; the caller learns which models were
@@ -45,6 +45,7 @@ from toolchoice_pipeline.execution.preflight import (
     model_fingerprint,
     resolve_model,
     static_problem,
+    unpriced_under_budget,
 )
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
 from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
@@ -158,7 +159,9 @@ async def run_suite(
     policy = cache_policy or config.cache.policy
     tasks = suite.tasks
     views = _Views(suite)
-    blocked = {spec.model: static_problem(spec, data_dir) for spec in specs}
+    blocked = {
+        spec.model: static_problem(spec, data_dir) or unpriced_under_budget(spec, config.budget_usd) for spec in specs
+    }
     for problem in blocked.values():
         if problem:
             log.warning("preflight failed: %s", problem)

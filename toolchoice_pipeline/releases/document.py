@@ -41,7 +41,8 @@ class CalibrationInfo(BaseModel):
 
 class JudgeInfo(BaseModel):
     """The ``judge`` object: the judge model string, polls per choice, the rubric's 12-hex version, the judge's
-    budget in USD (None: no cap) and the release's calibration."""
+    budget in USD (None: no cap), the release's calibration, and the judge preflight call's cost (USD) and
+    tokens (added with issue 12: that call is under the budget and in the judge's cost)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -50,6 +51,8 @@ class JudgeInfo(BaseModel):
     rubric_version: str
     budget_usd: float | None = None
     calibration: CalibrationInfo | None = None
+    preflight_judge_cost_usd: float = 0.0
+    preflight_judge_tokens: int = 0
 
 
 class GateDocument(BaseModel):

@@ -39,9 +39,13 @@ def score_cells(
 ) -> list[str]:
     """One model's figures (:class:`ModelScores` or a ``models`` entry of ``scores.json``) in
     :data:`SCORE_COLUMNS` order, each with its declared decimals (:func:`~toolchoice_pipeline.scoring.summary.metric`);
-    a cost is "unpriced" for a model whose price is unknown (its calls were counted at 0)."""
+    a cost is "unpriced" for a model whose price is unknown (its calls were counted at 0): as the figures say
+    (``agent_cost_unpriced``, ``judge_cost_unpriced``) or as the caller says (``agent_priced``, ``judge_priced``)."""
     values = figures.model_dump() if isinstance(figures, ModelScores) else figures
-    unpriced = {"agent_cost_usd": not agent_priced, "judge_cost_usd": not judge_priced}
+    unpriced = {
+        "agent_cost_usd": not agent_priced or bool(values.get("agent_cost_unpriced")),
+        "judge_cost_usd": not judge_priced or bool(values.get("judge_cost_unpriced")),
+    }
     return [
         UNPRICED
         if unpriced.get(name)

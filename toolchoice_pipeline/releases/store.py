@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +39,7 @@ from toolchoice_pipeline.releases.warehouse_tables import (
     with_lineage,
 )
 from toolchoice_pipeline.scoring.columnar import score_release, summarise_columnar
-from toolchoice_pipeline.scoring.summary import ModelScores
+from toolchoice_pipeline.scoring.summary import ModelScores, mark_unpriced
 from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
@@ -366,6 +366,8 @@ def publish_release(
     force: bool = False,
     scores: list[TaskScore] | None = None,
     promote: bool = True,
+    unpriced_agents: Collection[str] = (),
+    judge_unpriced: bool = False,
 ) -> PublishedRelease:
     """Score a release, commit its warehouse tables, gate it, write ``scores.json`` (last), then promote it.
 
@@ -377,6 +379,8 @@ def publish_release(
     scores come from the ``task_scores`` table the same way.
     With ``promote=False`` promotion is left to the caller (the Dagster ``baseline`` asset, after the blocking
     gate check); a forced re-run of a promoted release that no longer qualifies is withdrawn either way.
+    ``unpriced_agents`` (model strings) and ``judge_unpriced`` mark costs counted at 0 for want of a price
+    (:func:`~toolchoice_pipeline.scoring.summary.mark_unpriced`: ``agent_cost_unpriced``, ``judge_cost_unpriced``).
     Also writes ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished
     release and ``force`` is False.
     """
@@ -389,6 +393,7 @@ def publish_release(
     else:
         task_scores = task_scores_table(scores, lineage)
         models = summarise_columnar(task_scores)
+    models = mark_unpriced(models, agents=unpriced_agents, judge=judge_unpriced)
     tables = {
         "task_scores": task_scores,
         "release_scores": release_scores_table(models, lineage),

@@ -63,6 +63,8 @@ def _model_score_fields() -> list[pa.Field]:
             fields.append(pa.field("tags_json", pa.string()))
         elif typing.get_origin(info.annotation) is list:  # a list of names (flaky_tasks)
             fields.append(pa.field(name, _STRINGS))
+        elif info.annotation is bool:
+            fields.append(pa.field(name, pa.bool_()))
         elif info.annotation is int:
             fields.append(pa.field(name, pa.int32()))
         elif info.annotation is float or (kind in (types.UnionType, typing.Union) and float in args):

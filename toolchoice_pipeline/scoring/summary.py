@@ -12,7 +12,10 @@ Units and denominators:
   interpolation as numpy and DuckDB ``quantile_cont``) are over the episodes without an infrastructure error;
   ``tsq_mean`` ignores episodes without a valid vote.
 - ``agent_cost_usd`` / ``judge_cost_usd`` sum every episode and every vote, failed ones included (6 decimals);
-  ``judge_tokens`` sums the votes' prompt + completion tokens.
+  ``judge_tokens`` sums the votes' prompt + completion tokens. ``agent_cost_unpriced`` / ``judge_cost_unpriced``
+  say that the agent / judge model has no known price (no ``price:``, not in LiteLLM's pricing table): its
+  calls were counted at 0.0 USD, so the cost is unknown, never shown as 0 (:func:`mark_unpriced`). Built-in
+  ``local/`` models are priced at 0.
 - ``n_unjudged``: episodes that ran (no infrastructure error) and were sent to the judge but got no valid
   vote (the ``judge_failed`` flag: invalid answers, abstentions, an exhausted budget); their TSQ is missing
   and ``tsq_mean`` is over the rest.
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +143,25 @@ class ModelScores(BaseModel):
     # Added after latency_ms_p50/p95 (which include our client's queueing): documents written before lack them.
     provider_ms_p50: float | None = metric("p50 ms", 1, default=None)
     provider_ms_p95: float | None = metric("p95 ms", 1, default=None)
+    # Added with issue 12: a cost counted at 0 USD because the model has no known price is "unpriced", not free.
+    agent_cost_unpriced: bool = metric(default=False)
+    judge_cost_unpriced: bool = metric(default=False)
+
+
+def mark_unpriced(
+    models: dict[str, ModelScores], *, agents: Collection[str] = (), judge: bool = False
+) -> dict[str, ModelScores]:
+    """``models`` with ``agent_cost_unpriced`` set for the models named in ``agents`` and ``judge_cost_unpriced``
+    set for every model when ``judge`` (the judge model that judged them is unpriced)."""
+    return {
+        model: scores.model_copy(
+            update={
+                "agent_cost_unpriced": scores.agent_cost_unpriced or model in agents,
+                "judge_cost_unpriced": scores.judge_cost_unpriced or judge,
+            }
+        )
+        for model, scores in models.items()
+    }
 
 
 def table_columns() -> list[tuple[str, str, int | None]]:

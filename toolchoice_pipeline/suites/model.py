@@ -20,9 +20,10 @@ SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a directory under su
 
 
 class SuiteSpec(BaseModel):
-    """The contents of ``suite.yaml``. Paths are relative to the suite directory."""
+    """The contents of ``suite.yaml``. Paths are relative to the suite directory. Types are strict, as in the run
+    configuration: a YAML ``!!set`` is not a list (its order is lost), ``!!binary`` is not a string."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(min_length=1, pattern=SUITE_NAME.pattern)
     description: str = ""

@@ -48,16 +48,17 @@ class ChatMessage(BaseModel):
 class ExpectedCall(BaseModel):
     """One expected call: a tool name and its key arguments (matcher grammar, see :mod:`.matchers`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     tool: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class Expected(BaseModel):
-    """What a good agent calls first: ``tool`` (null = no call) with its key ``arguments``."""
+    """What a good agent calls first: ``tool`` (null = no call) with its key ``arguments``. Strict types:
+    ``"any_call": "yes"`` is refused, not read as true."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     tool: Annotated[str, Field(min_length=1)] | None
     arguments: dict[str, Any] = Field(default_factory=dict)

@@ -3,8 +3,10 @@
 It reads only its prompt (:func:`.prompt.read_judge_input`): the conversation, the catalog and the model
 output. It never sees the expected answer. It grades the first step's reply as a whole, in this order:
 
-0. with descriptions in the catalog but no tool sharing a term with the request (and none named), it abstains
-   (verdict ``"abstain"``, an invalid vote), unless a check below that needs no evidence fails;
+0. with descriptions in the catalog but no tool sharing a term with the request (and none named), a step that
+   makes no call is right (nothing in the catalog serves the request), and a step that makes a call gets an
+   abstention (verdict ``"abstain"``, an invalid vote: no evidence for or against the call), unless a check
+   below that needs no evidence fails;
 1. every chosen tool exists in the catalog and was called through the tool interface (not written in text);
 2. every call's arguments validate against the tool's JSON Schema (:mod:`.arguments`: the ``jsonschema``
    library, the dialect named by ``$schema``, 2020-12 otherwise). A call that fails is incorrect even when the
@@ -20,6 +22,8 @@ output. It never sees the expected answer. It grades the first step's reply as a
    - a tool the latest request names explicitly (:mod:`.mentions`: "websearch ...", "with the Read tool") is
      right: the user's instruction counts more than the fit of words; choosing another tool than the one
      named is wrong, unless the named tool's description denies the request;
+   - when the request gives a URL, it is what the request is about: a tool with no URL parameter is wrong while
+     another (not denied) has one, and a tool that has one is never beaten by a tool that has none;
    - otherwise the request's fit to the tool's description against the best alternative (:mod:`.fit`): wrong
      when another tool *clearly* fits better: with no denial hit, it beats the chosen tool by more than
      :data:`CLEAR_MARGIN` distinctive terms; a tool the step also calls is never that better alternative;
@@ -75,6 +79,9 @@ CLEAR_MARGIN = 0.5
 NO_EVIDENCE = (
     "no tool in the catalog shares anything with the request, so there is no evidence to grade the "
     "choice on: the judge abstains (an invalid vote)."
+)
+NO_OVERLAP_NO_CALL = (
+    "no tool in the catalog shares anything with the request, so no tool serves it: answering without a call is right."
 )
 CLEAR_FIT = 0.5
 MIN_REQUEST_TERMS = 2
@@ -220,6 +227,17 @@ def judge_tool(
         )
     # The named tool is called by another call of the step: this call is judged by its own fit.
     others = [f for f in fits if f.name != mine.name and f.name not in step_tools]
+    if URL_TERM in request.terms:
+        # A URL the request gives is the thing it is about: only a tool that takes a URL can act on it.
+        takes_url = [f for f in fits if URL_TERM in f.matched and not f.denied]
+        if takes_url and URL_TERM not in mine.matched and not step_tools & {f.name for f in takes_url}:
+            return ToolChoice(
+                False,
+                f"the request gives a URL to act on, and {takes_url[0].name} takes one, while {mine.name} has no "
+                f"parameter for a URL: {_describe_fit(takes_url[0], surface)} against {_describe_fit(mine, surface)}",
+            )
+        if URL_TERM in mine.matched:
+            others = [f for f in others if URL_TERM in f.matched]
     best_other = others[0] if others else None
     if _clearly_fits(best_other, mine.score + CLEAR_MARGIN * unit):
         return ToolChoice(
@@ -293,7 +311,8 @@ def assess(data: JudgeInput) -> Assessment:
             chosen += f"; the agent answered {json.dumps(data.text[:200], ensure_ascii=False)}"
         arguments = "nothing to check, as there is no call."
         if no_evidence:
-            return Assessment(ABSTAIN, asked, available, chosen + ".", arguments, NO_EVIDENCE)
+            # No tool shares a term with the request: that is evidence *for* answering without a call.
+            return Assessment("correct", asked, available, chosen + ".", arguments, NO_OVERLAP_NO_CALL)
         wanted = _named_and_fitting(asked_for, fit_by_name)
         if wanted:
             return Assessment(
