@@ -6,7 +6,13 @@ import sqlite3
 
 import litellm
 
-from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, key_params, request_key
+from toolchoice_pipeline.execution.journal import (
+    CallJournal,
+    JournaledCall,
+    _add_missing_columns,
+    key_params,
+    request_key,
+)
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline_tests.execution_support import CATALOG, call, numbered_tasks, register_scripted, write_suite
@@ -162,7 +168,22 @@ def test_a_journal_written_before_the_split_was_kept_gets_its_columns_and_still_
     old.commit()
     old.close()
     journal = CallJournal(path, "read_write")
+    # a second process that read the old schema before the first added the columns: its ALTER finds them there
+    _add_missing_columns_as_if_unseen(path)
     assert journal.lookup("k1") == JournaledCall({"content": "hi"}, 3, 4, 0.5, 12.5, 1, provider_ms=None)
     call = JournaledCall({"content": "yo"}, 1, 2, 0.0, 9.0, provider_ms=7.0, queued_ms=2.0)
     journal.record("k2", model="m", task_id="t", step=0, call=call)
     assert CallJournal(path, "read_write").lookup("k2") == call
+
+
+def _add_missing_columns_as_if_unseen(path):
+    """Run the upgrade as a process that saw the old schema would: every ALTER meets a column already added."""
+    conn = sqlite3.connect(path)
+    real = conn.execute
+
+    class SawOldSchema:
+        def execute(self, sql, *args):
+            return iter([]) if sql.startswith("PRAGMA table_info") else real(sql, *args)
+
+    _add_missing_columns(SawOldSchema())
+    conn.close()

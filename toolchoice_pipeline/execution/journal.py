@@ -127,7 +127,11 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
     present = {row[1] for row in conn.execute("PRAGMA table_info(agent_calls)")}
     for name, kind in _ADDED_COLUMNS.items():
         if name not in present:
-            conn.execute(f"ALTER TABLE agent_calls ADD COLUMN {name} {kind}")
+            try:
+                conn.execute(f"ALTER TABLE agent_calls ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:  # another process opening the same journal added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
 
 class CallJournal:
