@@ -6,7 +6,13 @@ import sqlite3
 
 import litellm
 
-from toolchoice_pipeline.execution.journal import key_params, request_key
+from toolchoice_pipeline.execution.journal import (
+    CallJournal,
+    JournaledCall,
+    _add_missing_columns,
+    key_params,
+    request_key,
+)
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline_tests.execution_support import CATALOG, call, numbered_tasks, register_scripted, write_suite
@@ -132,3 +138,52 @@ def test_the_journal_stores_no_secret(tmp_path, monkeypatch):
     raw = (tmp_path / config().cache.path).read_bytes()
     assert b"sk-very-secret-value-1234" not in raw
     assert b"Glob" in raw  # the file holds the replies (so the check above looked at real content)
+
+
+def test_a_rerun_keeps_the_provider_and_queued_time_of_the_calls_it_reuses(tmp_path):
+    # Found on the 3.11/3.13 new-user pass: the p50 ms column (provider time) went from 9.5 to 67.7 on an
+    # unchanged re-run, because the journal kept only the client's latency and a reused step fell back to it.
+    # The sim provider reports its own time (10 ms here), as our in-process providers do.
+    suite = write_suite(tmp_path, numbered_tasks(4))
+    sim = config(models=[{"model": "sim/m", "params": {"sim_latency_ms": 10, "sim_seed": 1}}])
+    first = run_suite_sync(suite, sim, data_dir=tmp_path)
+    second = run_suite_sync(suite, sim, data_dir=tmp_path)
+    split = [[(s.provider_ms, s.queued_ms, s.latency_ms) for s in e.steps] for e in first]
+    assert all(provider is not None and provider >= 10.0 for steps in split for provider, _, _ in steps)
+    assert all(s.cache_hit for e in second for s in e.steps)
+    assert [[(s.provider_ms, s.queued_ms, s.latency_ms) for s in e.steps] for e in second] == split
+    assert [e.provider_ms for e in second] == [e.provider_ms for e in first]
+
+
+def test_a_journal_written_before_the_split_was_kept_gets_its_columns_and_still_serves(tmp_path):
+    path = tmp_path / "agent_calls.sqlite"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE agent_calls (request_key TEXT PRIMARY KEY, model TEXT NOT NULL, task_id TEXT NOT NULL, "
+        "step INTEGER NOT NULL, message_json TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens "
+        "INTEGER NOT NULL, cost_usd REAL NOT NULL, latency_ms REAL NOT NULL, attempts INTEGER NOT NULL, "
+        "resume_key TEXT, created_at REAL NOT NULL)"
+    )
+    old.execute("INSERT INTO agent_calls VALUES ('k1','m','t',0,'{\"content\": \"hi\"}',3,4,0.5,12.5,1,NULL,0)")
+    old.commit()
+    old.close()
+    journal = CallJournal(path, "read_write")
+    # a second process that read the old schema before the first added the columns: its ALTER finds them there
+    _add_missing_columns_as_if_unseen(path)
+    assert journal.lookup("k1") == JournaledCall({"content": "hi"}, 3, 4, 0.5, 12.5, 1, provider_ms=None)
+    call = JournaledCall({"content": "yo"}, 1, 2, 0.0, 9.0, provider_ms=7.0, queued_ms=2.0)
+    journal.record("k2", model="m", task_id="t", step=0, call=call)
+    assert CallJournal(path, "read_write").lookup("k2") == call
+
+
+def _add_missing_columns_as_if_unseen(path):
+    """Run the upgrade as a process that saw the old schema would: every ALTER meets a column already added."""
+    conn = sqlite3.connect(path)
+    real = conn.execute
+
+    class SawOldSchema:
+        def execute(self, sql, *args):
+            return iter([]) if sql.startswith("PRAGMA table_info") else real(sql, *args)
+
+    _add_missing_columns(SawOldSchema())
+    conn.close()

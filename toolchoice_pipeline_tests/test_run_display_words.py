@@ -1,9 +1,11 @@
 """What ``toolchoice run`` prints at the end (issue 14, the README tried as a new user): the gate line when a
 suite has no baseline (an adhoc run of a suite that has had releases before is not its "first release"), and the
-scores table whole in a CI log (no header cut to "calls/t…")."""
+scores table whole in a CI log (no header cut to "calls/t…"), and no line of text broken there (found on 3.11 and
+3.13: the paths line and the advice lines were cut at 160 columns)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from toolchoice_pipeline.cli.run_display import print_outcome
@@ -55,3 +57,27 @@ def test_off_a_terminal_the_scores_table_is_printed_whole(capsys, tmp_path):
         assert title in header, header
     assert long_model in out
     assert len(header) > 160  # wider than the console's default off a terminal: the reason for the test
+
+
+def test_off_a_terminal_no_line_of_text_is_broken(capsys, tmp_path):
+    deep = tmp_path / ("a-data-directory-with-a-long-name-" * 4)
+    result = SimpleNamespace(agent_calls=None, check_messages=[], run_id="dea7484c-c46b-4f27-a36a-701d068a9807")
+    print_outcome(_document(None), deep, result)
+    lines = capsys.readouterr().out.splitlines()
+    [paths] = [line for line in lines if line.startswith("scores: ")]
+    assert len(paths) > 160  # longer than the console's width off a terminal: the reason for the test
+    assert paths == (
+        f"scores: {deep / 'releases' / 'adhoc-2' / 'scores.json'} · gate report: "
+        f"{deep / 'releases' / 'adhoc-2' / 'gate.md'} · Dagster run dea7484c-c46b-4f27-a36a-701d068a9807"
+    )
+    assert not any(line.startswith("dea7484c") for line in lines)
+
+
+def test_the_readme_sample_output_has_the_columns_toolchoice_run_prints(capsys, tmp_path):
+    # Found stale on the 3.11/3.13 new-user pass: p50/p95 ms were shown before pass^k/pass@k.
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    [sample] = [line for line in readme.splitlines() if line.startswith("┃ model ")]
+    result = SimpleNamespace(agent_calls=None, check_messages=[], run_id="run-1")
+    print_outcome(_document(None), tmp_path, result)
+    [printed] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("┃ model ")]
+    assert [cell.strip() for cell in sample.split("┃")] == [cell.strip() for cell in printed.split("┃")]

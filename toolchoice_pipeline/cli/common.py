@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markdown import Markdown
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
@@ -29,9 +30,20 @@ data_dir_option = click.option(
 
 
 def stdout_console() -> Console:
-    """A console on stdout for tables; 160 columns wide when stdout is not a terminal (a pipe, a CI log)."""
+    """A console on stdout for tables; when stdout is not a terminal (a pipe, a CI log), 160 columns wide for
+    tables and no line of text broken (a path or a run id cut in two cannot be copied or grepped)."""
     console = Console()
-    return console if console.is_terminal else Console(width=160)
+    return console if console.is_terminal else Console(width=160, soft_wrap=True)
+
+
+def echo_markdown(text: str) -> None:
+    """Print Markdown on stdout: rendered (headings, tables, lists) when stdout is a terminal, the text itself
+    otherwise, so a pipe, a CI log or ``> file`` gets Markdown that another tool can render."""
+    console = Console()
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:
+        click.echo(text, nl=False)
 
 
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:

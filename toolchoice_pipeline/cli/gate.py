@@ -1,7 +1,8 @@
 """``toolchoice gate RELEASE``: re-check a stored release against its baseline (DESIGN §3).
 
 Exit codes: 0 the gate passed, 1 it failed, 2 bad input (an unknown release or baseline, say). The stored
-release is not changed: the Markdown summary goes to stdout (and ``--markdown PATH``), JUnit XML to ``--junit``.
+release is not changed: the Markdown summary goes to stdout (rendered by Rich on a terminal, plain Markdown in a pipe
+or a CI log) and, always as plain Markdown, to ``--markdown PATH``; JUnit XML to ``--junit``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,13 @@ from pathlib import Path
 
 import click
 
-from toolchoice_pipeline.cli.common import EXIT_GATE_FAILED, EXIT_OK, check_output_file, data_dir_option
+from toolchoice_pipeline.cli.common import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    check_output_file,
+    data_dir_option,
+    echo_markdown,
+)
 from toolchoice_pipeline.util.atomic import write_file_atomically
 
 
@@ -51,7 +58,7 @@ def gate_command(
     stored = ReleaseStore(data_dir).read_scores(release)
     result, baseline_models = regate(data_dir, release, baseline_id)
     summary = gate_markdown(result, stored.models, baseline_models, stored.suite)
-    click.echo(summary, nl=False)
+    echo_markdown(summary)
     if markdown_path is not None:
         write_file_atomically(markdown_path, summary)
     if junit_path is not None:

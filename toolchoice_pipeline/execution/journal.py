@@ -20,8 +20,9 @@ Cache policies (``cache.policy`` in ``toolchoice.yaml``, or the caller's overrid
   resumes without asking twice;
 - ``off``: neither read nor write (no file is opened).
 
-A reused reply keeps the tokens, ``cost_usd`` and ``latency_ms`` of the call that produced it; the step is
-marked ``cache_hit`` so "spent now" is the sum over steps that are not cache hits.
+A reused reply keeps the tokens, ``cost_usd``, ``latency_ms`` and its split (``provider_ms``, ``queued_ms``) of the
+call that produced it; the step is marked ``cache_hit`` so "spent now" is the sum over steps that are not cache
+hits. Journals written before the split was kept get its columns on open; their rows have no split (NULL).
 """
 
 from __future__ import annotations
@@ -51,9 +52,17 @@ CREATE TABLE IF NOT EXISTS agent_calls (
     latency_ms REAL NOT NULL,
     attempts INTEGER NOT NULL,
     resume_key TEXT,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    provider_ms REAL,
+    queued_ms REAL
 )
 """
+# Columns added after the first release of the journal, with their types: added to an older file when opened.
+_ADDED_COLUMNS = {"provider_ms": "REAL", "queued_ms": "REAL"}
+_COLUMNS = (
+    "request_key, model, task_id, step, message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, "
+    "attempts, resume_key, created_at, provider_ms, queued_ms"
+)
 _KEPT_MESSAGE_FIELDS = ("content", "tool_calls", "function_call")
 
 
@@ -108,9 +117,21 @@ class JournaledCall:
     cost_usd: float
     latency_ms: float
     attempts: int = 1
-    # The split of this call's time (see llm.Completion); not journaled: a reused reply has neither.
+    # The split of this call's time (see llm.Completion), journaled with it; None in rows of older journals.
     provider_ms: float | None = None
     queued_ms: float = 0.0
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Bring a journal written by an older version up to :data:`_SCHEMA` (new columns are nullable)."""
+    present = {row[1] for row in conn.execute("PRAGMA table_info(agent_calls)")}
+    for name, kind in _ADDED_COLUMNS.items():
+        if name not in present:
+            try:
+                conn.execute(f"ALTER TABLE agent_calls ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:  # another process opening the same journal added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
 
 class CallJournal:
@@ -134,6 +155,7 @@ class CallJournal:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
+            _add_missing_columns(conn)
             self._conn = conn
             if policy == "read_write" or resume_key is not None:
                 self._known = self._reusable_keys(models)
@@ -165,13 +187,15 @@ class CallJournal:
             return None
         assert self._conn is not None
         row = self._conn.execute(
-            "SELECT message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, attempts "
-            "FROM agent_calls WHERE request_key = ?",
+            "SELECT message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, attempts, provider_ms, "
+            "queued_ms FROM agent_calls WHERE request_key = ?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        return JournaledCall(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
+        return JournaledCall(
+            json.loads(row[0]), row[1], row[2], row[3], row[4], row[5], provider_ms=row[6], queued_ms=row[7] or 0.0
+        )
 
     def record(self, key: str, *, model: str, task_id: str, step: int, call: JournaledCall) -> None:
         """Write one completed call in its own transaction; returns once it is committed."""
@@ -191,10 +215,14 @@ class CallJournal:
             call.attempts,
             self.resume_key,
             time.time(),
+            call.provider_ms,
+            call.queued_ms,
         )
         with self._conn:  # BEGIN ... COMMIT, or ROLLBACK on error
             self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.execute("INSERT OR REPLACE INTO agent_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            self._conn.execute(
+                f"INSERT OR REPLACE INTO agent_calls ({_COLUMNS}) VALUES ({','.join('?' * len(row))})", row
+            )
 
     def keys(self) -> set[str]:
         """Every request key in the journal (for benchmarks and tests)."""
