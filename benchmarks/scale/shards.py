@@ -8,7 +8,8 @@ The workload is CPU-bound: the suite ``gen_<n>`` of ``benchmarks/run/growth.py``
 repeated under new ids) on the repo's two local models and the offline judge × 3, so ``--tasks 3000`` is 6,000
 episodes. Each round runs the in-process command and the ``--workers N`` command on fresh data directories,
 alternating (A B A B ...), under ``/usr/bin/time -v``: wall = elapsed; CPU = user + system of the command and
-the processes it waited for. ``concurrency.shard_episodes`` is set so each model's tasks make ``2 × N`` shards.
+the processes it waited for. ``concurrency.shard_episodes`` is set so each model's tasks make
+``--shards-per-model`` shards (default 2) in both commands.
 From the ``--workers`` run's Dagster event log it also reads each step's start-up cost (``STEP_WORKER_STARTING``
 → ``STEP_START``: forking a worker, opening the instance, loading the step's inputs) and the steps' count.
 Results go to ``benchmarks/results/scale_shards.json`` with ``uptime`` before and after.
@@ -62,13 +63,12 @@ def step_startup_s(data_dir: Path) -> list[float]:
     return gaps
 
 
-def run_once(growth, n_tasks: int, workers: int | None, label: str) -> dict:
+def run_once(growth, n_tasks: int, workers: int | None, label: str, shards_per_model: int) -> dict:
     data_dir = WORK / label
     suite = growth.make_data_dir(data_dir, n_tasks)
     config_path = data_dir / "toolchoice.yaml"
     config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    shard_workers = workers or 1
-    config.setdefault("concurrency", {})["shard_episodes"] = -(-n_tasks // (2 * shard_workers))
+    config.setdefault("concurrency", {})["shard_episodes"] = -(-n_tasks // shards_per_model)
     config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
     command = ["/usr/bin/time", "-v", sys.executable, "-c", ENTRY, "run", "--suite", suite, "--data-dir", str(data_dir)]
     if workers:
@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=3000, help="tasks per model (2 models)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--shards-per-model", type=int, default=2, help="both commands run the same shards")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     growth = _growth()
@@ -110,7 +111,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         for workers in (None, args.workers):
             label = f"{'workers' + str(workers) if workers else 'in_process'}-{round_}"
-            runs.append(run_once(growth, args.tasks, workers, label))
+            runs.append(run_once(growth, args.tasks, workers, label, args.shards_per_model))
             print(json.dumps(runs[-1]), flush=True)
     single = [r for r in runs if not r["workers"]]
     sharded = [r for r in runs if r["workers"]]
