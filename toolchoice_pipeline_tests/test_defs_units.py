@@ -193,7 +193,7 @@ def test_agent_runs_and_judge_votes_cover_every_model_and_task(stages):
     ]  # judged with the release
     assert len(episode_votes) == len(episodes) * polls
     assert {vote.task_id for vote in votes if vote.model == CANARY_MODEL}  # the canary's turns were judged
-    assert all(vote.reasoning for vote in votes)
+    assert all(vote.reasoning for vote in votes if vote.model != PREFLIGHT_MODEL)
 
 
 def test_task_scores_score_each_episode_once(stages):

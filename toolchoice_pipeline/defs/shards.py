@@ -155,7 +155,7 @@ def run_agent_shard(
     return stage_shard(toolchoice.path, snapshot.release_id, "agent_runs", shard.order, shard.key, episodes, Episode)
 
 
-@dg.op(description="List the staged shards of agent_runs in shard order.")
+@dg.op(out=dg.Out(io_manager_key="staged_io"), description="List the staged shards of agent_runs in shard order.")
 def gather_agent_runs(
     context: dg.OpExecutionContext, release_snapshot: ReleaseSnapshot, shards: list[ShardResult]
 ) -> dg.Output[StagedRecords]:
@@ -279,7 +279,10 @@ def judge_shard(
     )
 
 
-@dg.op(description="Judge the canary session under the run's budget; list the staged votes in shard order.")
+@dg.op(
+    out=dg.Out(io_manager_key="staged_io"),
+    description="Judge the canary session under the run's budget; list the staged votes in shard order.",
+)
 def gather_judge_votes(
     context: dg.OpExecutionContext,
     toolchoice: ToolchoiceResource,
