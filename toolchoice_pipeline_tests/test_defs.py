@@ -79,11 +79,18 @@ def test_the_release_gate_is_a_blocking_check_on_release_scores_and_the_other_ch
     assert checks["judge_calibration"].asset_key == dg.AssetKey("release_scores")  # reads scores.json
 
 
-def test_the_release_job_covers_the_whole_graph_and_runs_in_one_process():
+def test_the_release_job_covers_the_whole_graph_and_runs_in_one_process_unless_configured():
     job = defs.resolve_job_def("release_job")
     assert {key.to_user_string() for key in job.asset_layer.executable_asset_keys} == set(ASSET_CHAIN)
-    assert job.executor_def.name == dg.in_process_executor.name
+    # Dagster's multi-or-in-process executor, in-process unless the run config asks for worker processes
+    assert job.executor_def.executor_creation_fn is dg.multi_or_in_process_executor.executor_creation_fn
+    assert job.executor_def.config_schema.as_field().default_value == {"in_process": {}}
     assert isinstance(job.partitions_def, dg.DynamicPartitionsDefinition)
+    # the shards of agent_runs and judge_votes are steps of their own (a dynamic fan-out and a fan-in)
+    nodes = {node.name for node in job.graph.node_defs}
+    assert {"agent_runs", "judge_votes"} <= nodes
+    ops = {op.name for op in job.all_node_defs}
+    assert {"plan_agent_shards", "run_agent_shard", "gather_agent_runs", "plan_judge_shards", "judge_shard"} <= ops
 
 
 def test_schedule_nightly_eval_and_sensor_catalog_change_are_running_by_default():
