@@ -48,7 +48,7 @@ def register_free_models(models: Iterable[str]) -> None:
     """Put in-process model strings (``local/<name>``, ``sim/<name>``, ``replay/<path>``: free by definition) in
     LiteLLM's price table at 0 USD. Their responses already carry ``response_cost`` 0.0, but LiteLLM still looks
     each call's model up to explain a zero cost; for a model missing from the table that lookup tries every
-    fallback (about 15% of a ``sim/`` call's CPU). ``register_providers`` registers the built-in ``local/``
+    fallback (13-14% of a ``sim/`` call's profiled time, ``benchmarks/run/sim_pricing.py``). ``register_providers`` registers the built-in ``local/``
     models; the runner registers the ``sim/`` and ``replay/`` models it calls."""
     missing = {
         model: dict(_FREE, litellm_provider=model.split("/", 1)[0])
