@@ -158,7 +158,7 @@ async def run_suite(
     """
     specs = list(models if models is not None else config.for_suite(None, suite.spec.models).models)
     ensure_offline_default(spec.model for spec in specs)
-    from toolchoice_pipeline.providers import register_providers
+    from toolchoice_pipeline.providers import register_free_models, register_providers
 
     register_providers()
     policy = cache_policy or config.cache.policy
@@ -189,6 +189,8 @@ async def run_suite(
     def setup_for(spec: ModelSpec) -> EpisodeSetup:
         remote = not is_local_model(spec.model)
         call_spec = spec.model_copy(update={"model": resolve_model(spec.model, data_dir)})
+        if not remote:
+            register_free_models([call_spec.model])
         gate = gates[spec.model] = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
         known = known_to_litellm(spec.model) if remote else None
         from toolchoice_pipeline.execution.llm import takes_seed

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import litellm
 
 
@@ -27,7 +29,9 @@ def register_providers(extra: dict[str, object] | None = None) -> None:
     ]
     litellm.suppress_debug_info = True
     litellm.utils.custom_llm_setup()
-    _register_free_models()
+    from toolchoice_pipeline.providers.local import local_models
+
+    register_free_models(f"local/{name}" for name in local_models())
 
 
 _FREE = {
@@ -40,12 +44,16 @@ _FREE = {
 }
 
 
-def _register_free_models() -> None:
-    """Put the built-in ``local/<name>`` models in LiteLLM's price table at 0 USD. Their responses already carry
-    ``response_cost`` 0.0, but LiteLLM still looks a model up to explain a zero cost; for a model missing from
-    the table that lookup tries every fallback, about half of what pricing the call cost."""
-    from toolchoice_pipeline.providers.local import local_models
-
-    missing = {f"local/{name}": dict(_FREE) for name in local_models() if f"local/{name}" not in litellm.model_cost}
+def register_free_models(models: Iterable[str]) -> None:
+    """Put in-process model strings (``local/<name>``, ``sim/<name>``, ``replay/<path>``: free by definition) in
+    LiteLLM's price table at 0 USD. Their responses already carry ``response_cost`` 0.0, but LiteLLM still looks
+    each call's model up to explain a zero cost; for a model missing from the table that lookup tries every
+    fallback (13-14% of a ``sim/`` call's profiled time, ``benchmarks/run/sim_pricing.py``). ``register_providers`` registers the built-in ``local/``
+    models; the runner registers the ``sim/`` and ``replay/`` models it calls."""
+    missing = {
+        model: dict(_FREE, litellm_provider=model.split("/", 1)[0])
+        for model in models
+        if model not in litellm.model_cost
+    }
     if missing:
         litellm.register_model(missing)
