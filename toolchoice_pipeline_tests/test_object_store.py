@@ -120,13 +120,16 @@ def test_publishing_with_the_warehouse_url_in_the_environment_gates_against_a_ba
         ).fetchone() == (1,)
 
 
-def test_toolchoice_run_writes_a_whole_release_to_the_object_store_readable_through_the_duckdb_file(
+def test_a_multiprocess_toolchoice_run_writes_a_whole_release_to_the_object_store_readable_through_duckdb(
     tmp_path, bucket_url, monkeypatch
 ):
     monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
     data_dir = copy_data(tmp_path / "data")
-    done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge")
+    done = toolchoice(
+        "run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge", "--workers", "2"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "executor multiprocess" in done.stdout  # the shards ran on worker processes
     assert not (data_dir / "warehouse" / "_commits").exists()  # the commit is on the store
     scores = read_scores(data_dir, "r1")
     with Warehouse(tmp_path / "another-machine", url=bucket_url).connect() as con:
