@@ -223,8 +223,9 @@ def plan_judge_shards(
     write_records(
         shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD), preflight, JudgeVote
     )
-    total, offset = len(agent_runs), 0
-    for order, part in enumerate(agent_runs.parts()):
+    parts = agent_runs.parts()
+    total, offset = sum(len(part) for part in parts), 0  # each file's footer read once
+    for order, part in enumerate(parts):
         path = part.files[0]
         shard = JudgeShard(order=order, key=path.stem, path=str(path), offset=offset, total=total)
         offset += len(part)
