@@ -103,6 +103,7 @@ def publish(
     kind: str = "release",
     models: dict[str, dict] | None = None,
     force: bool = False,
+    promote: bool = True,
 ) -> PublishedRelease:
     """Publish a release in which each model gets the outcomes given by :func:`model_episodes` keywords."""
     models = models if models is not None else {"local/a": {}, "local/b": {}}
@@ -119,4 +120,5 @@ def publish(
         votes_for(episodes),
         judge={"model": "local/judge", "polls": 3, "rubric_version": "rv1"},
         force=force,
+        promote=promote,
     )

@@ -1,12 +1,37 @@
-"""The warehouse on an object store: an S3-compatible server (moto's server mode) started on 127.0.0.1 holds whole
+"""The stores on an object store: an S3-compatible server (moto's server mode) started on 127.0.0.1 holds whole
 releases, readable through the DuckDB file from another data dir (another machine's cache), among them one
-written by ``toolchoice run``; a commit record of a new release is written only if absent."""
+written by ``toolchoice run``; a commit record of a new release is written only if absent. Staging, the shards'
+journals and the release files (``TOOLCHOICE_RELEASES_URL``) go there too: a run leaves no ``releases/`` and no
+``_staging`` on the local disk, another data dir gates and reports from the bucket, and two writers of one
+release or one baseline never both win."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import threading
+
 import pytest
 
-from toolchoice_pipeline.releases.object_store import WAREHOUSE_URL_VARIABLE, object_root, write_object
+from toolchoice_pipeline.defs.staging import (
+    StagedRecords,
+    is_single_record,
+    read_records,
+    read_staged,
+    shard_journal,
+    shard_path,
+    staged_path,
+    write_manifest,
+    write_records,
+)
+from toolchoice_pipeline.records.episodes import Episode, StepRecord
+from toolchoice_pipeline.releases.object_store import (
+    RELEASES_URL_VARIABLE,
+    WAREHOUSE_URL_VARIABLE,
+    object_root,
+    write_object,
+)
+from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import TABLE_NAMES
 from toolchoice_pipeline.util.errors import InputError
@@ -140,3 +165,188 @@ def test_a_multiprocess_toolchoice_run_writes_a_whole_release_to_the_object_stor
     assert shown["task_scores"] == sum(m["n_tasks"] for m in scores["models"].values()) > 0
     assert all(shown[name] > 0 for name in ("agent_calls", "release_scores", "tool_catalog"))
     assert per_model == pytest.approx({model: m["right_tool_pct"] for model, m in scores["models"].items()})
+
+
+# --- staging and the shards' journals ------------------------------------------------------------------------
+
+
+def test_staged_records_round_trip_on_the_object_store_and_nothing_is_staged_locally(tmp_path, bucket_url, monkeypatch):
+    monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
+    episodes = [Episode(model="m", task_id=f"t{i}", steps=[StepRecord(step=0, latency_ms=float(i))]) for i in range(5)]
+    first, second = (shard_path(tmp_path, "r1", "agent_runs", key) for key in ("m-0", "m-1"))
+    assert str(first) == f"{bucket_url}/_staging/release_id=r1/agent_runs/m-0.parquet"
+    assert write_records(first, episodes[:3], Episode) == 3
+    assert write_records(second, iter(episodes[3:]), Episode) == 2
+    write_manifest(tmp_path, "r1", "agent_runs", [first, second])
+    staged = read_staged(tmp_path / "another-machine", "r1", "agent_runs")
+    assert len(staged) == 5 and list(staged) == episodes
+    assert [len(part) for part in staged.parts()] == [3, 2]
+    single = staged_path(tmp_path, "r1", "release_snapshot")
+    write_records(single, episodes[0], Episode)
+    assert is_single_record(single) and read_records(single) == episodes[0]
+    assert StagedRecords([str(first)]) == episodes[:3]  # a step gets the path as text from another process
+    assert not (tmp_path / "warehouse").exists()
+
+
+def test_a_staged_upload_that_fails_midway_leaves_no_object(tmp_path, bucket_url, monkeypatch):
+    monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
+    path = shard_path(tmp_path, "r1", "agent_runs", "m-0")
+
+    def episodes():
+        yield from (Episode(model="m", task_id=f"t{i}", steps=[]) for i in range(3000))  # more than one batch
+        raise RuntimeError("the shard failed")
+
+    with pytest.raises(RuntimeError, match="the shard failed"):
+        write_records(path, episodes(), Episode)
+    path.fs.invalidate_cache()
+    assert not path.exists()
+
+
+def test_a_shards_journal_goes_to_the_store_and_a_retry_elsewhere_resumes_from_it(tmp_path, bucket_url, monkeypatch):
+    monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
+
+    def journal(data_dir, fail=False):
+        with shard_journal(data_dir, "r1", "agent_runs", "m-0") as path:
+            con = sqlite3.connect(path)
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY)")
+            seen = [row[0] for row in con.execute("SELECT key FROM calls ORDER BY key")]
+            con.execute("INSERT INTO calls VALUES (?)", (f"call-{len(seen)}",))
+            con.commit()
+            con.close()
+            if fail:
+                raise RuntimeError("provider down")
+        return seen
+
+    with pytest.raises(RuntimeError):
+        journal(tmp_path / "machine-a", fail=True)  # uploaded on failure too
+    assert journal(tmp_path / "machine-b") == ["call-0"]  # the retry on another machine finds the first try's call
+    assert journal(tmp_path / "machine-c") == ["call-0", "call-1"]
+    stored = object_root(bucket_url) / "_staging" / "release_id=r1" / "journal" / "agent_runs" / "m-0.sqlite"
+    assert stored.is_file()
+
+
+def test_without_a_store_a_shard_uses_the_hosts_journal(tmp_path, monkeypatch):
+    monkeypatch.delenv(WAREHOUSE_URL_VARIABLE, raising=False)
+    with shard_journal(tmp_path, "r1", "agent_runs", "m-0") as path:
+        assert path is None
+
+
+# --- release files -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def on_the_bucket(bucket_url, monkeypatch):
+    """Warehouse and release files on the bucket (``.../warehouse``, ``.../releases``)."""
+    monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, f"{bucket_url}/warehouse")
+    monkeypatch.setenv(RELEASES_URL_VARIABLE, f"{bucket_url}/releases")
+    return bucket_url
+
+
+def test_release_files_and_the_baseline_are_on_the_store_and_read_from_another_data_dir(tmp_path, on_the_bucket):
+    suite = make_suite(10)
+    publish(tmp_path / "a", suite, "r1")
+    second = publish(tmp_path / "b", suite, "r2", models={"local/a": {"wrong_tool": {"t03"}}, "local/b": {}})
+    assert second.gate.baseline_release_id == "r1"  # machine b found machine a's baseline on the store
+    releases = object_root(f"{on_the_bucket}/releases")
+    assert (releases / "r2" / "scores.json").is_file() and (releases / "r2" / "gate.md").is_file()
+    assert not second.gate.passed and not second.promoted  # the flipped task t03: r1 stays the baseline
+    publish(tmp_path / "c", suite, "r3")
+    baseline = json.loads((releases / "baseline.json").read_text())  # DESIGN's baseline.json, kept on the store
+    assert [e["release_id"] for e in baseline["suites"][suite.name]["history"]] == ["r1", "r3"]
+    reader = ReleaseStore(tmp_path / "d")
+    assert reader.baseline(suite.name) == "r3" and reader.baseline_for(suite.name, "r3") == "r1"
+    assert reader.release_ids() == ["r1", "r2", "r3"]
+    assert reader.read_scores("r2").baseline_release_id == "r1"
+    for machine in ("a", "b", "c", "d"):
+        assert not (tmp_path / machine / "releases").exists()
+
+
+def test_two_writers_of_one_new_release_on_the_store_exactly_one_wins(tmp_path, on_the_bucket):
+    suite = make_suite(10)
+    outcomes: dict[str, object] = {}
+    start = threading.Barrier(2)
+
+    def writer(machine: str) -> None:
+        start.wait()
+        try:
+            outcomes[machine] = publish(tmp_path / machine, suite, "r1").scores.run_id
+        except InputError as exc:
+            outcomes[machine] = exc
+
+    threads = [threading.Thread(target=writer, args=(machine,)) for machine in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    errors = [o for o in outcomes.values() if isinstance(o, InputError)]
+    assert len(outcomes) == 2 and len(errors) == 1, outcomes
+    assert "meanwhile by another writer" in str(errors[0]) or "already" in str(errors[0])
+    store = ReleaseStore(tmp_path / "c")
+    assert store.read_scores("r1").run_id == "run-r1" and store.baseline(suite.name) == "r1"
+    with Warehouse(tmp_path / "c").connect() as con:
+        assert con.execute("SELECT count(*) FROM releases").fetchone() == (1,)
+
+
+def test_a_promotion_that_loses_the_race_looks_again_and_is_gated_against_the_winner(
+    tmp_path, on_the_bucket, monkeypatch
+):
+    suite = make_suite(10)
+    publish(tmp_path / "a", suite, "r1")
+    publish(tmp_path / "b", suite, "r2", promote=False)  # gated against r1
+    late = ReleaseStore(tmp_path / "b")
+    seen = late._records(suite.name)  # machine b reads the records ...
+    publish(tmp_path / "a", suite, "r3")  # ... machine a promotes r3 meanwhile (record number 1)
+    real, views = late._records, iter([seen])
+    monkeypatch.setattr(late, "_records", lambda name: next(views, None) or real(name))
+    assert late.promote("r2") is True  # its record number 1 was taken: it read again, gated again, appended
+    history = [e["release_id"] for e in ReleaseStore(tmp_path / "c")._history(suite.name)]
+    assert history == ["r1", "r3", "r2"]  # nothing lost
+    assert late.read_scores("r2").baseline_release_id == "r3"
+    gate_md = (object_root(f"{on_the_bucket}/releases") / "r2" / "gate.md").read_text()
+    assert "gated again against r3" in gate_md
+
+
+def test_a_promotion_that_keeps_losing_the_race_is_one_clear_error_and_loses_nothing(
+    tmp_path, on_the_bucket, monkeypatch
+):
+    suite = make_suite(10)
+    publish(tmp_path / "a", suite, "r1")
+    publish(tmp_path / "a", suite, "r2", kind="adhoc")
+    store = ReleaseStore(tmp_path / "b")
+    monkeypatch.setattr(store, "_records", lambda s: [])  # a view that never catches up with r1's record
+    with pytest.raises(InputError, match="was not promoted: the baseline of suite unit changed 5 times"):
+        store.promote("r1")
+    assert ReleaseStore(tmp_path / "c")._history(suite.name)[-1]["release_id"] == "r1"
+
+
+def test_a_multiprocess_run_with_everything_on_the_store_leaves_nothing_of_it_on_the_local_disk(
+    tmp_path, on_the_bucket
+):
+    data_dir = copy_data(tmp_path / "data")
+    done = toolchoice(
+        "run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge", "--workers", "2"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "executor multiprocess" in done.stdout
+    assert not (data_dir / "releases").exists()
+    assert not list(data_dir.rglob("_staging")) and not (data_dir / "warehouse").exists()
+    releases, warehouse = object_root(f"{on_the_bucket}/releases"), object_root(f"{on_the_bucket}/warehouse")
+    scores = json.loads((releases / "r1" / "scores.json").read_text())
+    assert (releases / "r1" / "gate.md").is_file() and (releases / "r1" / "snapshot.json").is_file()
+    assert json.loads((releases / "baseline.json").read_text())["suites"][scores["suite"]]["release_id"] == "r1"
+    staged = warehouse / "_staging" / "release_id=r1"
+    assert (staged / "agent_runs.manifest.json").is_file()
+    assert any(p.name.endswith(".sqlite") for p in (staged / "journal" / "agent_runs").iterdir())
+
+    other = copy_data(tmp_path / "another-machine")  # the project's files, none of the first machine's outputs
+    gate = toolchoice("gate", "r1", "--data-dir", str(other))
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "passed" in gate.stdout.lower()
+    report = toolchoice("report", "--data-dir", str(other))
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "r1" in report.stdout
+    second = toolchoice("run", "--data-dir", str(other), "--release", "r2", "--kind", "adhoc", "--no-judge")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert json.loads((releases / "r2" / "scores.json").read_text())["baseline_release_id"] == "r1"
+    assert not (other / "releases").exists()

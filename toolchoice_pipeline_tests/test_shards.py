@@ -1,4 +1,4 @@
-"""Shard planning, the shared spend ledger, and staged records read back as a stream."""
+"""Shard planning, the shared spend ledger (a SQLite file on one host, Redis across machines), and staged records read back as a stream."""
 
 from __future__ import annotations
 
@@ -7,12 +7,24 @@ import multiprocessing
 import pytest
 
 from toolchoice_pipeline.defs.staging import StagedRecords, write_records
+from toolchoice_pipeline.execution.rate_limits import RATE_LIMITS_URL_ENV
 from toolchoice_pipeline.execution.runner import AgentBudget
 from toolchoice_pipeline.execution.shards import plan_shards
-from toolchoice_pipeline.execution.spend import SpendLedger
+from toolchoice_pipeline.execution.spend import (
+    REDIS_TTL_S,
+    SPEND_URL_ENV,
+    RedisSpendLedger,
+    SpendLedger,
+    open_spend_ledger,
+    spend_url,
+)
 from toolchoice_pipeline.judge import JudgeBudget
 from toolchoice_pipeline.records.episodes import Episode
 from toolchoice_pipeline.suites.config import ModelSpec, RunConfig
+from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline_tests import test_rate_limits
+
+redis_url = test_rate_limits.redis_url  # the fixture: a real Redis server on 127.0.0.1
 
 
 def config(shard_episodes: int, repeats: int = 1) -> RunConfig:
@@ -104,3 +116,50 @@ def test_staged_records_stream_their_files_in_order(tmp_path):
     assert [len(part) for part in staged.parts()] == [2, 3, 4]
     assert staged[-1].task_id == "t2-3" and staged == list(staged)
     assert StagedRecords(files[:1]) != list(staged)
+
+
+def _spend_in_redis(url: str, key: str, n: int, usd: float) -> None:
+    ledger = RedisSpendLedger(url, key)
+    budget = AgentBudget(100.0, ledger)
+    for _ in range(n):
+        budget.add(usd)
+    ledger.close()
+
+
+@pytest.mark.slow  # starts a Redis server
+def test_the_redis_ledger_adds_up_spend_from_several_processes_as_machines_would(redis_url):
+    context = multiprocessing.get_context("spawn")
+    key = "toolchoice:spend:r1:run-1"
+    workers = [context.Process(target=_spend_in_redis, args=(redis_url, key, 50, 0.01)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    ledger = RedisSpendLedger(redis_url, key)
+    assert ledger.total("agent") == pytest.approx(1.5)
+    assert ledger.total("judge") == 0.0
+    mine = AgentBudget(1.5, ledger)
+    assert mine.exhausted and mine.spent_here_usd == 0.0  # exhausted by the other processes' spend
+    from redis import Redis
+
+    assert 0 < Redis.from_url(redis_url).ttl(key) <= REDIS_TTL_S  # the run's spend does not stay forever
+    ledger.close()
+
+
+def test_the_spend_store_is_redis_when_named_or_shared_with_the_rate_limits_else_the_local_file(tmp_path, monkeypatch):
+    monkeypatch.delenv(SPEND_URL_ENV, raising=False)
+    monkeypatch.delenv(RATE_LIMITS_URL_ENV, raising=False)
+    assert spend_url() is None
+    assert isinstance(open_spend_ledger(tmp_path / "spend.sqlite", "r1", "run-1"), SpendLedger)
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, str(tmp_path / "limits.sqlite"))  # a local rate-limit store: not shared
+    assert spend_url() is None
+    monkeypatch.setenv(RATE_LIMITS_URL_ENV, "redis://limits.internal:6379/0")
+    assert spend_url() == "redis://limits.internal:6379/0"
+    monkeypatch.setenv(SPEND_URL_ENV, "redis://spend.internal:6379/1")
+    assert spend_url() == "redis://spend.internal:6379/1"
+    ledger = open_spend_ledger(tmp_path / "spend.sqlite", "r1", "run-1")
+    assert isinstance(ledger, RedisSpendLedger) and ledger.key == "toolchoice:spend:r1:run-1"
+    monkeypatch.setenv(SPEND_URL_ENV, "s3://bucket/spend")
+    with pytest.raises(InputError, match=f"{SPEND_URL_ENV}: s3 is not a spend store"):
+        spend_url()

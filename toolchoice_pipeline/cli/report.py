@@ -37,7 +37,7 @@ from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 def report_command(suite_name: str | None, chart_path: Path | None, last: int, data_dir: Path) -> int:
     """Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite."""
     points = load_trend(data_dir, suite_name, last=last)
-    releases = display_path(data_dir / "releases")
+    releases = display_path(str(ReleaseStore(data_dir).root))
     if not points:
         what = f"suite {suite_name}" if suite_name else releases
         raise InputError(

@@ -14,6 +14,7 @@ from rich.table import Table
 from toolchoice_pipeline.cli.common import stdout_console
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
+from toolchoice_pipeline.releases.store import ReleaseStore
 
 
 class RunDisplay:
@@ -203,7 +204,7 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
             )
     for message in result.check_messages:
         console.print(message, style="yellow", markup=False)
-    release_dir = data_dir / "releases" / scores.release_id
+    release_dir = ReleaseStore(data_dir).scores_path(scores.release_id).parent
     console.print(
         f"scores: {release_dir / 'scores.json'} · gate report: {release_dir / 'gate.md'} · Dagster run {result.run_id}"
     )

@@ -12,6 +12,7 @@ check on ``release_scores`` passed.
 """
 
 from collections import Counter
+from pathlib import Path
 
 import dagster as dg
 
@@ -323,7 +324,7 @@ def release_scores(
         "scores": dg.MetadataValue.md(scores_markdown(published.scores)),
         "gate_report": dg.MetadataValue.md(published.gate_markdown),
         "trend": dg.MetadataValue.md(trend_markdown(trend, current_baseline)),
-        "scores_json": dg.MetadataValue.path(str(published.scores_path.resolve())),
+        "scores_json": dg.MetadataValue.path(_shown(published.scores_path)),
         "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
         "judge_cost_usd": round(
             sum(m.judge_cost_usd for m in published.scores.models.values())
@@ -333,7 +334,7 @@ def release_scores(
         ),
     }
     if chart is not None:
-        metadata["trend_chart"] = dg.MetadataValue.path(str(chart.resolve()))
+        metadata["trend_chart"] = dg.MetadataValue.path(_shown(chart))
     document = published.scores.model_dump(mode="json", exclude={"run_id", "evaluated_at"})
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(short_hash(document)))
 
@@ -370,3 +371,8 @@ release_assets = [
     release_scores,
     baseline,
 ]
+
+
+def _shown(path) -> str:
+    """A release file's place for the UI: an absolute local path, or its object-store URL as it is."""
+    return str(path.resolve()) if isinstance(path, Path) else str(path)

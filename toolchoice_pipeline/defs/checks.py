@@ -75,11 +75,16 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "comparisons": dg.MetadataValue.md(comparisons_markdown(gate.comparisons if gate is not None else [])),
             "flaky_tasks": dg.MetadataValue.json({m: s.flaky_tasks for m, s in scores.models.items()}),
             "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
-            "gate_report_file": dg.MetadataValue.path(
-                str(ReleaseStore(toolchoice.path).scores_path(context.partition_key).with_name("gate.md").resolve())
-            ),
+            "gate_report_file": dg.MetadataValue.path(_gate_report_file(toolchoice.path, context.partition_key)),
         },
     )
+
+
+def _gate_report_file(data_dir, release_id: str) -> str:
+    """Where the release's ``gate.md`` is: an absolute local path, or its object-store URL."""
+    store = ReleaseStore(data_dir)
+    path = store.scores_path(release_id).with_name("gate.md")
+    return str(path) if store.remote else str(path.resolve())
 
 
 def _gate_report(data_dir, release_id: str) -> str:

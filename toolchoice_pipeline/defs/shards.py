@@ -6,7 +6,9 @@ tasks, :mod:`toolchoice_pipeline.execution.shards`), a mapped op runs one shard 
 as the asset's output (:class:`~.staging.StagedRecords`). Every step reads and writes the data directory only,
 so the run's executor may run the shards in the run's process (the default), in worker processes
 (``toolchoice run --workers N``: Dagster's multiprocess executor) or on a cluster (docs/scale.md). Budgets
-hold across shards through one spend ledger per run (:mod:`toolchoice_pipeline.execution.spend`).
+hold across shards through one spend ledger per run (:mod:`toolchoice_pipeline.execution.spend`; Redis across
+machines). With the warehouse on an object store, staging and each shard's call journal are there too
+(:func:`~.staging.shard_journal`), so a step needs no shared volume.
 """
 
 import hashlib
@@ -17,10 +19,19 @@ from pydantic import BaseModel
 
 from toolchoice_pipeline.defs.metadata import episode_metadata, judge_metadata
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
-from toolchoice_pipeline.defs.staging import Records, StagedRecords, shard_path, staging_dir, write_records
+from toolchoice_pipeline.defs.staging import (
+    Records,
+    StagedRecords,
+    location,
+    shard_journal,
+    shard_path,
+    staging_dir,
+    write_records,
+)
 from toolchoice_pipeline.execution.shards import Shard, plan_shards
-from toolchoice_pipeline.execution.spend import SpendLedger
+from toolchoice_pipeline.execution.spend import RedisSpendLedger, SpendLedger, open_spend_ledger
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote
+from toolchoice_pipeline.releases.object_store import is_remote
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 from toolchoice_pipeline.suites.catalog import catalog_version
 from toolchoice_pipeline.util.canonical import short_hash
@@ -57,9 +68,16 @@ def judge_rate_limits(data_dir: Path, snapshot: ReleaseSnapshot):
         raise bad_input(snapshot.release_id, exc) from None
 
 
-def spend_ledger(context: dg.OpExecutionContext, data_dir: Path, release_id: str) -> SpendLedger:
-    """The run's spend ledger, shared by its shard steps (one per run: a re-run starts from nothing spent)."""
-    return SpendLedger(staging_dir(data_dir, release_id) / f"spend-{context.run_id}.sqlite")
+def spend_ledger(context: dg.OpExecutionContext, data_dir: Path, release_id: str) -> SpendLedger | RedisSpendLedger:
+    """The run's spend ledger, shared by its shard steps (one per run: a re-run starts from nothing spent): in
+    Redis when ``TOOLCHOICE_SPEND_URL`` (or a Redis rate-limit URL) is set, else a SQLite file in the release's
+    staging directory, or in ``<data_dir>/cache/spend/`` when staging is on an object store (one host only)."""
+    staging = staging_dir(data_dir, release_id)
+    local = data_dir / "cache" / "spend" / f"release_id={release_id}" if is_remote(staging) else staging
+    try:
+        return open_spend_ledger(local / f"spend-{context.run_id}.sqlite", release_id, context.run_id)
+    except InputError as exc:
+        raise bad_input(release_id, exc) from None
 
 
 def stage_shard(
@@ -75,7 +93,7 @@ def stage_shard(
 def gathered(results: list[ShardResult]) -> tuple[StagedRecords, dg.DataVersion]:
     """The shards' files in shard order, and a data version from their content."""
     ordered = sorted(results, key=lambda result: result.order)
-    return StagedRecords([Path(r.path) for r in ordered]), dg.DataVersion(short_hash([r.version for r in ordered]))
+    return StagedRecords([location(r.path) for r in ordered]), dg.DataVersion(short_hash([r.version for r in ordered]))
 
 
 # --- agent_runs ------------------------------------------------------------------------------------------------
@@ -128,17 +146,19 @@ def run_agent_shard(
     unavailable: dict[str, str] = {}
     ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
     try:
-        episodes = run_suite_sync(
-            snapshot.suite(tasks=snapshot.tasks[shard.task_start : shard.task_stop]),
-            snapshot.config,
-            data_dir=toolchoice.path,
-            models=[spec],
-            cache_policy=snapshot.cache_policy,
-            progress=lambda model, done, total: report(model, offset + done, model_total),
-            resume_key=snapshot.release_id,
-            unavailable=unavailable,
-            ledger=ledger,
-        )
+        with shard_journal(toolchoice.path, snapshot.release_id, "agent_runs", shard.key) as journal_path:
+            episodes = run_suite_sync(
+                snapshot.suite(tasks=snapshot.tasks[shard.task_start : shard.task_stop]),
+                snapshot.config,
+                data_dir=toolchoice.path,
+                models=[spec],
+                cache_policy=snapshot.cache_policy,
+                progress=lambda model, done, total: report(model, offset + done, model_total),
+                resume_key=snapshot.release_id,
+                unavailable=unavailable,
+                ledger=ledger,
+                journal_path=journal_path,
+            )
     except InputError as exc:
         raise bad_input(snapshot.release_id, exc) from None
     finally:
@@ -248,24 +268,25 @@ def judge_shard(
     asked = resumed = 0
     if snapshot.request.judge:
         judge = snapshot.config.judge
-        episodes = list(StagedRecords([Path(shard.path)]))
+        episodes = list(StagedRecords([location(shard.path)]))
         report = logged_progress(context, progress, "judge")
         ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
-        journal = PollJournal(toolchoice.path, snapshot.release_id)
-        try:
-            votes = judge_episodes_sync(
-                snapshot.suite(),
-                episodes,
-                judge,
-                retries=snapshot.config.retries,
-                journal=journal,
-                progress=lambda done, total: report("all models", shard.offset + done, shard.total),
-                budget=JudgeBudget(judge.budget_usd, ledger),
-                rate_limits=judge_rate_limits(toolchoice.path, snapshot),
-            )
-        finally:
-            journal.close()
-            ledger.close()
+        with shard_journal(toolchoice.path, snapshot.release_id, "judge_votes", shard.key) as journal_path:
+            journal = PollJournal(toolchoice.path, snapshot.release_id, journal_path)
+            try:
+                votes = judge_episodes_sync(
+                    snapshot.suite(),
+                    episodes,
+                    judge,
+                    retries=snapshot.config.retries,
+                    journal=journal,
+                    progress=lambda done, total: report("all models", shard.offset + done, shard.total),
+                    budget=JudgeBudget(judge.budget_usd, ledger),
+                    rate_limits=judge_rate_limits(toolchoice.path, snapshot),
+                )
+            finally:
+                journal.close()
+                ledger.close()
         asked, resumed = journal.asked, journal.resumed
     return stage_shard(
         toolchoice.path,

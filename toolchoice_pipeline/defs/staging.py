@@ -7,10 +7,17 @@ either one file, ``<asset>.parquet``, or, for the sharded stages, one file per s
 record class in its schema metadata, so it loads back into the same pydantic models. Downstream stages read
 them as :class:`StagedRecords`, a sequence that streams the files a row group at a time, so no stage holds a
 whole release of records. This module has no Dagster import: the IO manager and the CLI share it.
+
+When the warehouse is on an object store (``TOOLCHOICE_WAREHOUSE_URL=s3://...``) staging is there too, under
+``<warehouse url>/_staging/release_id=<id>/`` (same layout), so steps on other machines read what a step
+staged: each file is uploaded whole (an object appears when its upload completes: no temp name, no rename)
+and read through the store's fsspec filesystem. Locally files are written to a temp name and renamed, as
+before. Paths are ``Path`` locally and ``UPath`` on a store (:func:`location` turns either back from a string).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -22,13 +29,69 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from toolchoice_pipeline.releases.object_store import (
+    download,
+    is_remote,
+    object_root,
+    read_whole,
+    upload,
+    warehouse_url,
+    write_whole,
+)
+
 RECORD_TYPE_KEY = b"toolchoice.record_type"
 BATCH_ROWS = 2048
 SINGLE_RECORD_KEY = b"toolchoice.single_record"
 
 
-def staging_dir(data_dir: Path, release_id: str) -> Path:
-    return data_dir / "warehouse" / "_staging" / f"release_id={release_id}"
+def staging_root(data_dir: Path) -> Any:
+    """``<warehouse url>/_staging`` when the warehouse is on an object store, else ``<data_dir>/warehouse/_staging``."""
+    url = warehouse_url(data_dir)
+    return object_root(url) / "_staging" if url else Path(data_dir) / "warehouse" / "_staging"
+
+
+def staging_dir(data_dir: Path, release_id: str) -> Any:
+    return staging_root(data_dir) / f"release_id={release_id}"
+
+
+def location(text: str | Path | Any) -> Any:
+    """A staged file's path from its string form: a ``UPath`` for an object-store URL, else a ``Path``."""
+    if isinstance(text, Path) or not isinstance(text, str):
+        return text
+    return object_root(text) if "://" in text and not text.startswith("file://") else Path(text)
+
+
+@contextlib.contextmanager
+def shard_journal(data_dir: Path, release_id: str, asset: str, shard_key: str) -> Iterator[Path | None]:
+    """The local SQLite file a shard journals its calls in when staging is on an object store, else None (the
+    host's own journal under the data dir).
+
+    On a store the shard's journal is an object, ``<staging>/journal/<asset>/<shard>.sqlite``: downloaded (if a
+    try before left one) to ``<data_dir>/cache/shards/...`` before the shard runs, uploaded after it, whether it
+    finished or failed, so a retry of the shard on any machine asks none of the calls journaled. A machine that
+    dies mid-shard uploads nothing: its retry asks again what that try asked.
+    """
+    staging = staging_dir(data_dir, release_id)
+    if not is_remote(staging):
+        yield None
+        return
+    stored = staging / "journal" / asset / f"{shard_key}.sqlite"
+    local = Path(data_dir) / "cache" / "shards" / f"release_id={release_id}" / asset / f"{shard_key}.sqlite"
+    local.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{local}{suffix}").unlink(missing_ok=True)
+    download(stored, local)
+    try:
+        yield local
+    finally:
+        if local.is_file():  # closed by the journal's owner before this runs (its WAL checkpointed into it)
+            upload(local, stored)
+
+
+def _parquet_file(path: Any) -> pq.ParquetFile:
+    if is_remote(path):
+        return pq.ParquetFile(path.path, filesystem=path.fs)
+    return pq.ParquetFile(path)
 
 
 def staged_path(data_dir: Path, release_id: str, name: str) -> Path:
@@ -51,8 +114,11 @@ def write_records(
 ) -> int:
     """Write ``records`` (an iterable, or one record read back as one) atomically (temp file + rename),
     :data:`BATCH_ROWS` at a time, so only one batch of JSON text is held besides the records; returns the row
-    count. ``digest`` (a hashlib object) is fed each record's JSON, for a data version of a streamed output."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    count. ``digest`` (a hashlib object) is fed each record's JSON, for a data version of a streamed output.
+    On an object store the file is uploaded whole under its name (no rename)."""
+    remote = is_remote(path)
+    if not remote:
+        path.parent.mkdir(parents=True, exist_ok=True)
     single = isinstance(records, BaseModel)
     records = [records] if single else records
     qualified = f"{record_type.__module__}:{record_type.__qualname__}".encode()
@@ -60,66 +126,85 @@ def write_records(
         [pa.field("record", pa.string())],
         metadata={RECORD_TYPE_KEY: qualified, **({SINGLE_RECORD_KEY: b"1"} if single else {})},
     )
+    if remote:
+        # An upload appears whole when its handle closes; one that failed midway is discarded, never closed.
+        handle = path.open("wb")
+        try:
+            with pq.ParquetWriter(handle, schema) as writer:
+                rows = _write_batches(writer, records, schema, digest)
+        except BaseException:
+            if hasattr(handle, "discard"):  # fsspec's buffered files: abort the upload, then nothing left to close
+                handle.discard()
+                handle.closed = True
+            else:
+                handle.close()
+            raise
+        handle.close()
+        return rows
     tmp = path.with_suffix(".parquet.tmp")
-    rows = 0
     with pq.ParquetWriter(tmp, schema) as writer:
-        batch: list[str] = []
-        for record in records:
-            text = record.model_dump_json()
-            if digest is not None:
-                digest.update(text.encode())
-                digest.update(b"\n")
-            batch.append(text)
-            if len(batch) == BATCH_ROWS:
-                writer.write_table(pa.table({"record": batch}, schema=schema))
-                rows += len(batch)
-                batch = []
-        if batch or rows == 0:
-            writer.write_table(pa.table({"record": batch}, schema=schema))
-            rows += len(batch)
+        rows = _write_batches(writer, records, schema, digest)
     with open(tmp, "rb") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, path)
     return rows
 
 
+def _write_batches(writer: pq.ParquetWriter, records: Iterable[BaseModel], schema: pa.Schema, digest: Any) -> int:
+    rows = 0
+    batch: list[str] = []
+    for record in records:
+        text = record.model_dump_json()
+        if digest is not None:
+            digest.update(text.encode())
+            digest.update(b"\n")
+        batch.append(text)
+        if len(batch) == BATCH_ROWS:
+            writer.write_table(pa.table({"record": batch}, schema=schema))
+            rows += len(batch)
+            batch = []
+    if batch or rows == 0:
+        writer.write_table(pa.table({"record": batch}, schema=schema))
+        rows += len(batch)
+    return rows
+
+
 def read_records(path: Path) -> Any:
     """Load the records written by :func:`write_records` back into their pydantic class (a list, or the one
     record written alone), one row group of JSON text at a time."""
-    metadata = pq.ParquetFile(path).schema_arrow.metadata or {}
+    metadata = _parquet_file(path).schema_arrow.metadata or {}
     records = list(iter_records(path))
     return records[0] if metadata.get(SINGLE_RECORD_KEY) == b"1" else records
 
 
-def write_manifest(data_dir: Path, release_id: str, name: str, files: list[Path]) -> Path:
+def write_manifest(data_dir: Path, release_id: str, name: str, files: list[Any]) -> Any:
     """List a sharded stage output's files (in shard order); replaces ``<name>.parquet``."""
-    root = staging_dir(data_dir, release_id)
-    document = {"files": [Path(f).relative_to(root).as_posix() for f in files]}
+    root = str(staging_dir(data_dir, release_id)).rstrip("/") + "/"
+    relative = [str(f)[len(root) :] if str(f).startswith(root) else Path(f).relative_to(root).as_posix() for f in files]
     path = manifest_path(data_dir, release_id, name)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(document, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    write_whole(path, json.dumps({"files": relative}, indent=1))
     staged_path(data_dir, release_id, name).unlink(missing_ok=True)
     return path
 
 
-def is_single_record(path: Path) -> bool:
+def is_single_record(path: Any) -> bool:
     """Whether a staged file holds one record written alone (e.g. the release snapshot), not a list."""
-    return (pq.ParquetFile(path).schema_arrow.metadata or {}).get(SINGLE_RECORD_KEY) == b"1"
+    return (_parquet_file(path).schema_arrow.metadata or {}).get(SINGLE_RECORD_KEY) == b"1"
 
 
-def staged_files(data_dir: Path, release_id: str, name: str) -> list[Path]:
+def staged_files(data_dir: Path, release_id: str, name: str) -> list[Any]:
     """The files of a staged output: those its manifest lists, else its one ``<name>.parquet``."""
     manifest = manifest_path(data_dir, release_id, name)
-    if manifest.is_file():
+    text = read_whole(manifest) if is_remote(manifest) else manifest.read_text("utf-8") if manifest.is_file() else None
+    if text is not None:
         root = staging_dir(data_dir, release_id)
-        return [root / relative for relative in json.loads(manifest.read_text(encoding="utf-8"))["files"]]
+        return [root / relative for relative in json.loads(text)["files"]]
     return [staged_path(data_dir, release_id, name)]
 
 
-def iter_records(path: Path) -> Iterator[BaseModel]:
+def iter_records(path: Any) -> Iterator[BaseModel]:
     """The records of one staged file, a row group of JSON text at a time."""
-    parquet = pq.ParquetFile(path)
+    parquet = _parquet_file(path)
     metadata = parquet.schema_arrow.metadata or {}
     module_name, _, qualname = metadata[RECORD_TYPE_KEY].decode().partition(":")
     record_type = getattr(importlib.import_module(module_name), qualname)
@@ -140,8 +225,8 @@ class StagedRecords(Sequence):
     list of the same records.
     """
 
-    def __init__(self, files: list[Path]):
-        self.files = [Path(f) for f in files]
+    def __init__(self, files: list[Any]):
+        self.files = [location(f) for f in files]
         self._length: int | None = None
         self._held: list | None = None
 
@@ -154,7 +239,7 @@ class StagedRecords(Sequence):
 
     def __len__(self) -> int:
         if self._length is None:
-            self._length = sum(pq.ParquetFile(path).metadata.num_rows for path in self.files)
+            self._length = sum(_parquet_file(path).metadata.num_rows for path in self.files)
         return self._length
 
     def __getitem__(self, index):  # type: ignore[override]

@@ -10,12 +10,16 @@ come from the environment as the provider's fsspec package reads them (for S3: `
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from toolchoice_pipeline.util.atomic import write_file_atomically
 
 WAREHOUSE_URL_VARIABLE = "TOOLCHOICE_WAREHOUSE_URL"
 
@@ -100,3 +104,67 @@ def upload(local: Path, path: Any) -> None:
     """Copy ``local`` to the object at ``path`` (replaced whole)."""
     with open(local, "rb") as source, path.open("wb") as target:
         shutil.copyfileobj(source, target)
+
+
+RELEASES_URL_VARIABLE = "TOOLCHOICE_RELEASES_URL"
+
+
+def releases_root(data_dir: Path) -> Any:
+    """Where release files live: ``$TOOLCHOICE_RELEASES_URL`` (an object-store URL as a UPath, or a local path),
+    else ``<data_dir>/releases``."""
+    configured = os.environ.get(RELEASES_URL_VARIABLE, "").strip()
+    if not configured:
+        return Path(data_dir) / "releases"
+    return object_root(configured) if is_url(configured) else Path(configured).expanduser()
+
+
+def warehouse_url(data_dir: Path) -> str | None:
+    """The warehouse's object-store URL (``$TOOLCHOICE_WAREHOUSE_URL`` when it is one), else None."""
+    configured = os.environ.get(WAREHOUSE_URL_VARIABLE, "").strip()
+    return configured if configured and is_url(configured) else None
+
+
+def is_remote(path: Any) -> bool:
+    """Whether ``path`` is on an object store (a UPath), not a local ``Path``."""
+    return not isinstance(path, Path)
+
+
+def write_whole(path: Any, text: str, *, only_if_absent: bool = False) -> None:
+    """Write ``text`` so a reader sees the old content or the new, never a part: locally temp file, fsync and
+    rename (exclusive create with ``only_if_absent``); on an object store one upload (conditional with
+    ``only_if_absent``). Raises ``FileExistsError`` when ``only_if_absent`` and the file exists."""
+    if is_remote(path):
+        write_object(path, text, only_if_absent=only_if_absent)
+    elif only_if_absent:
+        write_exclusively(path, text)
+    else:
+        write_file_atomically(path, text)
+
+
+def write_exclusively(path: Path, text: str) -> None:
+    """Write a new local file whole (temp file, then a hard link that fails if ``path`` exists)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_whole(path: Any) -> str | None:
+    """The text of a file or object (None when there is none); an object store's listing cache is bypassed, since
+    another machine may have written it since."""
+    if is_remote(path):
+        path.fs.invalidate_cache(path.path)
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None

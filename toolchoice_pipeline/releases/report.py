@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.object_store import is_remote, releases_root
 from toolchoice_pipeline.releases.store import SCORES_FILE
 from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
 
@@ -77,9 +78,11 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
     With ``last``, files are read newest first (by modification time, from a directory listing) until ``last``
     releases of the suite are found, so the cost stays bounded however many releases are stored.
     A damaged ``scores.json`` is left out (``toolchoice gate <release>`` names what is wrong with it)."""
-    root = data_dir / "releases"
-    listed = []
-    if root.is_dir():
+    root = releases_root(data_dir)
+    listed: list[tuple[float, Any]] = []
+    if is_remote(root):
+        listed = _listed_objects(root)
+    elif root.is_dir():
         with os.scandir(root) as entries:
             for entry in entries:
                 path = Path(entry.path) / SCORES_FILE
@@ -93,7 +96,7 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
         if last is not None and len(scored) >= last:
             break
         try:
-            scores = ReleaseDocument.model_validate_json(path.read_bytes())
+            scores = ReleaseDocument.model_validate_json(path.read_bytes())  # a Path, or a UPath on a store
         except (OSError, ValidationError):
             continue
         if suite is not None and scores.suite != suite:
@@ -154,14 +157,19 @@ def trend_markdown(points: list[TrendPoint], baseline: str | None = None) -> str
 def render_chart(
     points: list[TrendPoint], path: Path, title: str = "Tool choice over releases", baseline: str | None = None
 ) -> Path | None:
-    """Write :func:`trend_figure` as a PNG to ``path``; None when there is nothing to plot."""
+    """Write :func:`trend_figure` as a PNG to ``path`` (a local path, or a UPath: one upload); None when there
+    is nothing to plot."""
     if not points:
         return None
     import matplotlib.pyplot as plt
 
     fig = trend_figure(points, title, baseline)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    if is_remote(path):
+        with path.open("wb") as handle:
+            fig.savefig(handle, dpi=110, format="png")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
@@ -217,3 +225,17 @@ def trend_figure(points: list[TrendPoint], title: str = "Tool choice over releas
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
+
+
+def _listed_objects(root: Any) -> list[tuple[float, Any]]:
+    """``(modification time, scores.json)`` of every release on an object store, from one listing."""
+    from datetime import datetime
+
+    root.fs.invalidate_cache()
+    found = root.fs.glob(f"{root.path}/*/{SCORES_FILE}", detail=True)
+    listed = []
+    for name, info in found.items():
+        modified = info.get("LastModified") or info.get("mtime") or info.get("last_modified")
+        stamp = modified.timestamp() if isinstance(modified, datetime) else float(modified or 0)
+        listed.append((stamp, root / name[len(root.path) :].lstrip("/")))
+    return listed

@@ -17,8 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolchoice_pipeline.releases.object_store import is_remote, read_whole, releases_root, write_whole
 from toolchoice_pipeline.suites.config import MAX_REPEATS, CachePolicy
-from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.text_files import read_utf8
@@ -71,7 +71,8 @@ def kind_from_key(release_id: str) -> ReleaseKind:
 
 
 def request_path(data_dir: Path, release_id: str) -> Path:
-    return data_dir / "releases" / release_id / REQUEST_FILE
+    """``releases/<id>/request.json`` (under ``$TOOLCHOICE_RELEASES_URL`` when set: then a UPath)."""
+    return releases_root(data_dir) / release_id / REQUEST_FILE
 
 
 def write_request(data_dir: Path, request: ReleaseRequest) -> Path:
@@ -79,7 +80,7 @@ def write_request(data_dir: Path, request: ReleaseRequest) -> Path:
 
     check_release_id(request.release_id)
     path = request_path(data_dir, request.release_id)
-    write_file_atomically(path, request.model_dump_json(indent=2))
+    write_whole(path, request.model_dump_json(indent=2))
     return path
 
 
@@ -87,10 +88,11 @@ def read_request(data_dir: Path, release_id: str) -> ReleaseRequest:
     """The stored request, or defaults derived from the key. Raises :class:`InputError` for a broken file (read
     strictly, as every JSON input is: :func:`~.json_text.load_json`)."""
     path = request_path(data_dir, release_id)
-    if not path.exists():
+    text = read_whole(path) if is_remote(path) else read_utf8(path) if path.exists() else None
+    if text is None:
         return ReleaseRequest(release_id=release_id, kind=kind_from_key(release_id), requested_by="dagster-ui")
     shown = display_path(path)
-    data = load_json(read_utf8(path), shown)
+    data = load_json(text, shown)
     try:
         return ReleaseRequest.model_validate(data)
     except ValidationError as exc:

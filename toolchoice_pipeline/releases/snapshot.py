@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolchoice_pipeline.releases.object_store import is_remote, read_whole, write_whole
 from toolchoice_pipeline.releases.request import ReleaseRequest, read_request, request_path
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.config import CachePolicy, RunConfig, load_run_config
@@ -119,11 +120,12 @@ def read_snapshot(data_dir: Path, release_id: str) -> ReleaseSnapshot | None:
     """The pinned snapshot of ``release_id``, or None before its first asset ran. Raises :class:`InputError` for
     a damaged file."""
     path = snapshot_path(data_dir, release_id)
-    if not path.is_file():
+    text = read_whole(path) if is_remote(path) else read_utf8(path) if path.is_file() else None
+    if text is None:
         return None
     shown = display_path(path)
     try:
-        return ReleaseSnapshot.model_validate(load_json(read_utf8(path), shown))
+        return ReleaseSnapshot.model_validate(load_json(text, shown))
     except ValidationError as exc:
         raise InputError(pydantic_problems(exc, file=shown)) from None
 
@@ -147,6 +149,12 @@ def pin_snapshot(data_dir: Path, release_id: str) -> tuple[ReleaseSnapshot, bool
 def _write_pin(path: Path, text: str, *, replace: bool) -> None:
     """Write ``text`` to ``path`` atomically; without ``replace`` only when no pin exists (a concurrent first
     pin wins, and this one is dropped)."""
+    if is_remote(path):
+        try:
+            write_whole(path, text, only_if_absent=not replace)
+        except FileExistsError:
+            pass
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     with open(tmp, "w", encoding="utf-8") as handle:

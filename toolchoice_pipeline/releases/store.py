@@ -8,10 +8,15 @@
   (:meth:`ReleaseStore.promote`).
 - Re-using the id of a finished release is refused unless ``force``; a forced re-run of a promoted release
   that no longer qualifies takes it out of the baseline history (the previous baseline comes back).
+- At an object-store URL (``TOOLCHOICE_RELEASES_URL``) the layout is the same; there is no file lock between
+  machines: ``scores.json`` of a new release is written only if absent, and each promotion or withdrawal is an
+  append-only record, ``_promotions/<suite>/<n>.json``, written only if absent (the baseline history is those
+  records in order; ``baseline.json`` is a copy rewritten after each, for readers of the files).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -27,6 +32,7 @@ from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
 from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
 from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.object_store import is_remote, read_whole, releases_root, write_whole
 from toolchoice_pipeline.releases.pairing import PAIRED_COLUMNS, paired_tasks
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse
@@ -51,15 +57,18 @@ SCORES_FILE = "scores.json"
 GATE_MARKDOWN_FILE = "gate.md"
 BASELINE_FILE = "baseline.json"
 PROMOTABLE_KIND = "release"
+PROMOTIONS_DIR = "_promotions"
+PROMOTION_ATTEMPTS = 5  # promotions of a suite that may come first before one gives up (object store)
 KNOWN_SHOWN = 10  # finished release ids named when an unknown one is asked for
 
 
 class ReleaseStore:
-    """``<data_dir>/releases``: one directory per release plus ``baseline.json``."""
+    """``<data_dir>/releases`` (or ``$TOOLCHOICE_RELEASES_URL``): one directory per release plus ``baseline.json``."""
 
     def __init__(self, data_dir: Path):
         self.data_dir = Path(data_dir)
-        self.root = self.data_dir / "releases"
+        self.root = releases_root(self.data_dir)
+        self.remote = is_remote(self.root)
 
     def scores_path(self, release_id: str) -> Path:
         """``releases/<id>/scores.json``; raises :class:`InputError` for an id that is not a safe directory name."""
@@ -74,14 +83,18 @@ class ReleaseStore:
         return self.root / release_id / SCORES_FILE
 
     def has_scores(self, release_id: str) -> bool:
-        return self.scores_path(release_id).is_file()
+        path = self.scores_path(release_id)
+        if self.remote:
+            path.fs.invalidate_cache(path.path)  # another machine may have written it since
+        return path.is_file()
 
     def read_scores(self, release_id: str) -> ReleaseDocument:
         """The stored ``scores.json``; raises :class:`InputError` for an unknown, incomplete or broken release,
         naming the field that is missing or malformed."""
         path = self.scores_path(release_id)
         shown = display_path(path)
-        if not path.is_file():
+        text = read_whole(path) if self.remote else read_utf8(path) if path.is_file() else None
+        if text is None:
             ids = self.release_ids()
             # A long history would make the one-line error thousands of ids long: the last few, and the count.
             known = (
@@ -93,7 +106,7 @@ class ReleaseStore:
             raise InputError(
                 Problem(file=shown, message=f"no finished release '{release_id}' (finished releases: {known})")
             )
-        data = load_json(read_utf8(path), shown)
+        data = load_json(text, shown)
         if not isinstance(data, dict):
             raise InputError(Problem(file=shown, message="scores.json must be a JSON object (DESIGN §3)"))
         for key in ("release_id", "kind", "suite", "models"):
@@ -109,31 +122,49 @@ class ReleaseStore:
         except ValidationError as exc:
             raise InputError(pydantic_problems(exc, shown, model=ReleaseDocument)) from None
 
-    def write_scores(self, document: ReleaseDocument) -> Path:
-        """Write ``scores.json`` atomically (temp file, fsync, rename)."""
+    def write_scores(self, document: ReleaseDocument, *, only_if_absent: bool = False) -> Path:
+        """Write ``scores.json`` whole (temp file, fsync, rename; on an object store one upload). With
+        ``only_if_absent`` raise ``FileExistsError`` when the release has one already (a conditional write)."""
         path = self.scores_path(document.release_id)
-        write_file_atomically(path, document.to_json_text())
+        write_whole(path, document.to_json_text(), only_if_absent=only_if_absent)
+        return path
+
+    def write_file(self, release_id: str, name: str, text: str) -> Any:
+        """Write ``releases/<id>/<name>`` whole (``gate.md``, say); returns its path."""
+        path = self.scores_path(release_id).with_name(name)
+        write_whole(path, text)
         return path
 
     def release_ids(self) -> list[str]:
         """Ids of the finished releases (those with a ``scores.json``), sorted."""
-        if not self.root.is_dir():
+        if self.remote:
+            self.root.fs.invalidate_cache()
+        elif not self.root.is_dir():
             return []
         return sorted(p.parent.name for p in self.root.glob(f"*/{SCORES_FILE}"))
 
     # --- the baseline ----------------------------------------------------------------------------------------
 
-    def _lock(self) -> FileLock:
+    def _lock(self) -> Any:
+        """The store's lock for the baseline (local files only; on an object store the promotion records are
+        written conditionally instead)."""
+        if self.remote:
+            return contextlib.nullcontext()
         self.root.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.root / ".lock"), timeout=600)
 
-    def publishing_lock(self, release_id: str) -> FileLock:
-        """Held while one release is checked, committed and its ``scores.json`` written (one writer per id)."""
+    def publishing_lock(self, release_id: str) -> Any:
+        """Held while one release is checked, committed and its ``scores.json`` written (one writer per id). On an
+        object store none: the warehouse commit and ``scores.json`` of a new release are conditional writes."""
+        if self.remote:
+            return contextlib.nullcontext()
         directory = self.scores_path(release_id).parent
         directory.mkdir(parents=True, exist_ok=True)
         return FileLock(str(directory / ".publish.lock"), timeout=600)
 
     def _baselines(self) -> dict[str, Any]:
+        if self.remote:
+            return {"suites": {suite: self._replayed(records) for suite, records in self._all_records().items()}}
         path = self.root / BASELINE_FILE
         if not path.is_file():
             return {"suites": {}}
@@ -159,10 +190,91 @@ class ReleaseStore:
         return data
 
     def _write_baselines(self, baselines: dict[str, Any]) -> None:
-        write_file_atomically(self.root / BASELINE_FILE, json.dumps(baselines, indent=2) + "\n")
+        write_whole(self.root / BASELINE_FILE, json.dumps(baselines, indent=2) + "\n")
 
     def _history(self, suite: str) -> list[dict[str, str]]:
+        if self.remote:
+            return self._replayed(self._records(suite))["history"]
         return list(self._baselines()["suites"].get(suite, {}).get("history", []))
+
+    # --- the baseline on an object store: append-only promotion records ------------------------------------------
+
+    def _records(self, suite: str) -> list[dict[str, Any]]:
+        """The promotion records of ``suite``, in order (``{"action": "promote"|"withdraw", "release_id",
+        "at"}``)."""
+        directory = self.root / PROMOTIONS_DIR / suite
+        directory.fs.invalidate_cache(directory.path)
+        try:
+            names = sorted(p.name for p in directory.iterdir() if p.name.endswith(".json"))
+        except (FileNotFoundError, NotADirectoryError):  # no record yet (a store has no empty directories)
+            return []
+        records = []
+        for name in names:
+            shown = display_path(directory / name)
+            record = load_json(read_whole(directory / name) or "", shown)
+            if not isinstance(record, dict) or not isinstance(record.get("release_id"), str):
+                raise InputError(
+                    Problem(
+                        file=shown, field="release_id", message="damaged promotion record: restore it from a backup"
+                    )
+                )
+            records.append(record)
+        return records
+
+    def _all_records(self) -> dict[str, list[dict[str, Any]]]:
+        directory = self.root / PROMOTIONS_DIR
+        directory.fs.invalidate_cache(directory.path)
+        try:
+            suites = sorted(p.name for p in directory.iterdir() if p.is_dir())
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        return {suite: self._records(suite) for suite in suites}
+
+    @staticmethod
+    def _replayed(records: list[dict[str, Any]]) -> dict[str, Any]:
+        """``{"history": [...], "release_id": ...}`` of ``baseline.json`` from a suite's promotion records."""
+        history: list[dict[str, str]] = []
+        for record in records:
+            history = [e for e in history if e["release_id"] != record["release_id"]]
+            if record.get("action", "promote") == "promote":
+                history.append({"release_id": record["release_id"], "promoted_at": record.get("at", "")})
+        return {"history": history, "release_id": history[-1]["release_id"] if history else None}
+
+    def _append_record(self, suite: str, seen: int, action: str, release_id: str) -> bool:
+        """Write record number ``seen`` (the count read) of ``suite`` only if absent; False when another writer
+        wrote that number first. ``baseline.json`` is rewritten from the records after a write."""
+        record = {"action": action, "release_id": release_id, "at": datetime.now(UTC).isoformat(timespec="seconds")}
+        path = self.root / PROMOTIONS_DIR / suite / f"{seen:08d}.json"
+        try:
+            write_whole(path, json.dumps(record, indent=1) + "\n", only_if_absent=True)
+        except FileExistsError:
+            return False
+        self._write_baselines(self._baselines())
+        return True
+
+    def _promote_on_object_store(self, scores: ReleaseDocument) -> bool:
+        """:meth:`promote` without a lock: read the records, gate again if the baseline in force changed, append
+        the next record only if absent; when another promotion took that number, look again (at most
+        :data:`PROMOTION_ATTEMPTS` times, then :class:`InputError`)."""
+        release_id = scores.release_id
+        for _ in range(PROMOTION_ATTEMPTS):
+            records = self._records(scores.suite)
+            earlier = [e["release_id"] for e in self._replayed(records)["history"] if e["release_id"] != release_id]
+            in_force = earlier[-1] if earlier else None
+            if in_force != scores.baseline_release_id:
+                scores = self._regate_against(scores, in_force)
+            if not _promotable(scores):
+                return False
+            if self._append_record(scores.suite, len(records), "promote", release_id):
+                return True
+        raise InputError(
+            Problem(
+                file=display_path(self.root / PROMOTIONS_DIR / scores.suite),
+                field="release_id",
+                message=f"release '{release_id}' was not promoted: the baseline of suite {scores.suite} changed "
+                f"{PROMOTION_ATTEMPTS} times while it was being promoted; run it again",
+            )
+        )
 
     def baseline(self, suite: str) -> str | None:
         """The current baseline release id of ``suite``, or None before its first promoted release."""
@@ -189,6 +301,8 @@ class ReleaseStore:
         scores = self.read_scores(release_id)
         if scores.kind != PROMOTABLE_KIND:
             return False
+        if self.remote:
+            return self._promote_on_object_store(scores)
         with self._lock():
             in_force = self.baseline_for(scores.suite, release_id)
             if in_force != scores.baseline_release_id:
@@ -221,15 +335,28 @@ class ReleaseStore:
                 "gate": GateDocument.model_validate(gate.to_json()),
             }
         )
-        write_file_atomically(
-            self.root / scores.release_id / GATE_MARKDOWN_FILE,
-            gate_markdown(gate, scores.models, baseline_models, scores.suite),
+        self.write_file(
+            scores.release_id, GATE_MARKDOWN_FILE, gate_markdown(gate, scores.models, baseline_models, scores.suite)
         )
         self.write_scores(document)
         return document
 
     def withdraw(self, suite: str, release_id: str) -> None:
         """Take ``release_id`` out of ``suite``'s baseline history (after a forced re-run that no longer qualifies)."""
+        if self.remote:
+            for _ in range(PROMOTION_ATTEMPTS):
+                records = self._records(suite)
+                if not any(e["release_id"] == release_id for e in self._replayed(records)["history"]):
+                    return
+                if self._append_record(suite, len(records), "withdraw", release_id):
+                    return
+            raise InputError(
+                Problem(
+                    file=display_path(self.root / PROMOTIONS_DIR / suite),
+                    message=f"release '{release_id}' could not be withdrawn: the baseline of suite {suite} changed "
+                    f"{PROMOTION_ATTEMPTS} times meanwhile; run it again",
+                )
+            )
         with self._lock():
             baselines = self._baselines()
             entry = baselines["suites"].get(suite)
@@ -283,7 +410,7 @@ class PublishedRelease:
     gate: GateResult
     promoted: bool
     commit: ReleaseCommit
-    scores_path: Path
+    scores_path: Any  # a Path, or a UPath on an object store
     gate_markdown: str = ""
 
 
@@ -424,8 +551,19 @@ def publish_release(
             gate=gate.to_json(),
         )
         markdown = gate_markdown(gate, models, baseline_models, suite.name)
-        write_file_atomically(store.root / lineage.release_id / GATE_MARKDOWN_FILE, markdown)
-        path = store.write_scores(document)
+        store.write_file(lineage.release_id, GATE_MARKDOWN_FILE, markdown)
+        try:
+            # On an object store nothing else keeps two writers of a new release apart (no lock between machines).
+            path = store.write_scores(document, only_if_absent=store.remote and not force)
+        except FileExistsError:
+            raise InputError(
+                Problem(
+                    file=display_path(store.scores_path(lineage.release_id)),
+                    field="release_id",
+                    message=f"release '{lineage.release_id}' was finished meanwhile by another writer "
+                    "(use --force to replace it)",
+                )
+            ) from None
         warehouse.publish(lineage.release_id)
     qualifies = _promotable(document)
     if not qualifies and store.was_promoted(suite.name, lineage.release_id):
