@@ -6,7 +6,12 @@ from toolchoice_pipeline.defs.assets import release_assets
 from toolchoice_pipeline.defs.checks import release_checks
 from toolchoice_pipeline.defs.io_manager import StagedRecordsIOManager
 from toolchoice_pipeline.defs.jobs import release_job
-from toolchoice_pipeline.defs.resources import DEFAULT_DATA_DIR, ProgressReporter, ToolchoiceResource
+from toolchoice_pipeline.defs.resources import (
+    DEFAULT_DATA_DIR,
+    ProgressReporter,
+    ToolchoiceResource,
+    step_outputs_io_manager,
+)
 from toolchoice_pipeline.defs.schedules import nightly_eval
 from toolchoice_pipeline.defs.sensors import catalog_change
 from toolchoice_pipeline.defs.sources import observe_suite_files, suite_files
@@ -27,6 +32,7 @@ def build_definitions(data_dir: str = DEFAULT_DATA_DIR) -> dg.Definitions:
             "toolchoice": ToolchoiceResource(data_dir=data_dir),
             "staged_io": StagedRecordsIOManager(data_dir=data_dir),
             "progress": ProgressReporter(),
+            **step_outputs_io_manager(data_dir),
         },
     )
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from toolchoice_pipeline.releases.object_store import warehouse_url
+
 DEFAULT_DATA_DIR = os.environ.get("TOOLCHOICE_DATA_DIR", "data")
 
 Progress = Callable[[str, int, int], None]
@@ -48,3 +50,14 @@ def logged_progress(context: dg.AssetExecutionContext, reporter: ProgressReporte
             context.log.info(f"{stage}: {model} {done}/{total}")
 
     return report
+
+
+def step_outputs_io_manager(data_dir: str) -> dict[str, dg.ConfigurableIOManager]:
+    """Where Dagster keeps the ops' own outputs between steps (the shard descriptors): under
+    ``<warehouse url>/_staging/_step_outputs`` when the warehouse is on an object store, so a step on another
+    machine reads what the step before it returned (Dagster's ``FilesystemIOManager`` writes through UPath);
+    else Dagster's default, the instance's storage directory."""
+    url = warehouse_url(Path(data_dir))
+    if url is None:
+        return {}
+    return {"io_manager": dg.FilesystemIOManager(base_dir=f"{url.rstrip('/')}/_staging/_step_outputs")}

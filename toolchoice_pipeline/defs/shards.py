@@ -7,7 +7,7 @@ as the asset's output (:class:`~.staging.StagedRecords`). Every step reads and w
 so the run's executor may run the shards in the run's process (the default), in worker processes
 (``toolchoice run --workers N``: Dagster's multiprocess executor) or on a cluster (docs/scale.md). Budgets
 hold across shards through one spend ledger per run (:mod:`toolchoice_pipeline.execution.spend`; Redis across
-machines). With the warehouse on an object store, staging and each shard's call journal are there too
+machines). With the warehouse on an object store, staging and each shard's journal rows are there too
 (:func:`~.staging.shard_journal`), so a step needs no shared volume.
 """
 
@@ -145,10 +145,21 @@ def run_agent_shard(
     report = logged_progress(context, progress, "agents")
     unavailable: dict[str, str] = {}
     ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
+    tasks = snapshot.tasks[shard.task_start : shard.task_stop]
+    journal = toolchoice.path / snapshot.config.cache.path
     try:
-        with shard_journal(toolchoice.path, snapshot.release_id, "agent_runs", shard.key) as journal_path:
+        with shard_journal(
+            toolchoice.path,
+            snapshot.release_id,
+            "agent_runs",
+            shard.key,
+            journal=journal,
+            table="agent_calls",
+            models=[spec.model],
+            task_ids=[task.id for task in tasks],
+        ):
             episodes = run_suite_sync(
-                snapshot.suite(tasks=snapshot.tasks[shard.task_start : shard.task_stop]),
+                snapshot.suite(tasks=tasks),
                 snapshot.config,
                 data_dir=toolchoice.path,
                 models=[spec],
@@ -157,7 +168,6 @@ def run_agent_shard(
                 resume_key=snapshot.release_id,
                 unavailable=unavailable,
                 ledger=ledger,
-                journal_path=journal_path,
             )
     except InputError as exc:
         raise bad_input(snapshot.release_id, exc) from None
@@ -261,6 +271,7 @@ def judge_shard(
     shard: JudgeShard,
 ) -> ShardResult:
     from toolchoice_pipeline.judge import JudgeBudget, judge_episodes_sync
+    from toolchoice_pipeline.judge.journal import JOURNAL_FILE as POLL_JOURNAL_FILE
     from toolchoice_pipeline.judge.journal import PollJournal
 
     snapshot = release_snapshot
@@ -271,8 +282,17 @@ def judge_shard(
         episodes = list(StagedRecords([location(shard.path)]))
         report = logged_progress(context, progress, "judge")
         ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
-        with shard_journal(toolchoice.path, snapshot.release_id, "judge_votes", shard.key) as journal_path:
-            journal = PollJournal(toolchoice.path, snapshot.release_id, journal_path)
+        with shard_journal(
+            toolchoice.path,
+            snapshot.release_id,
+            "judge_votes",
+            shard.key,
+            journal=toolchoice.path / POLL_JOURNAL_FILE,
+            table="judge_polls",
+            models={episode.model for episode in episodes},
+            task_ids={episode.task_id for episode in episodes},
+        ):
+            journal = PollJournal(toolchoice.path, snapshot.release_id)
             try:
                 votes = judge_episodes_sync(
                     snapshot.suite(),

@@ -62,30 +62,45 @@ def location(text: str | Path | Any) -> Any:
 
 
 @contextlib.contextmanager
-def shard_journal(data_dir: Path, release_id: str, asset: str, shard_key: str) -> Iterator[Path | None]:
-    """The local SQLite file a shard journals its calls in when staging is on an object store, else None (the
-    host's own journal under the data dir).
+def shard_journal(
+    data_dir: Path,
+    release_id: str,
+    asset: str,
+    shard_key: str,
+    *,
+    journal: Path,
+    table: str,
+    models: Iterable[str],
+    task_ids: Iterable[str],
+) -> Iterator[None]:
+    """Keep one shard's rows of a host's SQLite journal (``journal``, table ``table``) on the object store while
+    the shard runs, when staging is there; locally nothing to do (the host's journal is the journal).
 
-    On a store the shard's journal is an object, ``<staging>/journal/<asset>/<shard>.sqlite``: downloaded (if a
-    try before left one) to ``<data_dir>/cache/shards/...`` before the shard runs, uploaded after it, whether it
-    finished or failed, so a retry of the shard on any machine asks none of the calls journaled. A machine that
-    dies mid-shard uploads nothing: its retry asks again what that try asked.
+    On a store the shard's rows are an object, ``<staging>/journal/<asset>/<shard>.sqlite``: merged into the
+    host's journal before the shard runs (if a try before left one), and written again from the host's journal
+    after it, whether it finished or failed (the rows journaled under the release for the shard's models and
+    tasks), so a retry of the shard on any machine asks none of the calls journaled. A machine that dies
+    mid-shard uploads nothing: its retry asks again what that try asked.
     """
+    from toolchoice_pipeline.util.sqlite_rows import extract_rows, merge_rows
+
     staging = staging_dir(data_dir, release_id)
     if not is_remote(staging):
-        yield None
+        yield
         return
     stored = staging / "journal" / asset / f"{shard_key}.sqlite"
     local = Path(data_dir) / "cache" / "shards" / f"release_id={release_id}" / asset / f"{shard_key}.sqlite"
     local.parent.mkdir(parents=True, exist_ok=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{local}{suffix}").unlink(missing_ok=True)
-    download(stored, local)
+    local.unlink(missing_ok=True)
+    models, task_ids = list(models), list(task_ids)
     try:
-        yield local
+        if download(stored, local):
+            merge_rows(journal, local, table)
+        yield
     finally:
-        if local.is_file():  # closed by the journal's owner before this runs (its WAL checkpointed into it)
+        if extract_rows(journal, local, table, resume_key=release_id, models=models, task_ids=task_ids):
             upload(local, stored)
+        local.unlink(missing_ok=True)
 
 
 def _parquet_file(path: Any) -> pq.ParquetFile:

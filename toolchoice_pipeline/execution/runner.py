@@ -142,7 +142,6 @@ async def run_suite(
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
     ledger: SpendLedger | None = None,
-    journal_path: Path | None = None,
 ) -> list[Episode]:
     """Run each model on each task of ``suite``, k times (its ``repeats``); one :class:`Episode` per (model,
     task, sample), in model, task, sample order.
@@ -153,8 +152,7 @@ async def run_suite(
     each finished episode. Provider failures never raise: they are stored on the episodes, and each model that
     could not be used (static or call preflight failed, or stopped after consecutive model-level failures) is
     added to ``unavailable`` (model -> the one-line cause) when a dict is given. ``ledger`` shares the
-    ``budget_usd`` spend with the release's other shards; ``journal_path`` replaces ``<data_dir>/<cache.path>`` as
-    the call journal (a shard's own journal, when staging is on an object store). Raises
+    ``budget_usd`` spend with the release's other shards. Raises
     :class:`~toolchoice_pipeline.util.errors.InputError` for bad input found before the run (a replay file that
     does not load).
     """
@@ -176,7 +174,7 @@ async def run_suite(
     limits = rate_limiters(config.rate_limits, data_dir)
     rate_limit_of = {spec.model: limits.for_model(spec.model) if limits is not None else None for spec in specs}
     journal = CallJournal(
-        None if policy == "off" else journal_path or data_dir / config.cache.path,
+        None if policy == "off" else data_dir / config.cache.path,
         policy,
         resume_key=resume_key,
         models=[spec.model for spec in specs],
@@ -299,7 +297,6 @@ def run_suite_sync(
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
     ledger: SpendLedger | None = None,
-    journal_path: Path | None = None,
 ) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""
@@ -311,7 +308,6 @@ def run_suite_sync(
         resume_key=resume_key,
         unavailable=unavailable,
         ledger=ledger,
-        journal_path=journal_path,
     )
     try:
         asyncio.get_running_loop()

@@ -5,8 +5,7 @@ A resume, not a cache: rows are keyed by the release id (the ``resume_key``), th
 poll number, the judge model, the rubric version and a hash of exactly what the judge was shown; a new release
 polls afresh (ChainPoll votes are independent samples). A poll is finished when its vote is valid or every
 attempt was used; a poll stopped by a failed provider call or the judge budget is asked again. One SQLite file
-(standard library, WAL) at ``<data_dir>/cache/judge_polls.sqlite`` (or the shard's own file, ``path``, when
-staging is on an object store); each vote is committed on its own, so a
+(standard library, WAL) at ``<data_dir>/cache/judge_polls.sqlite``; each vote is committed on its own, so a
 SIGKILL loses at most the polls in flight.
 """
 
@@ -44,8 +43,8 @@ def shown_key(judge_model: str, rubric_version: str, messages: list[dict[str, An
 class PollJournal:
     """The finished polls of one release (``resume_key``). ``resumed``/``asked`` count this run's polls."""
 
-    def __init__(self, data_dir: Path, resume_key: str, path: Path | None = None):
-        path = Path(path) if path is not None else Path(data_dir) / JOURNAL_FILE
+    def __init__(self, data_dir: Path, resume_key: str):
+        path = Path(data_dir) / JOURNAL_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         self.resume_key = resume_key
         self.resumed = 0
