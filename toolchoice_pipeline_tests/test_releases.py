@@ -5,6 +5,7 @@ import json
 import pytest
 
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.object_store import RELEASES_URL_VARIABLE
 from toolchoice_pipeline.releases.report import load_trend
 from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
@@ -154,3 +155,16 @@ def test_asking_for_an_unknown_release_names_the_last_ten_finished_ones_and_how_
         ReleaseStore(tmp_path).read_scores("r99")
     [problem] = caught.value.problems
     assert problem.message.endswith("(finished releases: r02, r03, r04, r05, r06, r07, r08, r09, r10, r11 and 2 more)")
+
+
+def test_a_local_path_in_toolchoice_releases_url_holds_the_release_files_instead_of_the_data_dir(
+    tmp_path, suite, monkeypatch
+):
+    elsewhere = tmp_path / "shared-releases"
+    monkeypatch.setenv(RELEASES_URL_VARIABLE, str(elsewhere))
+    publish(tmp_path / "data", suite, "r1")
+    assert (elsewhere / "r1" / "scores.json").is_file() and (elsewhere / "r1" / "gate.md").is_file()
+    assert json.loads((elsewhere / "baseline.json").read_text())["suites"][suite.name]["release_id"] == "r1"
+    assert not (tmp_path / "data" / "releases").exists()
+    assert ReleaseStore(tmp_path / "another").baseline(suite.name) == "r1"
+    assert [p.release_id for p in load_trend(tmp_path / "another")][:1] == ["r1"]
