@@ -24,7 +24,9 @@ from toolchoice_pipeline.defs.staging import (
     write_records,
 )
 from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall
-from toolchoice_pipeline.records.episodes import Episode, StepRecord
+from toolchoice_pipeline.judge.journal import JOURNAL_FILE as POLL_JOURNAL_FILE
+from toolchoice_pipeline.judge.journal import PollJournal
+from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.object_store import (
     RELEASES_URL_VARIABLE,
     WAREHOUSE_URL_VARIABLE,
@@ -218,6 +220,37 @@ def test_a_shards_journal_goes_to_the_store_and_a_retry_elsewhere_resumes_from_i
         assert journal.keys() == {"k-t0", "k-t1"}
     stored = object_root(bucket_url) / "_staging" / "release_id=r1" / "journal" / "agent_runs" / "m-0.sqlite"
     assert stored.is_file()
+
+
+def test_a_judge_shards_finished_polls_are_resumed_by_a_retry_on_another_machine(tmp_path, bucket_url, monkeypatch):
+    monkeypatch.setenv(WAREHOUSE_URL_VARIABLE, bucket_url)
+
+    def shard(data_dir):
+        return shard_journal(
+            data_dir,
+            "r1",
+            "judge_votes",
+            "m-0",
+            journal=data_dir / POLL_JOURNAL_FILE,
+            table="judge_polls",
+            models={"m"},
+            task_ids={"t0"},
+        )
+
+    vote = JudgeVote(
+        model="m", task_id="t0", poll=1, verdict="correct", valid=True, judge_model="j", rubric_version="v"
+    )
+    with shard(tmp_path / "machine-a"):
+        journal = PollJournal(tmp_path / "machine-a", "r1")
+        journal.record(vote, "shown-1", max_attempts=3)
+        journal.close()
+    with shard(tmp_path / "machine-b"):
+        journal = PollJournal(tmp_path / "machine-b", "r1")
+        assert journal.finished("m", "t0", 1, "shown-1") == vote and journal.resumed == 1
+        other_release = PollJournal(tmp_path / "machine-b", "r2")
+        assert other_release.finished("m", "t0", 1, "shown-1") is None  # a resume of r1 only
+        other_release.close()
+        journal.close()
 
 
 def test_without_a_store_a_shard_uses_the_hosts_journal_as_it_is(tmp_path, monkeypatch):
