@@ -21,8 +21,8 @@ import dagster as dg
 from toolchoice_pipeline.releases.request import (
     RELEASE_KINDS,
     ReleaseRequest,
+    has_request,
     read_request,
-    request_path,
     write_request,
 )
 from toolchoice_pipeline.util.errors import InputError, Problem
@@ -49,7 +49,7 @@ class LaunchpadRequest(dg.Config):
         """
         given = self.given()
         where = f"<launchpad: release {release_id}>"
-        if request_path(data_dir, release_id).is_file():
+        if has_request(data_dir, release_id):
             stored = read_request(data_dir, release_id)
             differing = sorted(name for name, value in given.items() if getattr(stored, name) != value)
             if differing:

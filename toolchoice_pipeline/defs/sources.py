@@ -15,7 +15,7 @@ import dagster as dg
 
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME, release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
-from toolchoice_pipeline.releases.request import read_request, request_path
+from toolchoice_pipeline.releases.request import has_request, read_request
 from toolchoice_pipeline.releases.snapshot import read_snapshot
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.errors import InputError
@@ -40,8 +40,7 @@ def release_suite(toolchoice: ToolchoiceResource, release_id: str) -> str | None
         pinned = read_snapshot(toolchoice.path, release_id)
         if pinned is not None:
             return pinned.suite_name
-        has_request = request_path(toolchoice.path, release_id).is_file()
-        return read_request(toolchoice.path, release_id).suite if has_request else None
+        return read_request(toolchoice.path, release_id).suite if has_request(toolchoice.path, release_id) else None
     except InputError:
         return None
 

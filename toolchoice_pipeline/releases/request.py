@@ -75,6 +75,15 @@ def request_path(data_dir: Path, release_id: str) -> Path:
     return releases_root(data_dir) / release_id / REQUEST_FILE
 
 
+def has_request(data_dir: Path, release_id: str) -> bool:
+    """Whether the release has a ``request.json`` (on an object store: asked of the store now, not of a listing
+    cached by this process)."""
+    path = request_path(data_dir, release_id)
+    if is_remote(path):
+        path.fs.invalidate_cache(path.parent.path)
+    return path.is_file()
+
+
 def write_request(data_dir: Path, request: ReleaseRequest) -> Path:
     """Write the request atomically (:func:`~toolchoice_pipeline.util.atomic.write_file_atomically`: temp file, fsync, rename)."""
 
