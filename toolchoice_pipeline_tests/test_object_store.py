@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -313,11 +314,26 @@ def test_two_writers_of_one_new_release_on_the_store_exactly_one_wins(tmp_path, 
         thread.join(120)
     errors = [o for o in outcomes.values() if isinstance(o, InputError)]
     assert len(outcomes) == 2 and len(errors) == 1, outcomes
-    assert "meanwhile by another writer" in str(errors[0]) or "already" in str(errors[0])
+    assert any(what in str(errors[0]) for what in ("being published by another writer", "meanwhile", "already"))
     store = ReleaseStore(tmp_path / "c")
     assert store.read_scores("r1").run_id == "run-r1" and store.baseline(suite.name) == "r1"
     with Warehouse(tmp_path / "c").connect() as con:
         assert con.execute("SELECT count(*) FROM releases").fetchone() == (1,)
+
+
+def test_a_release_being_published_elsewhere_is_refused_at_once_and_a_dead_writers_lease_is_taken_over(
+    tmp_path, on_the_bucket
+):
+    suite = make_suite(10)
+    lease = object_root(f"{on_the_bucket}/releases") / "r1" / ".publishing.json"
+    write_object(lease, json.dumps({"id": "another-machine", "at": time.time()}), only_if_absent=True)
+    with pytest.raises(InputError, match="release 'r1' is being published by another writer"):
+        publish(tmp_path / "a", suite, "r1")
+    assert not ReleaseStore(tmp_path / "a").has_scores("r1") and Warehouse(tmp_path / "a").commit("r1") is None
+    write_object(lease, json.dumps({"id": "dead-machine", "at": time.time() - 3600}), only_if_absent=False)
+    assert publish(tmp_path / "a", suite, "r1").promoted  # the dead writer's lease was taken over
+    lease.fs.invalidate_cache()
+    assert not lease.exists()  # released after publishing
 
 
 def test_a_promotion_that_loses_the_race_looks_again_and_is_gated_against_the_winner(

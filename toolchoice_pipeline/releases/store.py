@@ -9,7 +9,8 @@
 - Re-using the id of a finished release is refused unless ``force``; a forced re-run of a promoted release
   that no longer qualifies takes it out of the baseline history (the previous baseline comes back).
 - At an object-store URL (``TOOLCHOICE_RELEASES_URL``) the layout is the same; there is no file lock between
-  machines: ``scores.json`` of a new release is written only if absent, and each promotion or withdrawal is an
+  machines: a publisher holds a lease object (``releases/<id>/.publishing.json``, written only if absent),
+  ``scores.json`` of a new release is written only if absent, and each promotion or withdrawal is an
   append-only record, ``_promotions/<suite>/<n>.json``, written only if absent (the baseline history is those
   records in order; ``baseline.json`` is a copy rewritten after each, for readers of the files).
 """
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Collection, Iterable
+import time
+import uuid
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +62,8 @@ BASELINE_FILE = "baseline.json"
 PROMOTABLE_KIND = "release"
 PROMOTIONS_DIR = "_promotions"
 PROMOTION_ATTEMPTS = 5  # promotions of a suite that may come first before one gives up (object store)
+PUBLISHING_LEASE = ".publishing.json"
+PUBLISHING_LEASE_S = 600.0  # as long as the local publishing lock waits
 KNOWN_SHOWN = 10  # finished release ids named when an unknown one is asked for
 
 
@@ -155,12 +160,42 @@ class ReleaseStore:
 
     def publishing_lock(self, release_id: str) -> Any:
         """Held while one release is checked, committed and its ``scores.json`` written (one writer per id). On an
-        object store none: the warehouse commit and ``scores.json`` of a new release are conditional writes."""
+        object store a lease instead (:meth:`_publishing_lease`)."""
         if self.remote:
-            return contextlib.nullcontext()
+            return self._publishing_lease(release_id)
         directory = self.scores_path(release_id).parent
         directory.mkdir(parents=True, exist_ok=True)
         return FileLock(str(directory / ".publish.lock"), timeout=600)
+
+    @contextlib.contextmanager
+    def _publishing_lease(self, release_id: str) -> Iterator[None]:
+        """``releases/<id>/.publishing.json``, written only if absent and removed after: a second writer of the
+        release gets :class:`InputError` at once instead of waiting. A lease older than
+        :data:`PUBLISHING_LEASE_S` is a dead writer's and is taken over."""
+        path = self.scores_path(release_id).with_name(PUBLISHING_LEASE)
+        lease = json.dumps({"id": uuid.uuid4().hex, "at": time.time()})
+        try:
+            write_whole(path, lease, only_if_absent=True)
+        except FileExistsError:
+            held = read_whole(path)
+            try:
+                since = float(json.loads(held)["at"]) if held else 0.0
+            except (ValueError, TypeError, KeyError):
+                since = 0.0
+            if time.time() - since < PUBLISHING_LEASE_S:
+                raise InputError(
+                    Problem(
+                        file=display_path(path),
+                        field="release_id",
+                        message=f"release '{release_id}' is being published by another writer (for "
+                        f"{time.time() - since:.0f} s): run it again once that run finished",
+                    )
+                ) from None
+            write_whole(path, lease)  # its writer died (no writer publishes for that long): taken over
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)
 
     def _baselines(self) -> dict[str, Any]:
         if self.remote:
