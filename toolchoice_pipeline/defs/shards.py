@@ -10,6 +10,7 @@ hold across shards through one spend ledger per run (:mod:`toolchoice_pipeline.e
 """
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -23,6 +24,7 @@ from toolchoice_pipeline.execution.spend import SpendLedger
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 from toolchoice_pipeline.suites.catalog import catalog_version
+from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
@@ -78,7 +80,23 @@ def gathered(results: list[ShardResult]) -> tuple[StagedRecords, dg.DataVersion]
     return StagedRecords([Path(r.path) for r in ordered]), dg.DataVersion(short_hash([r.version for r in ordered]))
 
 
+def shard_tasks(snapshot: ReleaseSnapshot, key: str) -> Sequence[Task]:
+    """The tasks of the agent_runs shard ``key`` (its block of the pinned tasks, read alone from a staged
+    snapshot); all the tasks for a key that names no shard (an output not staged per shard)."""
+    for shard in plan_shards(snapshot.config, snapshot.config.models, len(snapshot.tasks)):
+        if shard.key == key:
+            return snapshot.tasks[shard.task_start : shard.task_stop]
+    return snapshot.tasks
+
+
 # --- agent_runs ------------------------------------------------------------------------------------------------
+
+
+def _same_ids(staged: Records, pinned: Sequence[Task]) -> bool:
+    """Whether the staged eval_tasks are the pinned tasks, in order (both read as a stream)."""
+    if isinstance(staged, StagedRecords) and isinstance(pinned, StagedRecords) and staged.files == pinned.files:
+        return True  # eval_tasks lists the snapshot's own staged tasks
+    return len(staged) == len(pinned) and all(a.id == b.id for a, b in zip(staged, pinned, strict=True))
 
 
 class AgentShard(Shard):
@@ -94,7 +112,7 @@ def plan_agent_shards(
 ):
     snapshot = release_snapshot
     staged = catalog_version(sorted(tool_catalog, key=lambda tool: tool.definition_hash))
-    if staged != snapshot.catalog_version or [t.id for t in eval_tasks] != [t.id for t in snapshot.tasks]:
+    if staged != snapshot.catalog_version or not _same_ids(eval_tasks, snapshot.tasks):
         raise dg.Failure(
             description=(
                 f"release {snapshot.release_id}: the staged tool_catalog (catalog {staged}) or eval_tasks differ from "
@@ -254,7 +272,7 @@ def judge_shard(
         journal = PollJournal(toolchoice.path, snapshot.release_id)
         try:
             votes = judge_episodes_sync(
-                snapshot.suite(),
+                snapshot.suite(tasks=shard_tasks(snapshot, shard.key)),
                 episodes,
                 judge,
                 retries=snapshot.config.retries,
