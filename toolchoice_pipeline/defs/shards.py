@@ -218,28 +218,29 @@ def plan_judge_shards(
     from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
     snapshot = release_snapshot
-    preflight: list[JudgeVote] = []
-    if snapshot.request.judge:
-        judge = snapshot.config.judge
-        ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
-        try:
-            vote = preflight_judge_sync(
-                judge,
-                data_dir=toolchoice.path,
-                retries=snapshot.config.retries,
-                budget=JudgeBudget(judge.budget_usd, ledger),
-                rate_limits=judge_rate_limits(toolchoice.path, snapshot),
-            )
-        except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
-            raise dg.Failure(
-                description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
-            ) from None
-        finally:
-            ledger.close()
-        preflight = [vote] if vote is not None else []
+    if not snapshot.request.judge:
+        return  # --no-judge: no preflight call and no shard (gather_judge_votes stages no votes)
+    judge = snapshot.config.judge
+    ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
+    try:
+        vote = preflight_judge_sync(
+            judge,
+            data_dir=toolchoice.path,
+            retries=snapshot.config.retries,
+            budget=JudgeBudget(judge.budget_usd, ledger),
+            rate_limits=judge_rate_limits(toolchoice.path, snapshot),
+        )
+    except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
+        raise dg.Failure(
+            description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
+        ) from None
+    finally:
+        ledger.close()
     # the preflight call is stored with the votes (its cost is judge cost): gathered after the shards and the canary
     write_records(
-        shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD), preflight, JudgeVote
+        shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD),
+        [vote] if vote is not None else [],
+        JudgeVote,
     )
     parts = agent_runs.parts()
     total, offset = sum(len(part) for part in parts), 0  # each file's footer read once
