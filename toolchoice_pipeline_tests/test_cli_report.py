@@ -8,7 +8,9 @@ the commands under test run as subprocesses.
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -68,8 +70,15 @@ def test_report_writes_a_png_chart(data_dir, tmp_path):
         assert image.format == "PNG" and image.width > 400 and image.height > 200
 
 
-def test_report_writes_its_own_chart_and_leaves_the_runs_chart_alone(data_dir):
-    runs_chart = data_dir / "releases" / "r3" / "trend.png"
+def test_run_draws_its_chart_only_when_asked_and_report_leaves_it_alone(data_dir, tmp_path):
+    assert not (data_dir / "releases" / "r3" / "trend.png").exists()  # a run without --chart draws none
+    data_dir = Path(shutil.copytree(data_dir, tmp_path / "data"))  # the other tests see r1-r3 only
+    ran = toolchoice("run", "--release", "r4", "--no-judge", "--chart", "--data-dir", str(data_dir))
+    assert ran.returncode in (0, 1), ran.stderr  # scored; 1 = its gate failed, as r3's did (same catalog)
+    runs_chart = data_dir / "releases" / "r4" / "trend.png"
+    assert f"chart: {runs_chart}" in ran.stdout.replace("\n", "")
+    with Image.open(runs_chart) as image:
+        assert image.format == "PNG"
     before = runs_chart.read_bytes()
     default = data_dir / "reports" / "coding_agent" / "trend.png"
     done = toolchoice("report", "--data-dir", str(data_dir), "--suite", "coding_agent")

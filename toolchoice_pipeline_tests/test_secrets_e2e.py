@@ -326,6 +326,7 @@ def outcome(tmp_path_factory) -> Outcome:
         "release",
         "--models",
         f"replay/suites/{SUITE}/replay.jsonl,local/bm25-router",
+        "--chart",  # the chart's labels come from release ids and model strings: looked at too
         "--data-dir",
         str(data_dir),
         cwd=root,

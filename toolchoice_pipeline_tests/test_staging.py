@@ -2,8 +2,12 @@
 
 import pyarrow.parquet as pq
 
-from toolchoice_pipeline.defs.staging import BATCH_ROWS, read_records, write_records
+from toolchoice_pipeline.defs import staging
+from toolchoice_pipeline.defs.staging import BATCH_ROWS, StagedRecords, apart_path, read_records, write_records
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
+from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data
 
 
 def test_records_round_trip_across_batches(tmp_path):
@@ -22,3 +26,38 @@ def test_an_empty_output_keeps_its_record_class(tmp_path):
     assert write_records(path, [], JudgeVote) == 0
     assert read_records(path) == []
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_slice_or_an_index_reads_only_the_row_groups_that_hold_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(staging, "BATCH_ROWS", 4)
+    episodes = [Episode(model="m", task_id=f"t{i}") for i in range(23)]
+    halves = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    write_records(halves[0], episodes[:10], Episode)
+    write_records(halves[1], episodes[10:], Episode)
+    staged = StagedRecords(halves)
+    read_groups = []
+    original = pq.ParquetFile.read_row_group
+
+    def counted(self, index, *args, **kwargs):
+        read_groups.append(index)
+        return original(self, index, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
+    assert staged[5:6] == episodes[5:6] and read_groups == [1]  # rows 4-7 of the first file
+    for start, stop in [(0, 23), (3, 17), (9, 11), (22, 40), (7, 7)]:
+        assert staged[start:stop] == episodes[start:stop]
+    assert staged[-1] == episodes[-1] and staged[12] == episodes[12]
+    assert staged._held is None  # nothing was kept
+
+
+def test_the_release_snapshot_stages_its_tasks_apart_and_reads_them_when_used(tmp_path):
+    data_dir = copy_data(tmp_path / "data")
+    write_request(data_dir, ReleaseRequest(release_id="r1", models=["local/name-match"]))
+    snapshot, _ = pin_snapshot(data_dir, "r1")
+    path = tmp_path / "release_snapshot.parquet"
+    write_records(path, snapshot, ReleaseSnapshot, apart="tasks")
+    assert pq.ParquetFile(apart_path(path, "tasks")).metadata.num_rows == len(snapshot.tasks) > 20
+    loaded = read_records(path)
+    assert isinstance(loaded.tasks, StagedRecords) and len(loaded.tasks) == len(snapshot.tasks)
+    assert loaded.tasks[10:20] == snapshot.tasks[10:20] and list(loaded.tasks) == snapshot.tasks
+    assert loaded.model_copy(update={"tasks": list(loaded.tasks)}) == snapshot

@@ -1,7 +1,7 @@
 """``toolchoice report``: the trend of each share per model over releases (terminal table + chart image).
 
 The chart is the report's own file (``<data-dir>/reports/<suite>/trend.png`` unless ``--chart``): a run's chart
-(``releases/<id>/trend.png``, written when the run scored) is never overwritten.
+(``releases/<id>/trend.png``, written by ``toolchoice run --chart``) is never overwritten.
 """
 
 from __future__ import annotations

@@ -82,6 +82,12 @@ def split_models(values: tuple[str, ...]) -> list[str]:
     default=None,
     help="Worker processes running shards at once (multiprocess executor; default: the CPU count).",
 )
+@click.option(
+    "--chart",
+    is_flag=True,
+    help="Also draw the suite's trend over its last releases to releases/<id>/trend.png once the run scored "
+    "(`toolchoice report` draws it any time).",
+)
 @data_dir_option
 def run_command(
     suite_name: str,
@@ -93,6 +99,7 @@ def run_command(
     force: bool,
     executor: str | None,
     workers: int | None,
+    chart: bool,
     data_dir: Path,
 ) -> int:
     """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
@@ -153,6 +160,8 @@ def run_command(
         + ("" if samples == {1} else f" · repeats {'/'.join(map(str, sorted(samples)))}")
         + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}")
     )
+    n_tasks = len(suite.tasks)
+    del suite  # the run pins and reads the tasks itself: this process does not hold a second copy meanwhile
     if executor == "multiprocess":
         click.echo(
             f"executor multiprocess · up to {workers or os.cpu_count()} worker processes · shards of at most "
@@ -161,7 +170,7 @@ def run_command(
         )
         result = materialise_release(data_dir, request, None, workers=workers or os.cpu_count() or 1)
     else:
-        display = RunDisplay(models=chosen, n_tasks=len(suite.tasks) * max(samples), judge=not no_judge)
+        display = RunDisplay(models=chosen, n_tasks=n_tasks * max(samples), judge=not no_judge)
         with display:
             result = materialise_release(data_dir, request, display)
     interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
@@ -179,6 +188,8 @@ def run_command(
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
     scores = store.read_scores(release_id)
+    if chart:
+        _draw_chart(data_dir, store, scores.suite, release_id)
     passed = print_outcome(scores, data_dir, result, unpriced_models(run_config, no_judge))
     if (passed and not result.success) or result.failures:
         # Scored, but a step other than the gate (the promotion to baseline, a write) did not finish: not a
@@ -198,6 +209,17 @@ def run_command(
     if passed and calibration is not None and calibration.blocks_promotion:
         return EXIT_CALIBRATION_FAILED
     return EXIT_OK if passed else EXIT_GATE_FAILED
+
+
+def _draw_chart(data_dir: Path, store, suite: str, release_id: str) -> None:
+    """``releases/<id>/trend.png``: the suite's trend over its last releases, this one included."""
+    from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart
+    from toolchoice_pipeline.util.errors import display_path
+
+    target = store.scores_path(release_id).parent / "trend.png"
+    title = f"{suite}: tool choice over the last releases"
+    render_chart(load_trend(data_dir, suite, last=TREND_WINDOW), target, title=title, baseline=store.baseline(suite))
+    click.echo(f"chart: {display_path(target)}")
 
 
 def unpriced_models(run_config, no_judge: bool) -> frozenset[str]:

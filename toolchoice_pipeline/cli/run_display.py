@@ -22,6 +22,8 @@ class RunDisplay:
 
     def __init__(self, models: list[str], n_tasks: int, judge: bool):
         self.console = Console(stderr=True)
+        # Redrawn only on a terminal (4 times a second): piped into a CI log the bars are printed once, at the
+        # end, and no thread re-renders them for nobody.
         self.progress = Progress(
             TextColumn("{task.description:<40}"),
             BarColumn(),
@@ -31,6 +33,8 @@ class RunDisplay:
             TimeRemainingColumn(),
             console=self.console,
             transient=False,
+            auto_refresh=self.console.is_terminal,
+            refresh_per_second=4,
         )
         self.tasks: dict[tuple[str, str], Any] = {}
         for model in models:

@@ -33,6 +33,7 @@ from toolchoice_pipeline.defs.shards import (
     plan_agent_shards,
     plan_judge_shards,
     run_agent_shard,
+    shard_tasks,
     stage_shard,
 )
 from toolchoice_pipeline.defs.staging import Records, StagedRecords
@@ -41,7 +42,6 @@ from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.catalog import ToolDefinition
-from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
@@ -137,10 +137,16 @@ def tool_catalog(
     "arguments) a good agent calls first, or none. Its data version is the fixture_version "
     "(the tasks and the matching profile).",
 )
-def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnapshot) -> dg.Output[list[Task]]:
+def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnapshot) -> dg.Output[Records]:
     snapshot = release_snapshot
-    tasks = snapshot.tasks
-    tags = Counter(tag for task in tasks for tag in task.tags)
+    tasks = snapshot.tasks  # in a run, the snapshot's staged tasks: listed, not copied
+    tags: Counter[str] = Counter()
+    n_tasks = no_call = unlabelled = 0
+    for task in tasks:
+        n_tasks += 1
+        tags.update(task.tags)
+        no_call += task.expected is not None and task.expected.tool is None
+        unlabelled += task.expected is None
     return dg.Output(
         tasks,
         data_version=dg.DataVersion(snapshot.fixture_version),
@@ -149,9 +155,9 @@ def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnaps
             "catalog_version": snapshot.catalog_version,
             "fixture_version": snapshot.fixture_version,
             "match_profile": snapshot.suite_spec.match_profile,
-            "n_tasks": len(tasks),
-            "n_no_call_tasks": sum(1 for t in tasks if t.expected is not None and t.expected.tool is None),
-            "n_unlabelled_tasks": sum(1 for t in tasks if t.expected is None),
+            "n_tasks": n_tasks,
+            "n_no_call_tasks": no_call,
+            "n_unlabelled_tasks": unlabelled,
             "tags": dg.MetadataValue.json(dict(sorted(tags.items()))),
             # where each task's catalog came from (ingested suites: trace, file, live-dump, curated)
             "catalog_sources": dg.MetadataValue.json(
@@ -224,10 +230,11 @@ def task_scores(
     from toolchoice_pipeline.releases.store import score_records
 
     snapshot = release_snapshot
-    suite, release_lineage = snapshot.suite(), lineage(context, snapshot)
+    release_lineage = lineage(context, snapshot)
     results, flags, errors = [], Counter(), 0
     try:
         for order, (key, episodes, votes) in enumerate(shard_pairs(agent_runs, judge_votes)):
+            suite = snapshot.suite(tasks=shard_tasks(snapshot, key))
             scores = score_records(suite, release_lineage, episodes, votes)
             flags.update(flag for score in scores for flag in score.flags)
             errors += sum(1 for score in scores if score.error)
@@ -271,7 +278,7 @@ def release_scores(
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.judge.calibration import release_calibration
     from toolchoice_pipeline.judge.preflight import preflight_judge_cost
-    from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart, trend_markdown
+    from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, trend_markdown
     from toolchoice_pipeline.releases.store import publish_release
 
     snapshot = release_snapshot
@@ -308,12 +315,6 @@ def release_scores(
         raise bad_input(snapshot.release_id, exc) from None
     trend = load_trend(toolchoice.path, snapshot.suite_name, last=TREND_WINDOW)
     current_baseline = ReleaseStore(toolchoice.path).baseline(snapshot.suite_name)
-    chart = render_chart(
-        trend,
-        published.scores_path.parent / "trend.png",
-        title=f"{snapshot.suite_name}: tool choice over the last releases",
-        baseline=current_baseline,
-    )
     gate = published.gate
     metadata = {
         "catalog_version": snapshot.catalog_version,
@@ -333,8 +334,6 @@ def release_scores(
             6,
         ),
     }
-    if chart is not None:
-        metadata["trend_chart"] = dg.MetadataValue.path(_shown(chart))
     document = published.scores.model_dump(mode="json", exclude={"run_id", "evaluated_at"})
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(short_hash(document)))
 

@@ -17,6 +17,7 @@ from toolchoice_pipeline.defs.staging import (
     write_manifest,
     write_records,
 )
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 
 
 class StagedRecordsIOManager(dg.ConfigurableIOManager):
@@ -49,7 +50,9 @@ class StagedRecordsIOManager(dg.ConfigurableIOManager):
         else:
             record_type = type(obj[0]) if obj else _annotated_record_type(context)
         path = self._path(context)
-        rows = write_records(path, obj, record_type)
+        # the snapshot's tasks apart, so a step that loads the snapshot reads only the tasks it uses
+        apart = "tasks" if isinstance(obj, ReleaseSnapshot) else None
+        rows = write_records(path, obj, record_type, apart=apart)
         manifest_path(Path(self.data_dir), context.asset_partition_key, self._name(context)).unlink(missing_ok=True)
         context.add_output_metadata({"staged_rows": rows, "staged_path": dg.MetadataValue.path(str(path))})
 

@@ -12,6 +12,7 @@ machines). With the warehouse on an object store, staging and each shard's journ
 """
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -34,6 +35,7 @@ from toolchoice_pipeline.records.episodes import Episode, JudgeVote
 from toolchoice_pipeline.releases.object_store import is_remote
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 from toolchoice_pipeline.suites.catalog import catalog_version
+from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
@@ -96,7 +98,23 @@ def gathered(results: list[ShardResult]) -> tuple[StagedRecords, dg.DataVersion]
     return StagedRecords([location(r.path) for r in ordered]), dg.DataVersion(short_hash([r.version for r in ordered]))
 
 
+def shard_tasks(snapshot: ReleaseSnapshot, key: str) -> Sequence[Task]:
+    """The tasks of the agent_runs shard ``key`` (its block of the pinned tasks, read alone from a staged
+    snapshot); all the tasks for a key that names no shard (an output not staged per shard)."""
+    for shard in plan_shards(snapshot.config, snapshot.config.models, len(snapshot.tasks)):
+        if shard.key == key:
+            return snapshot.tasks[shard.task_start : shard.task_stop]
+    return snapshot.tasks
+
+
 # --- agent_runs ------------------------------------------------------------------------------------------------
+
+
+def _same_ids(staged: Records, pinned: Sequence[Task]) -> bool:
+    """Whether the staged eval_tasks are the pinned tasks, in order (both read as a stream)."""
+    if isinstance(staged, StagedRecords) and isinstance(pinned, StagedRecords) and staged.files == pinned.files:
+        return True  # eval_tasks lists the snapshot's own staged tasks
+    return len(staged) == len(pinned) and all(a.id == b.id for a, b in zip(staged, pinned, strict=True))
 
 
 class AgentShard(Shard):
@@ -112,7 +130,7 @@ def plan_agent_shards(
 ):
     snapshot = release_snapshot
     staged = catalog_version(sorted(tool_catalog, key=lambda tool: tool.definition_hash))
-    if staged != snapshot.catalog_version or [t.id for t in eval_tasks] != [t.id for t in snapshot.tasks]:
+    if staged != snapshot.catalog_version or not _same_ids(eval_tasks, snapshot.tasks):
         raise dg.Failure(
             description=(
                 f"release {snapshot.release_id}: the staged tool_catalog (catalog {staged}) or eval_tasks differ from "
@@ -230,28 +248,29 @@ def plan_judge_shards(
     from toolchoice_pipeline.judge.preflight import JudgePreflightError, preflight_judge_sync
 
     snapshot = release_snapshot
-    preflight: list[JudgeVote] = []
-    if snapshot.request.judge:
-        judge = snapshot.config.judge
-        ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
-        try:
-            vote = preflight_judge_sync(
-                judge,
-                data_dir=toolchoice.path,
-                retries=snapshot.config.retries,
-                budget=JudgeBudget(judge.budget_usd, ledger),
-                rate_limits=judge_rate_limits(toolchoice.path, snapshot),
-            )
-        except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
-            raise dg.Failure(
-                description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
-            ) from None
-        finally:
-            ledger.close()
-        preflight = [vote] if vote is not None else []
+    if not snapshot.request.judge:
+        return  # --no-judge: no preflight call and no shard (gather_judge_votes stages no votes)
+    judge = snapshot.config.judge
+    ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
+    try:
+        vote = preflight_judge_sync(
+            judge,
+            data_dir=toolchoice.path,
+            retries=snapshot.config.retries,
+            budget=JudgeBudget(judge.budget_usd, ledger),
+            rate_limits=judge_rate_limits(toolchoice.path, snapshot),
+        )
+    except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
+        raise dg.Failure(
+            description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
+        ) from None
+    finally:
+        ledger.close()
     # the preflight call is stored with the votes (its cost is judge cost): gathered after the shards and the canary
     write_records(
-        shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD), preflight, JudgeVote
+        shard_path(toolchoice.path, snapshot.release_id, "judge_votes", PREFLIGHT_SHARD),
+        [vote] if vote is not None else [],
+        JudgeVote,
     )
     parts = agent_runs.parts()
     total, offset = sum(len(part) for part in parts), 0  # each file's footer read once
@@ -295,7 +314,7 @@ def judge_shard(
             journal = PollJournal(toolchoice.path, snapshot.release_id)
             try:
                 votes = judge_episodes_sync(
-                    snapshot.suite(),
+                    snapshot.suite(tasks=shard_tasks(snapshot, shard.key)),
                     episodes,
                     judge,
                     retries=snapshot.config.retries,

@@ -42,6 +42,7 @@ from toolchoice_pipeline.releases.object_store import (
 RECORD_TYPE_KEY = b"toolchoice.record_type"
 BATCH_ROWS = 2048
 SINGLE_RECORD_KEY = b"toolchoice.single_record"
+APART_KEY = b"toolchoice.staged_apart"
 
 
 def staging_root(data_dir: Path) -> Any:
@@ -121,26 +122,41 @@ def shard_path(data_dir: Path, release_id: str, name: str, shard_key: str) -> Pa
     return staging_dir(data_dir, release_id) / name / f"{shard_key}.parquet"
 
 
+def apart_path(path: Path, field: str) -> Path:
+    """The file of a single record's list field staged apart (see :func:`write_records`)."""
+    return path.with_name(f"{path.name.removesuffix('.parquet')}.{field}.parquet")
+
+
 def write_records(
     path: Path,
     records: BaseModel | Iterable[BaseModel],
     record_type: type[BaseModel],
     digest: Any = None,
+    apart: str | None = None,
 ) -> int:
     """Write ``records`` (an iterable, or one record read back as one) atomically (temp file + rename),
     :data:`BATCH_ROWS` at a time, so only one batch of JSON text is held besides the records; returns the row
     count. ``digest`` (a hashlib object) is fed each record's JSON, for a data version of a streamed output.
-    On an object store the file is uploaded whole under its name (no rename)."""
+    On an object store the file is uploaded whole under its name (no rename).
+
+    ``apart`` names a list field of a single record staged in its own file (:func:`apart_path`), a row per
+    item, and read back as :class:`StagedRecords`: a step that loads the record then reads only the items it
+    uses (the release snapshot's tasks: a shard reads its block)."""
     remote = is_remote(path)
     if not remote:
         path.parent.mkdir(parents=True, exist_ok=True)
     single = isinstance(records, BaseModel)
-    records = [records] if single else records
+    extra: dict[bytes, bytes] = {SINGLE_RECORD_KEY: b"1"} if single else {}
+    if single and apart is not None:
+        assert isinstance(records, BaseModel)
+        items = getattr(records, apart)
+        item_type = type(items[0]) if len(items) else _item_type(record_type, apart)
+        write_records(apart_path(path, apart), items, item_type)
+        records = records.model_copy(update={apart: []})
+        extra[APART_KEY] = apart.encode()
+    records = [records] if isinstance(records, BaseModel) else records
     qualified = f"{record_type.__module__}:{record_type.__qualname__}".encode()
-    schema = pa.schema(
-        [pa.field("record", pa.string())],
-        metadata={RECORD_TYPE_KEY: qualified, **({SINGLE_RECORD_KEY: b"1"} if single else {})},
-    )
+    schema = pa.schema([pa.field("record", pa.string())], metadata={RECORD_TYPE_KEY: qualified, **extra})
     if remote:
         # An upload appears whole when its handle closes; one that failed midway is discarded, never closed.
         handle = path.open("wb")
@@ -189,7 +205,20 @@ def read_records(path: Path) -> Any:
     record written alone), one row group of JSON text at a time."""
     metadata = _parquet_file(path).schema_arrow.metadata or {}
     records = list(iter_records(path))
-    return records[0] if metadata.get(SINGLE_RECORD_KEY) == b"1" else records
+    if metadata.get(SINGLE_RECORD_KEY) != b"1":
+        return records
+    record = records[0]
+    if APART_KEY in metadata:
+        field = metadata[APART_KEY].decode()
+        # set without validation: the field reads its items from their file when used
+        record.__dict__[field] = StagedRecords([apart_path(path, field)])
+    return record
+
+
+def _item_type(record_type: type[BaseModel], field: str) -> type[BaseModel]:
+    """The item class of ``record_type``'s ``list[Item]`` field ``field``."""
+    (item,) = record_type.model_fields[field].annotation.__args__  # type: ignore[union-attr]
+    return item
 
 
 def write_manifest(data_dir: Path, release_id: str, name: str, files: list[Any]) -> Any:
@@ -220,11 +249,15 @@ def staged_files(data_dir: Path, release_id: str, name: str) -> list[Any]:
 def iter_records(path: Any) -> Iterator[BaseModel]:
     """The records of one staged file, a row group of JSON text at a time."""
     parquet = _parquet_file(path)
-    metadata = parquet.schema_arrow.metadata or {}
-    module_name, _, qualname = metadata[RECORD_TYPE_KEY].decode().partition(":")
-    record_type = getattr(importlib.import_module(module_name), qualname)
+    record_type = _record_type(parquet)
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["record"]):
         yield from (record_type.model_validate_json(text) for text in batch.column(0).to_pylist())
+
+
+def _record_type(parquet: pq.ParquetFile) -> type[BaseModel]:
+    """The record class a staged file names in its schema metadata."""
+    module_name, _, qualname = (parquet.schema_arrow.metadata or {})[RECORD_TYPE_KEY].decode().partition(":")
+    return getattr(importlib.import_module(module_name), qualname)
 
 
 #: A stage output as a step receives it: :class:`StagedRecords` in a run, a plain list when an asset is called
@@ -235,9 +268,9 @@ Records = Any
 class StagedRecords(Sequence):
     """The records of a staged stage output, read from its files when iterated (never all held at once).
 
-    ``len()`` reads the files' footers; indexing or slicing reads every record once and keeps them (for small
-    outputs and tests); ``parts()`` gives one :class:`StagedRecords` per file (per shard). Compares equal to a
-    list of the same records.
+    ``len()`` reads the files' footers; an index or a slice reads only the row groups that hold it (any other
+    indexing reads every record once and keeps them); ``parts()`` gives one :class:`StagedRecords` per file (per
+    shard). Compares equal to a list of the same records.
     """
 
     def __init__(self, files: list[Any]):
@@ -258,9 +291,34 @@ class StagedRecords(Sequence):
         return self._length
 
     def __getitem__(self, index):  # type: ignore[override]
-        if self._held is None:
-            self._held = list(self)
+        if self._held is not None:
+            return self._held[index]
+        if isinstance(index, slice) and index.step in (None, 1):
+            return self._rows(*index.indices(len(self))[:2])
+        if isinstance(index, int):
+            position = index + len(self) if index < 0 else index
+            found = self._rows(position, position + 1)
+            if not found:
+                raise IndexError(index)
+            return found[0]
+        self._held = list(self)
         return self._held[index]
+
+    def _rows(self, start: int, stop: int) -> list:
+        """Rows ``[start, stop)`` across the files, reading only the row groups that hold them."""
+        found: list = []
+        first = 0  # index of the current row group's first row
+        for path in self.files:
+            parquet = _parquet_file(path)
+            record_type = _record_type(parquet)
+            for group in range(parquet.num_row_groups):
+                rows = parquet.metadata.row_group(group).num_rows
+                if first < stop and first + rows > start:
+                    texts = parquet.read_row_group(group, columns=["record"]).column(0).to_pylist()
+                    lo, hi = max(start - first, 0), min(stop - first, rows)
+                    found.extend(record_type.model_validate_json(text) for text in texts[lo:hi])
+                first += rows
+        return found
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StagedRecords | list):

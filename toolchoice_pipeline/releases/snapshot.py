@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -65,14 +66,15 @@ class ReleaseSnapshot(BaseModel):
     def suite_name(self) -> str:
         return self.suite_spec.name
 
-    def suite(self, tasks: list[Task] | None = None) -> Suite:
-        """The suite as pinned (``tasks``: the staged tasks, which must be the pinned ones)."""
+    def suite(self, tasks: Sequence[Task] | None = None) -> Suite:
+        """The suite as pinned, or with ``tasks`` (some of the pinned ones). The tasks are not copied: a
+        snapshot loaded from staging reads them from their file when they are used."""
         return Suite(
             spec=self.suite_spec,
             directory=Path(self.suite_directory),
             curated=list(self.curated),
             live=list(self.live),
-            tasks=list(self.tasks if tasks is None else tasks),
+            tasks=self.tasks if tasks is None else tasks,  # type: ignore[arg-type]
             task_lines=dict(self.task_lines),
         )
 
@@ -141,20 +143,22 @@ def pin_snapshot(data_dir: Path, release_id: str) -> tuple[ReleaseSnapshot, bool
     pinned = read_snapshot(data_dir, release_id)
     if pinned is not None and pinned.evaluates_as(request):
         return pinned.model_copy(update={"request": request}), False
+    replace, pinned = pinned is not None, None  # the old pin's tasks are not held while the new ones load
     snapshot = resolve_snapshot(data_dir, request)
-    _write_pin(snapshot_path(data_dir, release_id), snapshot.model_dump_json(indent=1), replace=pinned is not None)
+    if _write_pin(snapshot_path(data_dir, release_id), snapshot.model_dump_json(indent=1), replace=replace):
+        return snapshot, True
     return read_snapshot(data_dir, release_id) or snapshot, True
 
 
-def _write_pin(path: Path, text: str, *, replace: bool) -> None:
+def _write_pin(path: Path, text: str, *, replace: bool) -> bool:
     """Write ``text`` to ``path`` atomically; without ``replace`` only when no pin exists (a concurrent first
-    pin wins, and this one is dropped)."""
+    pin wins, and this one is dropped). Returns whether ``text`` is the pin now."""
     if is_remote(path):
         try:
             write_whole(path, text, only_if_absent=not replace)
         except FileExistsError:
-            pass
-        return
+            return False
+        return True
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
@@ -168,7 +172,8 @@ def _write_pin(path: Path, text: str, *, replace: bool) -> None:
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                pass
+                return False
     finally:
         tmp.unlink(missing_ok=True)
     fsync_dir(path.parent)
+    return True
