@@ -35,9 +35,9 @@ def test_publish_release_shows_the_release_in_the_views_only_once_scores_json_is
     seen_when_writing_scores: list[set[str]] = []
     write_scores = ReleaseStore.write_scores
 
-    def spying(self, document):  # what a reader of the views sees at the moment scores.json is written
+    def spying(self, document, **options):  # what a reader of the views sees at the moment scores.json is written
         seen_when_writing_scores.append(listed(Warehouse(tmp_path)))
-        return write_scores(self, document)
+        return write_scores(self, document, **options)
 
     monkeypatch.setattr(ReleaseStore, "write_scores", spying)
     publish_release(tmp_path, suite, lineage, "release", episodes, votes_for(episodes), promote=False)

@@ -593,7 +593,9 @@ def test_no_secret_in_the_staged_stage_outputs(outcome):
     staged = files(outcome.data_dir / "warehouse" / "_staging" / f"release_id={RELEASE}", "*.parquet")
     # single outputs by name; the sharded ones as one file per shard in a folder named after the asset
     names = {p.stem if p.parent.name.startswith("release_id=") else p.parent.name for p in staged}
-    assert names >= {"tool_catalog", "eval_tasks", "agent_runs", "judge_votes", "task_scores"}
+    # eval_tasks is the manifest of the snapshot's tasks, staged apart as release_snapshot.tasks.parquet
+    assert names >= {"tool_catalog", "release_snapshot", "release_snapshot.tasks", "agent_runs", "judge_votes"}
+    assert "task_scores" in names
     texts = [text for p in staged for text in parquet_texts(p)]
     assert_clean(texts, "the staged outputs", needles())
     assert any("[REDACTED:" in text for text in texts)  # the sanitised context did reach the stages
