@@ -293,40 +293,37 @@ def judge_shard(
     from toolchoice_pipeline.judge.journal import JOURNAL_FILE as POLL_JOURNAL_FILE
     from toolchoice_pipeline.judge.journal import PollJournal
 
-    snapshot = release_snapshot
-    votes: list[JudgeVote] = []
-    asked = resumed = 0
-    if snapshot.request.judge:
-        judge = snapshot.config.judge
-        episodes = list(StagedRecords([location(shard.path)]))
-        report = logged_progress(context, progress, "judge")
-        ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
-        with shard_journal(
-            toolchoice.path,
-            snapshot.release_id,
-            "judge_votes",
-            shard.key,
-            journal=toolchoice.path / POLL_JOURNAL_FILE,
-            table="judge_polls",
-            models={episode.model for episode in episodes},
-            task_ids={episode.task_id for episode in episodes},
-        ):
-            journal = PollJournal(toolchoice.path, snapshot.release_id)
-            try:
-                votes = judge_episodes_sync(
-                    snapshot.suite(tasks=shard_tasks(snapshot, shard.key)),
-                    episodes,
-                    judge,
-                    retries=snapshot.config.retries,
-                    journal=journal,
-                    progress=lambda done, total: report("all models", shard.offset + done, shard.total),
-                    budget=JudgeBudget(judge.budget_usd, ledger),
-                    rate_limits=judge_rate_limits(toolchoice.path, snapshot),
-                )
-            finally:
-                journal.close()
-                ledger.close()
-        asked, resumed = journal.asked, journal.resumed
+    snapshot = release_snapshot  # planned only when the release is judged (plan_judge_shards)
+    judge = snapshot.config.judge
+    episodes = list(StagedRecords([location(shard.path)]))
+    report = logged_progress(context, progress, "judge")
+    ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
+    with shard_journal(
+        toolchoice.path,
+        snapshot.release_id,
+        "judge_votes",
+        shard.key,
+        journal=toolchoice.path / POLL_JOURNAL_FILE,
+        table="judge_polls",
+        models={episode.model for episode in episodes},
+        task_ids={episode.task_id for episode in episodes},
+    ):
+        journal = PollJournal(toolchoice.path, snapshot.release_id)
+        try:
+            votes = judge_episodes_sync(
+                snapshot.suite(tasks=shard_tasks(snapshot, shard.key)),
+                episodes,
+                judge,
+                retries=snapshot.config.retries,
+                journal=journal,
+                progress=lambda done, total: report("all models", shard.offset + done, shard.total),
+                budget=JudgeBudget(judge.budget_usd, ledger),
+                rate_limits=judge_rate_limits(toolchoice.path, snapshot),
+            )
+        finally:
+            journal.close()
+            ledger.close()
+    asked, resumed = journal.asked, journal.resumed
     return stage_shard(
         toolchoice.path,
         snapshot.release_id,
