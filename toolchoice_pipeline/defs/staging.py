@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from toolchoice_pipeline.releases.object_store import (
     download,
     is_remote,
+    is_url,
     object_root,
     read_whole,
     upload,
@@ -59,7 +60,7 @@ def location(text: str | Path | Any) -> Any:
     """A staged file's path from its string form: a ``UPath`` for an object-store URL, else a ``Path``."""
     if isinstance(text, Path) or not isinstance(text, str):
         return text
-    return object_root(text) if "://" in text and not text.startswith("file://") else Path(text)
+    return object_root(text) if is_url(text) else Path(text)
 
 
 @contextlib.contextmanager
@@ -203,8 +204,9 @@ def _write_batches(writer: pq.ParquetWriter, records: Iterable[BaseModel], schem
 def read_records(path: Path) -> Any:
     """Load the records written by :func:`write_records` back into their pydantic class (a list, or the one
     record written alone), one row group of JSON text at a time."""
-    metadata = _parquet_file(path).schema_arrow.metadata or {}
-    records = list(iter_records(path))
+    parquet = _parquet_file(path)  # opened once: its metadata, then its rows
+    metadata = parquet.schema_arrow.metadata or {}
+    records = list(_records_of(parquet))
     if metadata.get(SINGLE_RECORD_KEY) != b"1":
         return records
     record = records[0]
@@ -248,7 +250,10 @@ def staged_files(data_dir: Path, release_id: str, name: str) -> list[Any]:
 
 def iter_records(path: Any) -> Iterator[BaseModel]:
     """The records of one staged file, a row group of JSON text at a time."""
-    parquet = _parquet_file(path)
+    yield from _records_of(_parquet_file(path))
+
+
+def _records_of(parquet: pq.ParquetFile) -> Iterator[BaseModel]:
     record_type = _record_type(parquet)
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["record"]):
         yield from (record_type.model_validate_json(text) for text in batch.column(0).to_pylist())
@@ -309,6 +314,8 @@ class StagedRecords(Sequence):
         found: list = []
         first = 0  # index of the current row group's first row
         for path in self.files:
+            if first >= stop:
+                break  # the files after the range are not opened
             parquet = _parquet_file(path)
             record_type = _record_type(parquet)
             for group in range(parquet.num_row_groups):
