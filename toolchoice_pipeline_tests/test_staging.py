@@ -50,6 +50,27 @@ def test_a_slice_or_an_index_reads_only_the_row_groups_that_hold_it(tmp_path, mo
     assert staged._held is None  # nothing was kept
 
 
+def test_the_same_block_asked_again_is_not_read_again_unless_its_file_changed(tmp_path, monkeypatch):
+    monkeypatch.setattr(staging, "BATCH_ROWS", 4)
+    path = tmp_path / "tasks.parquet"
+    episodes = [Episode(model="m", task_id=f"t{i}") for i in range(12)]
+    write_records(path, episodes, Episode)
+    read_groups = []
+    original = pq.ParquetFile.read_row_group
+
+    def counted(self, index, *args, **kwargs):
+        read_groups.append(index)
+        return original(self, index, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
+    assert StagedRecords([path])[4:12] == episodes[4:12] and read_groups == [1, 2]
+    assert StagedRecords([path])[4:12] == episodes[4:12] and read_groups == [1, 2]  # the next shard of the block
+    assert StagedRecords([path])[0:4] == episodes[0:4] and read_groups == [1, 2, 0]  # another block is read
+    rewritten = [Episode(model="m2", task_id=f"t{i}") for i in range(12)]
+    write_records(path, rewritten, Episode)  # a re-run rewrites the file: its block is not the old one
+    assert StagedRecords([path])[0:4] == rewritten[0:4] and read_groups == [1, 2, 0, 0]
+
+
 def test_the_release_snapshot_stages_its_tasks_apart_and_reads_them_when_used(tmp_path):
     data_dir = copy_data(tmp_path / "data")
     write_request(data_dir, ReleaseRequest(release_id="r1", models=["local/name-match"]))

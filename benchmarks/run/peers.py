@@ -13,11 +13,13 @@ task names the tool it expects, one model call per task) run against 3 simulated
 - ``run``: the whole ``toolchoice run --no-judge`` (the console script's entry point, this checkout on
   ``PYTHONPATH``) on a fresh data directory whose ``toolchoice.yaml`` lists ``sim/model-a`` ... (the in-process
   ``sim/`` provider), ``concurrency: {max_in_flight: N, per_model: N}``: Dagster, the runner, the call journal,
-  scoring, the warehouse, ``scores.json``, the gate and the trend chart;
+  scoring, the warehouse, ``scores.json`` and the gate;
 - ``bare``: a minimal asyncio script (``peers.py bare``) calling ``litellm.acompletion`` on the same ``sim/``
   models with the same messages and tools under a semaphore of N: no journal, no scoring, no storage. Both it
   and ``run`` are CPU-bound on LiteLLM's own per-call cost (its logging, response building and cost hooks run
-  for every call), so the ratio says how much the command adds to LiteLLM, not how fast LiteLLM is;
+  for every call), so the ratio says how much the command adds to LiteLLM, not how fast LiteLLM is.
+  ``--collector batch`` runs it under the garbage-collector settings the command uses
+  (``toolchoice_pipeline/util/collector.py``): the ratio to that loop leaves out what the settings save;
 - ``inspect``: inspect-ai (``INSPECT_VERSION``) installed in its own virtual environment under
   ``benchmarks/work/peers/`` by this script (``python -m venv`` + ``pip install``; not a project dependency),
   running ``peers_inspect.py``: the same samples and tools, ``generate(tool_calls="none")`` and a right-tool
@@ -114,8 +116,19 @@ async def bare_calls(suite_dir: Path, models: list[str], latency_ms: float, conc
 
 
 def bare_main(args: argparse.Namespace) -> None:
+    from contextlib import nullcontext
+
+    from toolchoice_pipeline.util.collector import collector_for_batch
+
     started_wall, started_cpu = time.perf_counter(), time.process_time()
-    calls = asyncio.run(bare_calls(args.suite_dir, model_names(args.models), args.latency_ms, args.concurrency))
+    # --collector batch: the loop under the garbage-collector settings `toolchoice run` uses (entered, as there,
+    # once LiteLLM is imported), so that the ratio to it says what the command adds beyond them; the plain loop
+    # is what a user would write
+    if args.collector == "batch":
+        import litellm  # noqa: F401
+
+    with collector_for_batch() if args.collector == "batch" else nullcontext():
+        calls = asyncio.run(bare_calls(args.suite_dir, model_names(args.models), args.latency_ms, args.concurrency))
     wall, cpu = time.perf_counter() - started_wall, time.process_time() - started_cpu
     print(json.dumps({"calls": calls, "loop_cpu_s": round(cpu, 3), "loop_wall_s": round(wall, 3)}))
 
@@ -191,7 +204,16 @@ def run_side(side: str, index: int, args: argparse.Namespace, env: dict, inspect
         figures["calls"] = sum(m["n_tasks"] for m in scores["models"].values())
         figures["right_tool"] = sum(round(m["right_tool_pct"] * m["n_tasks"] / 100) for m in scores["models"].values())
     elif side == "bare":
-        command = [sys.executable, __file__, "bare", "--suite-dir", str(suite_dir), *side_options(args)]
+        command = [
+            sys.executable,
+            __file__,
+            "bare",
+            "--suite-dir",
+            str(suite_dir),
+            "--collector",
+            args.collector,
+            *side_options(args),
+        ]
         figures, out = timed(command, env, data_dir)
         figures |= json.loads(out.strip().splitlines()[-1])
     else:
@@ -274,6 +296,12 @@ def main() -> None:
     parser.add_argument("--suite-dir", type=Path)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--collector",
+        choices=("default", "batch"),
+        default="default",
+        help="the bare loop under Python's default garbage-collector settings, or under those of `toolchoice run`",
+    )
     args = parser.parse_args()
     if args.mode == "bare":
         return bare_main(args)

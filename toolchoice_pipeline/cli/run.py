@@ -371,7 +371,6 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     from toolchoice_pipeline.definitions import build_definitions
     from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
-    from toolchoice_pipeline.util.collector import collector_for_batch
 
     home = dagster_home(data_dir)
     os.environ["DAGSTER_HOME"] = str(home)
@@ -387,7 +386,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     }
     # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-    with opened_instance(home) as instance, collector_for_batch():
+    with opened_instance(home) as instance:
         fail_dead_runs(instance)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
         if workers is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,10 @@ from toolchoice_pipeline.cli.common import stdout_console
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
 from toolchoice_pipeline.releases.store import ReleaseStore
+
+
+#: Seconds between two moves of one bar: an episode finishes every few milliseconds, the eye needs no more.
+UPDATE_INTERVAL_S = 0.1
 
 
 class RunDisplay:
@@ -37,6 +42,7 @@ class RunDisplay:
             refresh_per_second=4,
         )
         self.tasks: dict[tuple[str, str], Any] = {}
+        self.updated: dict[tuple[str, str], float] = {}  # when each bar was last moved (time.monotonic())
         for model in models:
             self.tasks[("agents", model)] = self.progress.add_task(f"agents {model}", total=n_tasks)
         if judge:
@@ -53,6 +59,10 @@ class RunDisplay:
 
     def __call__(self, stage: str, model: str, done: int, total: int) -> None:
         key = (stage, model)
+        now = time.monotonic()
+        if key in self.tasks and done < total and now - self.updated.get(key, 0.0) < UPDATE_INTERVAL_S:
+            return  # a bar moves at most every UPDATE_INTERVAL_S, and always to its full count
+        self.updated[key] = now
         if key not in self.tasks:
             self.tasks[key] = self.progress.add_task(f"{stage} {model}", total=total)
         self.progress.update(self.tasks[key], completed=done, total=total)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
 
 from toolchoice_pipeline.releases.object_store import warehouse_url
+from toolchoice_pipeline.util.collector import collector_for_batch
 
 DEFAULT_DATA_DIR = os.environ.get("TOOLCHOICE_DATA_DIR", "data")
 
@@ -25,6 +27,13 @@ class ToolchoiceResource(dg.ConfigurableResource):
     @property
     def path(self) -> Path:
         return Path(self.data_dir)
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[ToolchoiceResource]:
+        """While a run (or, under the multiprocess executor, a step) uses the data directory, Python's collector
+        is set for a batch (:func:`~toolchoice_pipeline.util.collector.collector_for_batch`)."""
+        with collector_for_batch():
+            yield self
 
 
 class ProgressReporter:

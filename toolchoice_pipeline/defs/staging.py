@@ -270,6 +270,26 @@ def _record_type(parquet: pq.ParquetFile) -> type[BaseModel]:
 Records = Any
 
 
+#: The block of rows read last by a slice: ``(key, rows)``. One block at most (a shard's tasks), so memory stays
+#: flat; the rows are shared by the readers, which do not change records.
+_last_block: tuple[tuple, list] | None = None
+
+
+def _block_key(files: list[Any], start: int, stop: int) -> tuple | None:
+    """What a block's rows depend on: the range and each file's path, inode, size and modification time (a
+    rewritten file is another file); None when a file is remote or missing (not cached)."""
+    identity = []
+    for path in files:
+        if is_remote(path):
+            return None
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        identity.append((str(path), status.st_ino, status.st_size, status.st_mtime_ns))
+    return (start, stop, *identity)
+
+
 class StagedRecords(Sequence):
     """The records of a staged stage output, read from its files when iterated (never all held at once).
 
@@ -302,7 +322,7 @@ class StagedRecords(Sequence):
             return self._rows(*index.indices(len(self))[:2])
         if isinstance(index, int):
             position = index + len(self) if index < 0 else index
-            found = self._rows(position, position + 1)
+            found = self._read_rows(position, position + 1)
             if not found:
                 raise IndexError(index)
             return found[0]
@@ -310,7 +330,18 @@ class StagedRecords(Sequence):
         return self._held[index]
 
     def _rows(self, start: int, stop: int) -> list:
-        """Rows ``[start, stop)`` across the files, reading only the row groups that hold them."""
+        """Rows ``[start, stop)`` across the files, reading only the row groups that hold them; the same block of
+        the same unchanged local files asked again (the next model's shard of those tasks, their scoring) is
+        served from the block read last."""
+        global _last_block
+        key = _block_key(self.files, start, stop)
+        if key is not None and _last_block is not None and _last_block[0] == key:
+            return list(_last_block[1])
+        found = self._read_rows(start, stop)
+        _last_block = (key, found) if key is not None else None
+        return list(found)
+
+    def _read_rows(self, start: int, stop: int) -> list:
         found: list = []
         first = 0  # index of the current row group's first row
         for path in self.files:

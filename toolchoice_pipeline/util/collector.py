@@ -25,7 +25,8 @@ def collector_for_batch() -> Iterator[None]:
     ``gc.freeze``) and the collector runs at :data:`BATCH_THRESHOLDS`. Both are undone when it ends, so a
     process that goes on (a test session, a notebook) gets its collector back as it was."""
     thresholds = gc.get_threshold()
-    gc.collect()  # what is garbage now is not frozen with the rest
+    # No collection first: it would cost a full walk at every run's start (many in a test session); a cycle that
+    # is garbage already is frozen with the rest and freed after the block.
     gc.freeze()
     gc.set_threshold(*BATCH_THRESHOLDS)
     try:
