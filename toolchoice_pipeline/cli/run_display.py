@@ -17,7 +17,6 @@ from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
 from toolchoice_pipeline.releases.store import ReleaseStore
 
-
 #: Seconds between two moves of one bar: an episode finishes every few milliseconds, the eye needs no more.
 UPDATE_INTERVAL_S = 0.1
 

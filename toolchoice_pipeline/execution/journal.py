@@ -63,6 +63,7 @@ _COLUMNS = (
     "request_key, model, task_id, step, message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, "
     "attempts, resume_key, created_at, provider_ms, queued_ms"
 )
+_INSERT = f"INSERT OR REPLACE INTO agent_calls ({_COLUMNS}) VALUES ({','.join('?' * len(_COLUMNS.split(',')))})"
 _KEPT_MESSAGE_FIELDS = ("content", "tool_calls", "function_call")
 
 
@@ -218,11 +219,9 @@ class CallJournal:
             call.provider_ms,
             call.queued_ms,
         )
-        with self._conn:  # BEGIN ... COMMIT, or ROLLBACK on error
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.execute(
-                f"INSERT OR REPLACE INTO agent_calls ({_COLUMNS}) VALUES ({','.join('?' * len(row))})", row
-            )
+        # One statement in autocommit mode: SQLite wraps it in its own write transaction, committed (or rolled
+        # back) before execute returns, without the two extra statements of an explicit BEGIN ... COMMIT.
+        self._conn.execute(_INSERT, row)
 
     def keys(self) -> set[str]:
         """Every request key in the journal (for benchmarks and tests)."""
