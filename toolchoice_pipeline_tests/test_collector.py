@@ -66,3 +66,16 @@ def test_a_step_using_the_data_directory_runs_under_the_batch_settings(tmp_path)
     thresholds, frozen = result.output_for_node("probe")
     assert thresholds == BATCH_THRESHOLDS and frozen > 0
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_the_command_line_runs_under_the_batch_thresholds():
+    from toolchoice_pipeline.cli import main
+
+    before = gc.get_threshold()
+    try:
+        with pytest.raises(SystemExit) as done:
+            main(["--help"])
+        assert done.value.code == 0
+        assert gc.get_threshold() == BATCH_THRESHOLDS
+    finally:
+        gc.set_threshold(*before)

@@ -6,6 +6,7 @@ takes ``--data-dir`` (default ``./data``, environment variable ``TOOLCHOICE_DATA
 
 from __future__ import annotations
 
+import gc
 import sys
 import warnings
 
@@ -18,6 +19,7 @@ from toolchoice_pipeline.cli.ingest import ingest_command
 from toolchoice_pipeline.cli.report import report_command
 from toolchoice_pipeline.cli.run import run_command
 from toolchoice_pipeline.cli.validate import schema_command, validate_command
+from toolchoice_pipeline.util.collector import BATCH_THRESHOLDS
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -43,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
     # Dagster flags the APIs we use (data versions, partitioned checks) as beta/preview on every run;
     # users of the CLI can do nothing about it.
     warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview)")
+    # A command is a batch: the collector runs less often while LiteLLM and Dagster are imported and the command
+    # works (util/collector.py; a run's steps also freeze what the imports left)
+    gc.set_threshold(*BATCH_THRESHOLDS)
     code = run_guarded(cli, argv)
     sys.exit(code)
 

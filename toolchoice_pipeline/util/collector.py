@@ -1,4 +1,5 @@
-"""Python's cyclic garbage collector set for a batch run (standard library ``gc``).
+"""Python's cyclic garbage collector set for a batch: a command (its thresholds, from ``toolchoice``'s entry
+point on) and a run's steps (the objects alive when they start frozen too).
 
 A run allocates millions of short-lived objects (LiteLLM's responses and logging objects, pydantic records) on
 top of the millions its imports left alive (LiteLLM's price table, Dagster's definitions). With the default
