@@ -1,6 +1,7 @@
 """Staged stage outputs: written and read back in batches, every record and its class kept."""
 
 import pyarrow.parquet as pq
+import pytest
 
 from toolchoice_pipeline.defs import staging
 from toolchoice_pipeline.defs.staging import BATCH_ROWS, StagedRecords, apart_path, read_records, write_records
@@ -28,21 +29,27 @@ def test_an_empty_output_keeps_its_record_class(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_a_slice_or_an_index_reads_only_the_row_groups_that_hold_it(tmp_path, monkeypatch):
+@pytest.fixture
+def read_groups(monkeypatch):
+    """The row groups read from staged files, in order, from now on."""
+    read = []
+    original = pq.ParquetFile.read_row_group
+
+    def counted(self, index, *args, **kwargs):
+        read.append(index)
+        return original(self, index, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
+    return read
+
+
+def test_a_slice_or_an_index_reads_only_the_row_groups_that_hold_it(tmp_path, monkeypatch, read_groups):
     monkeypatch.setattr(staging, "BATCH_ROWS", 4)
     episodes = [Episode(model="m", task_id=f"t{i}") for i in range(23)]
     halves = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
     write_records(halves[0], episodes[:10], Episode)
     write_records(halves[1], episodes[10:], Episode)
     staged = StagedRecords(halves)
-    read_groups = []
-    original = pq.ParquetFile.read_row_group
-
-    def counted(self, index, *args, **kwargs):
-        read_groups.append(index)
-        return original(self, index, *args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
     assert staged[5:6] == episodes[5:6] and read_groups == [1]  # rows 4-7 of the first file
     for start, stop in [(0, 23), (3, 17), (9, 11), (22, 40), (7, 7)]:
         assert staged[start:stop] == episodes[start:stop]
@@ -50,19 +57,11 @@ def test_a_slice_or_an_index_reads_only_the_row_groups_that_hold_it(tmp_path, mo
     assert staged._held is None  # nothing was kept
 
 
-def test_the_same_block_asked_again_is_not_read_again_unless_its_file_changed(tmp_path, monkeypatch):
+def test_the_same_block_asked_again_is_not_read_again_unless_its_file_changed(tmp_path, monkeypatch, read_groups):
     monkeypatch.setattr(staging, "BATCH_ROWS", 4)
     path = tmp_path / "tasks.parquet"
     episodes = [Episode(model="m", task_id=f"t{i}") for i in range(12)]
     write_records(path, episodes, Episode)
-    read_groups = []
-    original = pq.ParquetFile.read_row_group
-
-    def counted(self, index, *args, **kwargs):
-        read_groups.append(index)
-        return original(self, index, *args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
     assert StagedRecords([path])[4:12] == episodes[4:12] and read_groups == [1, 2]
     assert StagedRecords([path])[4:12] == episodes[4:12] and read_groups == [1, 2]  # the next shard of the block
     assert StagedRecords([path])[0:4] == episodes[0:4] and read_groups == [1, 2, 0]  # another block is read

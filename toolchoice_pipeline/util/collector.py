@@ -3,10 +3,11 @@ point on) and a run's steps (the objects alive when they start frozen too).
 
 A run allocates millions of short-lived objects (LiteLLM's responses and logging objects, pydantic records) on
 top of the millions its imports left alive (LiteLLM's price table, Dagster's definitions). With the default
-thresholds (700, 10, 10) the collector ran ~3,300 times in a 6,000-episode run, and its full collections walked
-every one of those long-lived objects: 8-9 s of a 62-65 s run, measured with ``gc.callbacks``
-(docs/benchmarks.md). Refcounting still frees almost everything at once; the collector only finds cycles, so
-running it less often costs little memory (peak RSS within 5 MB on that run).
+thresholds (700, 10, 10) the collector ran ~3,200 times in a 6,000-episode run, and its full collections walked
+every one of those long-lived objects: 8-12 s of the run's CPU, 1.2 s under these settings
+(``benchmarks/run/collector_time.py``, docs/benchmarks.md). Refcounting still frees almost everything at once;
+the collector only finds cycles, so running it less often costs little memory (peak RSS unchanged on that run,
++14 MB at 7,300 tasks).
 """
 
 from __future__ import annotations
