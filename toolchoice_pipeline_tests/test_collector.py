@@ -1,10 +1,14 @@
 """The garbage-collector settings of a batch run (``util/collector.py``): applied inside the block, the objects
 alive at its start frozen, and everything as before once it ends, also when the block raises; a run's steps
-get them through the ``toolchoice`` resource."""
+get them through the ``toolchoice`` resource; the program freezes everything before it exits, a caller of
+``main(argv)`` that goes on does not."""
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 import dagster as dg
@@ -77,5 +81,27 @@ def test_the_command_line_runs_under_the_batch_thresholds():
             main(["--help"])
         assert done.value.code == 0
         assert gc.get_threshold() == BATCH_THRESHOLDS
+        assert gc.get_freeze_count() == 0  # the caller goes on: nothing frozen for good
     finally:
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize(("args", "exit_code"), [(["--help"], 0), (["validate", "--suite", "absent"], 2)])
+def test_the_program_freezes_its_objects_before_exit_and_keeps_its_exit_code_and_handlers(tmp_path, args, exit_code):
+    seen = tmp_path / "at_exit.txt"
+    program = (
+        "import atexit, gc\n"
+        f"atexit.register(lambda: open({str(seen)!r}, 'w').write(str(gc.get_freeze_count())))\n"
+        "from toolchoice_pipeline.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, *args, *(["--data-dir", str(tmp_path)] if args[0] == "validate" else [])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LITELLM_OFFLINE_MODE": "true"},
+    )
+    assert done.returncode == exit_code, done.stderr
+    assert ("Usage" in done.stdout) if exit_code == 0 else ("error:" in done.stderr)
+    assert int(seen.read_text()) > 0  # the exit handler ran, after the command froze what was alive

@@ -116,21 +116,25 @@ async def bare_calls(suite_dir: Path, models: list[str], latency_ms: float, conc
 
 
 def bare_main(args: argparse.Namespace) -> None:
+    import gc
     from contextlib import nullcontext
 
-    from toolchoice_pipeline.util.collector import collector_for_batch
+    from toolchoice_pipeline.util.collector import BATCH_THRESHOLDS, collector_for_batch, freeze_before_exit
 
     started_wall, started_cpu = time.perf_counter(), time.process_time()
-    # --collector batch: the loop under the garbage-collector settings `toolchoice run` uses (entered, as there,
-    # once LiteLLM is imported), so that the ratio to it says what the command adds beyond them; the plain loop
-    # is what a user would write
+    # --collector batch: the loop under the garbage-collector settings `toolchoice` uses (the thresholds from the
+    # start, the objects LiteLLM's import left frozen during the loop, everything frozen before exit), so that
+    # the ratio to it says what the command adds beyond them; the plain loop is what a user would write
     if args.collector == "batch":
+        gc.set_threshold(*BATCH_THRESHOLDS)
         import litellm  # noqa: F401
 
     with collector_for_batch() if args.collector == "batch" else nullcontext():
         calls = asyncio.run(bare_calls(args.suite_dir, model_names(args.models), args.latency_ms, args.concurrency))
     wall, cpu = time.perf_counter() - started_wall, time.process_time() - started_cpu
-    print(json.dumps({"calls": calls, "loop_cpu_s": round(cpu, 3), "loop_wall_s": round(wall, 3)}))
+    print(json.dumps({"calls": calls, "loop_cpu_s": round(cpu, 3), "loop_wall_s": round(wall, 3)}), flush=True)
+    if args.collector == "batch":
+        freeze_before_exit()
 
 
 # --- the OpenAI-compatible fake server (``peers.py serve``) ---------------------------------------------------

@@ -19,7 +19,7 @@ from toolchoice_pipeline.cli.ingest import ingest_command
 from toolchoice_pipeline.cli.report import report_command
 from toolchoice_pipeline.cli.run import run_command
 from toolchoice_pipeline.cli.validate import schema_command, validate_command
-from toolchoice_pipeline.util.collector import BATCH_THRESHOLDS
+from toolchoice_pipeline.util.collector import BATCH_THRESHOLDS, freeze_before_exit
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     # works (util/collector.py; a run's steps also freeze what the imports left)
     gc.set_threshold(*BATCH_THRESHOLDS)
     code = run_guarded(cli, argv)
+    if argv is None:  # called as the program (the console script): the process ends here
+        freeze_before_exit()
     sys.exit(code)
 
 
