@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import litellm
@@ -187,3 +188,29 @@ def _add_missing_columns_as_if_unseen(path):
 
     _add_missing_columns(SawOldSchema())
     conn.close()
+
+
+def test_a_call_recorded_from_the_event_loop_is_committed_when_the_await_returns_and_never_blocks_the_loop(tmp_path):
+    path = tmp_path / "journal.sqlite"
+    journal = CallJournal(path, "read_write")
+    call = JournaledCall({"content": "yo"}, 1, 2, 0.0, 9.0, provider_ms=7.0, queued_ms=2.0)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the file: the insert must wait for it
+
+    async def scenario():
+        recording = asyncio.create_task(journal.record_from_loop("k", model="m", task_id="t", step=0, call=call))
+        ticks = 0
+        for _ in range(5):  # the loop keeps turning while the insert waits for SQLite's lock
+            await asyncio.sleep(0.02)
+            ticks += 1
+        assert not recording.done()
+        other.execute("COMMIT")
+        await recording
+        return ticks
+
+    assert asyncio.run(scenario()) == 5
+    other.close()
+    # committed before the await returned: a new connection, as after the process was killed, reads it
+    assert CallJournal(path, "read_write").lookup("k") == call
+    journal.close()
+    assert journal.keys() == set()  # closed: its writer thread and connections are gone

@@ -156,7 +156,7 @@ async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: i
                 )
                 episode.error = message
                 return episode
-            setup.journal.record(key, model=setup.model, task_id=task.id, step=step, call=done)
+            await setup.journal.record_from_loop(key, model=setup.model, task_id=task.id, step=step, call=done)
         reply = flag_hallucinated(view.reply_to_catalog(from_openai_message(done.message)), view.names)
         episode.steps.append(
             StepRecord(

@@ -1,7 +1,10 @@
 """The durable call journal and cache: every completed agent call, written as it finishes.
 
 One SQLite file (standard library) at ``<data_dir>/<cache.path>`` in WAL mode with ``synchronous=NORMAL``;
-each completed call is committed in its own transaction before the episode moves on. A committed call
+each completed call is committed in its own transaction before the episode moves on. From the event loop the
+insert runs on the journal's own writer thread (:meth:`CallJournal.record_from_loop`): on the loop's thread,
+SQLite's write releases the GIL, LiteLLM's executor threads take it, and the loop waits to get it back (~5 s of
+CPU over 6,000 concurrent calls, ``docs/benchmarks.md``). A committed call
 survives the process being killed at any moment (SIGKILL included): SQLite's WAL keeps it. After a power loss
 or an OS crash the calls committed since the last WAL checkpoint may be lost (never half-written): they
 would be asked again. ``synchronous=FULL`` would close that gap at one ``fsync`` per call, which on this
@@ -27,10 +30,12 @@ hits. Journals written before the split was kept get its columns on open; their 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import sqlite3
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,8 +142,9 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
 
 class CallJournal:
     """The journal of one run, used from the event loop's thread. :meth:`lookup` is a primary-key read, skipped
-    for keys that were not journaled when the run started; :meth:`record` commits one call in its own
-    transaction before returning. ``models`` limits the reusable keys to the run's models."""
+    for keys that were not journaled when the run started; :meth:`record` (and, awaited from the loop,
+    :meth:`record_from_loop`) commits one call in its own transaction before returning. ``models`` limits the
+    reusable keys to the run's models."""
 
     def __init__(
         self, path: Path | None, policy: CachePolicy, *, resume_key: str | None = None, models: list[str] | None = None
@@ -148,6 +154,8 @@ class CallJournal:
         self.resume_key = resume_key
         self._known: set[str] = set()
         self._conn: sqlite3.Connection | None = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._writer_conn: sqlite3.Connection | None = None
         if policy == "off" or path is None:
             return
         try:
@@ -202,8 +210,30 @@ class CallJournal:
         """Write one completed call in its own transaction; returns once it is committed."""
         if self._conn is None:
             return
+        # One statement in autocommit mode: SQLite wraps it in its own write transaction, committed (or rolled
+        # back) before execute returns, without the two extra statements of an explicit BEGIN ... COMMIT.
+        self._conn.execute(_INSERT, self._row(key, model, task_id, step, call))
+
+    async def record_from_loop(self, key: str, *, model: str, task_id: str, step: int, call: JournaledCall) -> None:
+        """:meth:`record` for a coroutine: the same one-statement transaction, run on the journal's writer
+        thread; returns once it is committed, so the episode still moves on only after its call is durable."""
+        if self._conn is None:
+            return
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolchoice-journal")
+        row = self._row(key, model, task_id, step, call)
+        await asyncio.get_running_loop().run_in_executor(self._writer, self._insert_on_writer, row)
+
+    def _insert_on_writer(self, row: tuple[Any, ...]) -> None:
+        if self._writer_conn is None:  # opened on the writer thread, which alone uses it
+            assert self.path is not None
+            self._writer_conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            self._writer_conn.execute("PRAGMA synchronous=NORMAL")
+        self._writer_conn.execute(_INSERT, row)
+
+    def _row(self, key: str, model: str, task_id: str, step: int, call: JournaledCall) -> tuple[Any, ...]:
         message = {k: call.message[k] for k in _KEPT_MESSAGE_FIELDS if call.message.get(k) is not None}
-        row = (
+        return (
             key,
             model,
             task_id,
@@ -219,9 +249,6 @@ class CallJournal:
             call.provider_ms,
             call.queued_ms,
         )
-        # One statement in autocommit mode: SQLite wraps it in its own write transaction, committed (or rolled
-        # back) before execute returns, without the two extra statements of an explicit BEGIN ... COMMIT.
-        self._conn.execute(_INSERT, row)
 
     def keys(self) -> set[str]:
         """Every request key in the journal (for benchmarks and tests)."""
@@ -230,6 +257,12 @@ class CallJournal:
         return {row[0] for row in self._conn.execute("SELECT request_key FROM agent_calls")}
 
     def close(self) -> None:
+        if self._writer is not None:
+            if self._writer_conn is not None:
+                self._writer.submit(self._writer_conn.close).result()
+                self._writer_conn = None
+            self._writer.shutdown(wait=True)
+            self._writer = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
