@@ -11,8 +11,9 @@ the collector only finds cycles, so running it less often costs little memory (p
 
 At exit, Python's finalisation runs several full collections while it tears the modules down: 3.5-4 s of a
 run's CPU spent walking objects that are about to be freed anyway. The command freezes everything first
-(:func:`freeze_before_exit`), as Instagram's servers do before they exit (``gc.freeze`` was added to CPython
-for them); refcounting still frees the objects and runs their finalisers, and every ``atexit`` handler runs.
+(:func:`freeze_before_exit`; ``gc.freeze`` came to CPython from Instagram's forking servers, bpo-31558, which
+skipped the exit's collections with ``os._exit``). Unlike ``os._exit``, refcounting still frees the objects and
+runs their finalisers, and every ``atexit`` handler runs.
 """
 
 from __future__ import annotations
