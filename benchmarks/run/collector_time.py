@@ -16,7 +16,6 @@ Sides alternate (batch, default, batch, ...). Results: ``benchmarks/results/run_
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks" / "execution"))
 sys.path.insert(0, str(REPO / "benchmarks" / "run"))
 
+import common  # noqa: E402
 from growth import commit_of, uptime  # noqa: E402
 from peers import write_data_dir  # noqa: E402
 
@@ -87,11 +87,7 @@ def one_run(side: str, clean: Path, work: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--models", type=int, default=3)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()

@@ -15,7 +15,6 @@ first call aside) and setup left out.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import sys
@@ -26,15 +25,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "execution"))
 
+import common  # noqa: E402
 from peers import write_data_dir  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--models", type=int, default=3)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--cache-policy", choices=["read_write", "off"], default=None)
     args = parser.parse_args()
 

@@ -289,12 +289,8 @@ def summary(rounds: list[dict], sides: list[str]) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.argument_parser(__doc__)
     parser.add_argument("mode", nargs="?", default="compare", choices=("compare", "bare", "serve"))
-    parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--models", type=int, default=3)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sides", nargs="+", default=list(SIDES), choices=SIDES)
     parser.add_argument("--suite-dir", type=Path)
