@@ -102,6 +102,9 @@ class TaskScore(BaseModel):
     ``right_tool`` / ``right_args`` are None for an infrastructure error or an unlabelled task;
     ``tsq`` is None when the judge did not run or no vote was valid. ``latency_ms`` sums the episode's calls as
     our client timed them, ``provider_ms`` their provider time (:attr:`Episode.provider_ms`).
+    ``expected_tool`` is the expected first tool (``expected.tool``, else the first of ``expected.calls``; None = no
+    call expected, or any call for ``expected.any_call`` tasks); ``expected_any_call`` is None for an unlabelled
+    task, so the two say apart "no call expected" from "no expectation" (tool confusion, DESIGN §3).
     """
 
     model: str
@@ -120,6 +123,8 @@ class TaskScore(BaseModel):
     judge_cost_usd: float = 0.0
     judge_tokens: int = 0
     provider_ms: float = 0.0
+    expected_tool: str | None = None
+    expected_any_call: bool | None = None
 
 
 FLAG_INFRA_ERROR = "infra_error"

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolchoice_pipeline.releases.confusion import ConfusionChange, ToolChange
 from toolchoice_pipeline.releases.gate import Comparison, GateFailure, TaskFlips
 from toolchoice_pipeline.scoring.summary import ModelScores
 
@@ -59,7 +60,8 @@ class GateDocument(BaseModel):
     """The ``gate`` object: the verdict, its limits (points, percent), the failures (DESIGN §3) and the
     extensions: models not evaluated, new and missing, notes, per model and metric the flipped tasks, the
     noise mode, the ``comparisons`` (DESIGN §3 "Repeats and the noise-aware gate"), the warnings of drops
-    passed as within noise, and the false-fail advice per model."""
+    passed as within noise, the false-fail advice per model, and the tool-confusion changes with the catalog
+    edits beside them (DESIGN §3 "Tool confusion")."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -77,6 +79,8 @@ class GateDocument(BaseModel):
     comparisons: list[Comparison] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     advice: list[str] = Field(default_factory=list)
+    confusion_changes: list[ConfusionChange] = Field(default_factory=list)
+    catalog_changes: list[ToolChange] = Field(default_factory=list)
 
 
 class ReleaseDocument(BaseModel):

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from toolchoice_pipeline.releases.confusion import ConfusionChange, ToolChange, confusion_markdown
 from toolchoice_pipeline.releases.noise import (
     FALSE_FAIL_TARGET,
     false_fail_rate,
@@ -112,6 +113,8 @@ class GateResult(BaseModel):
     models: dict[str, ModelGate] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     noise: NoiseMode = "report"
+    confusion_changes: list[ConfusionChange] = Field(default_factory=list)
+    catalog_changes: list[ToolChange] = Field(default_factory=list)
 
     @property
     def failures(self) -> list[GateFailure]:
@@ -153,6 +156,8 @@ class GateResult(BaseModel):
             "comparisons": [c.model_dump() for c in self.comparisons],
             "warnings": self.warnings,
             "advice": self.advice,
+            "confusion_changes": [c.model_dump() for c in self.confusion_changes],
+            "catalog_changes": [c.model_dump() for c in self.catalog_changes],
         }
 
 
@@ -243,11 +248,14 @@ def check_gate(
     paired: Mapping[str, Paired] | None = None,
     noise: NoiseMode = "report",
     advise: bool = True,
+    confusion_changes: list[ConfusionChange] | None = None,
+    catalog_changes: list[ToolChange] | None = None,
 ) -> GateResult:
     """Gate a release's per-model scores against the baseline's (both ``scores.json`` ``models`` mappings or
     :class:`~toolchoice_pipeline.scoring.ModelScores`); ``flips`` from :func:`task_flips`; ``paired`` from
     :func:`.pairing.paired_tasks` (None: no intervals, the 2-point rule alone); ``noise`` as in the module
-    docstring; ``advise=False`` leaves the advice out (benchmarks). Pure."""
+    docstring; ``advise=False`` leaves the advice out (benchmarks); ``confusion_changes``/``catalog_changes``
+    (:mod:`.confusion`) are carried into the result to explain it. Pure."""
     flips = flips or {}
     paired = paired or {}
     result_models: dict[str, ModelGate] = {}
@@ -312,6 +320,8 @@ def check_gate(
         models=result_models,
         notes=notes,
         noise=noise,
+        confusion_changes=confusion_changes or [],
+        catalog_changes=catalog_changes or [],
     )
 
 
@@ -397,6 +407,12 @@ def gate_markdown(
         f"infrastructure errors (not evaluated).",
         "",
     ]
+    repeated = any(int(_figures(m).get("repeats") or 1) > 1 for m in models.values())
+    explained = confusion_markdown(
+        result.confusion_changes, result.catalog_changes, unit="episodes" if repeated else "tasks"
+    )
+    if explained:
+        lines += [explained, ""]
     lines += [
         "| model | status | right tool % (baseline → now) | right args % (baseline → now) | errors |",
         "|---|---|---|---|---|",

@@ -32,6 +32,12 @@ from filelock import FileLock
 from pydantic import ValidationError
 
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
+from toolchoice_pipeline.releases.confusion import (
+    CONFUSION_COLUMNS,
+    ToolChange,
+    catalog_changes,
+    confusion_changes_between,
+)
 from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
 from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
 from toolchoice_pipeline.releases.lineage import Lineage
@@ -485,17 +491,34 @@ def regate(
             )
         )
     flips = {}
-    paired = None
+    paired = confusion = None
+    catalog: list[ToolChange] = []
     notes = []
     if warehouse.commit(baseline_id) is not None and warehouse.commit(release_id) is not None:
         now_table, baseline_table = (_paired_columns(warehouse, release_id), _paired_columns(warehouse, baseline_id))
         flips = task_flips(_first_samples(now_table), _first_samples(baseline_table))
         paired = paired_tasks(now_table, baseline_table)
+        confusion = confusion_changes_between(
+            _confusion_columns(warehouse, release_id), _confusion_columns(warehouse, baseline_id)
+        )
+        if confusion is None:
+            notes.append("the release or the baseline predates tool-confusion columns: no confusion changes listed")
+        catalog = catalog_changes(_suite_tools(warehouse, baseline_id), _suite_tools(warehouse, release_id))
     else:
         notes.append(
             "task scores of the release or the baseline are not in the warehouse: no flipped tasks listed, no intervals"
         )
-    result = check_gate(release_id, models, baseline_id, baseline.models, flips, paired=paired, noise=noise)
+    result = check_gate(
+        release_id,
+        models,
+        baseline_id,
+        baseline.models,
+        flips,
+        paired=paired,
+        noise=noise,
+        confusion_changes=confusion,
+        catalog_changes=catalog,
+    )
     result.notes.extend(notes)
     return result, baseline.models
 
@@ -507,6 +530,26 @@ def _paired_columns(warehouse: Warehouse, release_id: str) -> pa.Table:
     except (KeyError, pa.ArrowInvalid):
         table = warehouse.read_table("task_scores", release_id, [c for c in PAIRED_COLUMNS if c != "sample"])
         return table.append_column("sample", pa.array([0] * table.num_rows, pa.int32()))
+
+
+def _confusion_columns(warehouse: Warehouse, release_id: str) -> pa.Table:
+    """A release's ``task_scores`` columns the confusion changes count (an empty table for a release written
+    before ``expected_tool`` existed: :func:`confusion_changes_between` then lists none)."""
+    try:
+        return warehouse.read_table("task_scores", release_id, CONFUSION_COLUMNS)
+    except (KeyError, pa.ArrowInvalid):
+        return pa.table({"model": pa.array([], pa.string())})
+
+
+def _suite_tools(warehouse: Warehouse, release_id: str) -> dict[str, tuple[str, str | None]]:
+    """``{tool: (description, parameters_json)}`` of the suite catalog a release ran with (its ``tool_catalog``
+    rows without a task)."""
+    table = warehouse.read_table("tool_catalog", release_id, ["task_id", "tool_name", "description", "parameters_json"])
+    return {
+        row["tool_name"]: (row["description"], row["parameters_json"])
+        for row in table.to_pylist()
+        if row["task_id"] is None
+    }
 
 
 def _first_samples(table: pa.Table) -> pa.Table:

@@ -65,6 +65,7 @@ from toolchoice_pipeline.releases.object_store import (
 )
 from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, conform
+from toolchoice_pipeline.releases.warehouse_views import DERIVED_VIEWS
 from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
@@ -75,18 +76,10 @@ TMP_DIR = "_tmp"
 LOCK_FILE = ".lock"
 PART_PREFIX = "part-"
 LOCK_TIMEOUT_S = 600.0
-# Per task over its samples (repeats): samples, scored samples and the right rates (fractions).
-TASK_RATES_VIEW = """
-    CREATE OR REPLACE VIEW task_rates AS
-    SELECT release_id, suite, catalog_version, run_id, model, task_id, count(*) AS n_samples,
-           count(right_tool) AS n_scored, avg(right_tool::INT) AS right_tool_rate,
-           avg(right_args::INT) AS right_args_rate
-    FROM task_scores GROUP BY ALL"""
-
 # The views are defined for these columns (and this derived view): a DuckDB file built for others is built anew
 # (DuckDB refuses a view whose columns changed under it).
 VIEWS_VERSION = hashlib.sha256(
-    ("|".join(f"{name}:{SCHEMAS[name].empty_table().schema}" for name in TABLE_NAMES) + TASK_RATES_VIEW).encode()
+    ("|".join(f"{name}:{SCHEMAS[name].empty_table().schema}" for name in TABLE_NAMES) + "".join(DERIVED_VIEWS)).encode()
 ).hexdigest()[:16]
 
 
@@ -558,7 +551,8 @@ class Warehouse:
             "CREATE OR REPLACE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
             "committed_at FROM _committed"
         )
-        con.execute(TASK_RATES_VIEW)
+        for view in DERIVED_VIEWS:
+            con.execute(view)
 
     def _schema_file(self, name: str) -> Path:
         path = self.root / SCHEMA_DIR / f"{name}.parquet"

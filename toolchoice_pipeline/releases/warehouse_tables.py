@@ -4,7 +4,9 @@ Every table starts with the lineage columns ``release_id``, ``suite``, ``catalog
 (:class:`~toolchoice_pipeline.releases.lineage.Lineage`). Units are in the names: ``_ms`` milliseconds, ``_usd`` US
 dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
 
-- ``task_scores``: one row per episode (model × task × sample; ``sample`` 0..k-1 with repeats).
+- ``task_scores``: one row per episode (model × task × sample; ``sample`` 0..k-1 with repeats); ``expected_tool``
+  and ``expected_any_call`` say what the task expected first (:class:`~toolchoice_pipeline.records.episodes.TaskScore`;
+  null in releases written before issue 25), the basis of the ``tool_confusion`` and ``tool_scores`` views.
 - ``release_scores``: one row per model (the ``models`` entries of ``scores.json``; the per-tag breakdown
   as JSON text in ``tags_json``, flag counts as ``n_<flag>`` columns).
 - ``agent_calls``: one row per model call (episode step); ``latency_ms`` as our client timed the call,
@@ -32,7 +34,7 @@ import pyarrow as pa
 from toolchoice_pipeline.records.calls import ToolCall, flag_hallucinated
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
-from toolchoice_pipeline.scoring.summary import ModelScores
+from toolchoice_pipeline.scoring.summary import NOT_RELEASE_SCORES_COLUMNS, ModelScores
 from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite
@@ -52,6 +54,8 @@ def _model_score_fields() -> list[pa.Field]:
     """The ``release_scores`` columns of :class:`ModelScores`' fields, in their order (see its docstring)."""
     fields: list[pa.Field] = []
     for name, info in ModelScores.model_fields.items():
+        if name in NOT_RELEASE_SCORES_COLUMNS:
+            continue
         kind = typing.get_origin(info.annotation)
         args = typing.get_args(info.annotation)
         declared = (info.json_schema_extra or {}).get("column_type")
@@ -96,6 +100,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("judge_cost_usd", pa.float64()),
             pa.field("judge_tokens", pa.int64()),
             pa.field("provider_ms", pa.float64()),
+            pa.field("expected_tool", pa.string()),
+            pa.field("expected_any_call", pa.bool_()),
         ]
     ),
     "release_scores": pa.schema(_LINEAGE_FIELDS + [pa.field("model", pa.string()), *_model_score_fields()]),
@@ -223,7 +229,7 @@ def release_scores_table(models: dict[str, ModelScores], lineage: Lineage) -> pa
     """``release_scores`` rows, one per model."""
     rows = []
     for model, scores in models.items():
-        row = scores.model_dump()
+        row = scores.model_dump(exclude=set(NOT_RELEASE_SCORES_COLUMNS))
         for name in [name for name in row if name.endswith("_ci95_pct")]:
             row[_interval_columns(name)[0]], row[_interval_columns(name)[1]] = row.pop(name) or [None, None]
         for flag, count in row.pop("flags").items():

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolchoice_pipeline.records.calls import Reply
+from toolchoice_pipeline.scoring.confusion import AnyCallCounts, Pair
 from toolchoice_pipeline.scoring.matching import match_reply, profile_named
 from toolchoice_pipeline.scoring.samples import figures_from_counts
 from toolchoice_pipeline.scoring.summary import ModelScores, Tally, build_model_scores
@@ -210,6 +211,12 @@ def score_columnar(
                    coalesce(v.judge_cost_usd, 0.0) AS judge_cost_usd,
                    CAST(coalesce(v.judge_tokens, 0) AS BIGINT) AS judge_tokens,
                    s.provider_ms + coalesce(l.provider_ms, 0.0) AS provider_ms,
+                   CASE WHEN NOT coalesce(json_extract(s.expected_json, '$.any_call')::BOOLEAN, false)
+                        THEN coalesce(json_extract_string(s.expected_json, '$.tool'),
+                                      json_extract_string(s.expected_json, '$.calls[0].tool')) END AS expected_tool,
+                   CASE WHEN s.expected_json IS NOT NULL
+                        THEN coalesce(json_extract(s.expected_json, '$.any_call')::BOOLEAN, false) END
+                        AS expected_any_call,
                    s.unknown_task
             FROM first_steps s
             LEFT JOIN later_steps l ON l.model = s.model AND l.task_id = s.task_id AND l.sample = s.sample
@@ -290,6 +297,7 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
     for values in tag_rows:
         row = dict(zip(tag_columns, values))
         tags.setdefault(row["model"], {})[row["tag"]] = _tally(row)
+    pairs, any_call = _confusion_counts(con, task_scores)
     per_task: dict[str, dict[str, tuple[int, int, int]]] = {}
     for model, task_id, samples, scored, right in con.execute("""
             SELECT model, task_id, count(*), count(*) FILTER (WHERE error IS NULL AND right_tool IS NOT NULL),
@@ -317,5 +325,28 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
             n_unjudged=row["n_unjudged"],
             samples=figures_from_counts(per_task.get(row["model"], {})),
             n_distinct_tasks=len(per_task.get(row["model"], {})),
+            pairs=pairs.get(row["model"], {}),
+            any_call=any_call.get(row["model"]),
         )
     return models
+
+
+def _confusion_counts(con, task_scores: pa.Table) -> tuple[dict[str, dict[Pair, int]], dict[str, AnyCallCounts]]:
+    """Per model, the ``(expected tool, first tool)`` counts of scored episodes (:mod:`.confusion`) and the
+    ``any_call`` tasks' counts; none for ``task_scores`` rows written before ``expected_tool`` existed."""
+    pairs: dict[str, dict[Pair, int]] = {}
+    any_call: dict[str, AnyCallCounts] = {}
+    if "expected_any_call" not in task_scores.column_names:
+        return pairs, any_call
+    for model, is_any_call, expected, chosen, n in con.execute("""
+            SELECT model, expected_any_call, expected_tool, first_tool, count(*)
+            FROM task_scores
+            WHERE error IS NULL AND right_tool IS NOT NULL AND expected_any_call IS NOT NULL
+            GROUP BY ALL""").fetchall():
+        if is_any_call:
+            counts = any_call.setdefault(model, AnyCallCounts())
+            counts.episodes += n
+            counts.no_call += n if chosen is None else 0
+        else:
+            pairs.setdefault(model, {})[(expected, chosen)] = n
+    return pairs, any_call

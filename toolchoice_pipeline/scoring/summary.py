@@ -20,6 +20,8 @@ Units and denominators:
   vote (the ``judge_failed`` flag: invalid answers, abstentions, an exhausted budget); their TSQ is missing
   and ``tsq_mean`` is over the rest.
 - ``flags``: how many tasks carry each flag; ``tags``: the shares per task tag.
+- ``confusion`` / ``tools`` / ``any_call``: tool confusion over every scored episode (all samples), by first
+  tool: :mod:`.confusion`.
 
 With repeats (k samples per task, :mod:`.samples`): every share, ``calls_per_task``, ``tsq_mean``, the
 latencies, ``errors``/``error_pct`` and the per-tag figures are over *samples* (a mean over all samples);
@@ -32,13 +34,22 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from toolchoice_pipeline.records.episodes import TaskScore
+from toolchoice_pipeline.scoring.confusion import (
+    AnyCallCounts,
+    ConfusionEntry,
+    Pair,
+    ToolScore,
+    confusion_entries,
+    pair_counts,
+    tool_scores,
+)
 from toolchoice_pipeline.scoring.samples import SampleFigures, sample_figures
 from toolchoice_pipeline.scoring.task_scores import FLAG_JUDGE_FAILED, FLAG_ORDER
 
@@ -146,6 +157,15 @@ class ModelScores(BaseModel):
     # Added with issue 12: a cost counted at 0 USD because the model has no known price is "unpriced", not free.
     agent_cost_unpriced: bool = metric(default=False)
     judge_cost_unpriced: bool = metric(default=False)
+    # Added with issue 25 (tool confusion, :mod:`.confusion`): not release_scores columns (the warehouse's
+    # tool_confusion and tool_scores views hold them).
+    confusion: list[ConfusionEntry] = metric(default_factory=list)
+    tools: list[ToolScore] = metric(default_factory=list)
+    any_call: AnyCallCounts | None = metric(default=None)
+
+
+# ModelScores fields kept out of the release_scores table (the tool_confusion/tool_scores views show them).
+NOT_RELEASE_SCORES_COLUMNS = ("confusion", "tools", "any_call")
 
 
 def mark_unpriced(
@@ -235,9 +255,12 @@ def build_model_scores(
     n_distinct_tasks: int | None = None,
     provider_ms_p50: float | None = None,
     provider_ms_p95: float | None = None,
+    pairs: Mapping[Pair, int] | None = None,
+    any_call: AnyCallCounts | None = None,
 ) -> ModelScores:
     """A model's scores from its counts and sums (``n_ran`` = episodes without an infrastructure error;
-    ``overall`` counts samples; ``samples`` the per-task figures over repeats, None = one sample per task)."""
+    ``overall`` counts samples; ``samples`` the per-task figures over repeats, None = one sample per task;
+    ``pairs`` the ``{(expected tool, first tool): episodes}`` counts of scored episodes, :mod:`.confusion`)."""
     shares = overall.shares()
     extra: dict[str, Any] = {"n_samples": overall.n_tasks}
     if samples is not None:
@@ -267,12 +290,16 @@ def build_model_scores(
         error_pct=points(overall.errors, overall.n_tasks) or 0.0,
         flags={flag: 0 for flag in FLAG_ORDER} | flags,
         tags={tag: TagScores(**tally.shares()) for tag, tally in sorted(tags.items())},
+        confusion=confusion_entries(pairs or {}),
+        tools=tool_scores(pairs or {}),
+        any_call=any_call if any_call is not None and any_call.episodes else None,
     )
 
 
 def model_scores(scores: list[TaskScore]) -> ModelScores:
     """The scores of one model from its task scores (see the module docstring for units and denominators)."""
     ran = [s for s in scores if s.error is None]
+    scored = [s for s in ran if s.right_tool is not None and s.expected_any_call is not None]
     latencies = [s.latency_ms for s in ran]
     provider = [s.provider_ms for s in ran]
     by_tag: dict[str, list[TaskScore]] = defaultdict(list)
@@ -300,6 +327,11 @@ def model_scores(scores: list[TaskScore]) -> ModelScores:
         tags={tag: Tally.of(items) for tag, items in by_tag.items()},
         samples=sample_figures(scores),
         n_distinct_tasks=len({s.task_id for s in scores}),
+        pairs=pair_counts((s.expected_tool, s.first_tool) for s in scored if not s.expected_any_call),
+        any_call=AnyCallCounts(
+            episodes=sum(1 for s in scored if s.expected_any_call),
+            no_call=sum(1 for s in scored if s.expected_any_call and s.first_tool is None),
+        ),
     )
 
 

@@ -36,7 +36,7 @@ from toolchoice_pipeline.records.episodes import (
 from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite
-from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.suites.tasks import Expected, Task
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 FLAG_ORDER = (
@@ -58,6 +58,16 @@ def infrastructure_error(episode: Episode) -> str | None:
         first_error = episode.steps[0].error if episode.steps else None
         return first_error or NO_FIRST_REPLY
     return None
+
+
+def expected_first_tool(expected: Expected) -> str | None:
+    """The tool a good agent calls first: ``expected.tool``, else the first of ``expected.calls``; None when no
+    call is expected or any call is right (``any_call``)."""
+    if expected.any_call:
+        return None
+    if expected.tool is not None:
+        return expected.tool
+    return expected.calls[0].tool if expected.calls else None
 
 
 def score_episode(
@@ -85,6 +95,7 @@ def score_episode(
     if any((vote.error or "").startswith(FLAG_BUDGET_EXHAUSTED) for vote in votes):
         flags.add(FLAG_BUDGET_EXHAUSTED)
     first = episode.first_call
+    expected = task.expected
     return TaskScore(
         model=episode.model,
         task_id=episode.task_id,
@@ -102,6 +113,8 @@ def score_episode(
         agent_cost_usd=episode.cost_usd,
         judge_cost_usd=sum(vote.cost_usd for vote in votes),
         judge_tokens=sum(vote.prompt_tokens + vote.completion_tokens for vote in votes),
+        expected_tool=expected_first_tool(expected) if expected is not None else None,
+        expected_any_call=bool(expected.any_call) if expected is not None else None,
     )
 
 
