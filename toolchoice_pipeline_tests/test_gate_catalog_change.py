@@ -8,6 +8,7 @@ agents through LiteLLM, the real warehouse (Parquet + DuckDB) and ``releases/``.
 
 import json
 import shutil
+from collections import Counter
 
 import pytest
 import yaml
@@ -98,3 +99,47 @@ def test_a_degraded_description_fails_the_gate_for_the_affected_model_and_keeps_
     assert versions == {"r1": suite_before.catalog_version, "r2": suite_after.catalog_version}
     assert flipped == lost
     assert described[1] == ("r2", "A utility.") and described[0][1] != "A utility."
+
+    # Tool confusion: scores.json's tables of both releases and both models, the gate's changes and the views
+    # agree exactly with task_scores (first_tool) and the suite's tasks (the expected first tool).
+    expected_first = {
+        release_id: {t.id: t.expected.tool for t in suite.tasks if t.expected is not None}
+        for release_id, suite in (("r1", suite_before), ("r2", suite_after))
+    }
+    with Warehouse(data_dir).connect() as con:
+        rows = con.execute(
+            "SELECT release_id, model, task_id, first_tool FROM task_scores WHERE error IS NULL"
+        ).fetchall()
+        view = con.execute("SELECT release_id, model, expected_tool, chosen_tool, n FROM tool_confusion").fetchall()
+    counts = Counter((r, m, expected_first[r][t], chosen) for r, m, t, chosen in rows if t in expected_first[r])
+    truth = {key: n for key, n in counts.items() if key[2] != key[3]}
+    assert {(r, m, e, c): n for r, m, e, c, n in view} == truth
+    for release_id in ("r1", "r2"):
+        stored = ReleaseStore(data_dir).read_scores(release_id)
+        for model in (ROUTER, NAME_MATCH):
+            table = {(x.expected, x.chosen): x.count for x in stored.models[model].confusion}
+            assert table == {(e, c): n for (r, m, e, c), n in truth.items() if r == release_id and m == model}
+    by_task = {(r, m, t): c for r, m, t, c in rows}
+    changes = Counter()
+    for (r, m, t), chosen in by_task.items():
+        if r == "r2" and ("r1", m, t) in by_task:
+            expected = expected_first["r2"][t]
+            changes[(m, expected, chosen, "now")] += 1
+            changes[(m, expected_first["r1"][t], by_task[("r1", m, t)], "baseline")] += 1
+    want = {
+        (m, e, c): (changes[(m, e, c, "baseline")], changes[(m, e, c, "now")])
+        for (m, e, c, _) in changes
+        if e != c and changes[(m, e, c, "baseline")] != changes[(m, e, c, "now")]
+    }
+    stored_changes = second.scores.gate.confusion_changes
+    assert {(x.model, x.expected, x.chosen): (x.baseline, x.now) for x in stored_changes} == want
+    largest = stored_changes[0]
+    assert abs(largest.now - largest.baseline) == max(abs(b - n) for b, n in want.values())
+    name = lambda tool: "no call" if tool is None else tool  # noqa: E731
+    lead = f"**{name(largest.expected)} → {name(largest.chosen)}: {largest.baseline} → {largest.now} tasks**"
+    gate_md = (data_dir / "releases" / "r2" / "gate.md").read_text()
+    assert lead in gate_md and gate_md.index(lead) < gate_md.index("| model | status |")
+    assert "Bash's description changed:" in gate_md and "“A utility.”" in gate_md
+    markdown = data_dir / "gate.md"
+    assert run_guarded(cli, ["gate", "r2", "--data-dir", str(data_dir), "--markdown", str(markdown)]) == 1
+    assert lead in markdown.read_text()

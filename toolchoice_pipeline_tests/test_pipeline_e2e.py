@@ -184,7 +184,7 @@ def test_stage_outputs_stay_in_staging_and_out_of_the_duckdb_views(demo):
     views = {
         row[0] for row in query(data_dir, "SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'")
     }
-    assert views == {*WAREHOUSE_TABLES, "releases", "task_rates"}
+    assert views == {*WAREHOUSE_TABLES, "releases", "task_rates", "tool_confusion", "tool_scores"}
     definitions = dict(query(data_dir, "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal"))
     for table in WAREHOUSE_TABLES:  # each view reads its table's committed files, never the staged outputs
         assert f"/warehouse/{table}/release_id=*/part-*.parquet" in definitions[table]

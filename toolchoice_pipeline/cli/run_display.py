@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from toolchoice_pipeline.cli.common import stdout_console
+from toolchoice_pipeline.releases.confusion import confusion_lines
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
 from toolchoice_pipeline.releases.store import ReleaseStore
@@ -68,6 +69,7 @@ class RunDisplay:
 
 
 # Said when a suite has no baseline: not "first release", since adhoc, nightly and failed runs never become one.
+TERMINAL_CONFUSION_SHOWN = 5
 NO_BASELINE_YET = "(none yet: only a --kind release run whose gate passes becomes the baseline)"
 
 
@@ -184,6 +186,10 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
                     f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
                     f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}"
                 )
+        if gate is not None:
+            repeated = any(figures.repeats > 1 for figures in scores.models.values())
+            for line in confusion_lines(gate, TERMINAL_CONFUSION_SHOWN, "episodes" if repeated else "tasks"):
+                console.print(f"  {line}", markup=False, highlight=False)
     for model, count, cause in infrastructure_error_causes(scores, data_dir):
         console.print(
             f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}", highlight=False

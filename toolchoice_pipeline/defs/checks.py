@@ -8,6 +8,7 @@ from toolchoice_pipeline.defs.assets import agent_runs, release_scores, release_
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.staging import Records
+from toolchoice_pipeline.releases.confusion import confusion_lines
 from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
@@ -62,10 +63,12 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
     gate = scores.gate
     failures = gate.failures if gate is not None else []
     lines = [f"{f.model}: {f.metric} {f.baseline} → {f.now} (drop {f.drop})" for f in failures]
+    moved = confusion_lines(gate, 1) if gate is not None else []
     return dg.AssetCheckResult(
         passed=scores.gate_passed,
         severity=ERROR,
-        description=("gate passed" if scores.gate_passed else "gate failed: " + "; ".join(lines)),
+        description=("gate passed" if scores.gate_passed else "gate failed: " + "; ".join(lines))
+        + (f"; largest confusion change: {moved[0]}" if moved else ""),
         metadata={
             "baseline_release_id": scores.baseline_release_id or "none yet",
             "max_drop_points": gate.max_drop_points if gate is not None else MAX_DROP_POINTS,

@@ -226,6 +226,22 @@ def change_line(
     return head + f"; no description or parameter of {tools} changed (edits of {others} may have moved it)"
 
 
+def confusion_lines(gate: Any, limit: int = MARKDOWN_CHANGES_SHOWN, unit: str = "tasks") -> list[str]:
+    """The largest changes of a stored gate (``scores.json``'s ``gate``: ``confusion_changes`` and
+    ``catalog_changes``) as plain lines for a terminal: ``model: Grep → WebSearch: 0 → 7 tasks; …``."""
+    changes = [ConfusionChange.model_validate(c) for c in _dumped(gate.confusion_changes)]
+    catalog = {t.tool: t for t in (ToolChange.model_validate(c) for c in _dumped(gate.catalog_changes))}
+    described: set[str] = set()
+    lines = [f"{c.model}: {change_line(c, catalog, unit, described).replace('**', '')}" for c in changes[:limit]]
+    if len(changes) > limit:
+        lines.append(f"and {len(changes) - limit} smaller confusion changes (gate.md)")
+    return lines
+
+
+def _dumped(items: Iterable[Any]) -> list[Any]:
+    return [item.model_dump() if hasattr(item, "model_dump") else item for item in items]
+
+
 def confusion_markdown(
     changes: list[ConfusionChange],
     catalog: list[ToolChange],
