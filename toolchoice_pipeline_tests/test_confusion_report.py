@@ -79,3 +79,13 @@ def test_terminal_lines_are_plain_and_bounded():
     assert lines[0] == "m/a: A → B: 0 → 9 episodes; the catalog did not change (the model or the tasks moved)"
     assert len(lines) == 4 and lines[-1] == "and 6 smaller confusion changes (gate.md)"
     assert all("**" not in line for line in lines)
+
+
+def test_any_call_tasks_are_said_to_be_counted_apart():
+    figures = {**FIGURES, "any_call": {"episodes": 12, "no_call": 3}}
+    result = check_gate("r2", {"m/a": figures}, "r1", {"m/a": FIGURES})
+    text = gate_markdown(result, {"m/a": figures}, {"m/a": FIGURES})
+    assert (
+        "`m/a`: 12 episodes of any-call tasks (any call is right) are counted apart from the tool confusion; 3 of them made no call."
+        in text
+    )

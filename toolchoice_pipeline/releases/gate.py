@@ -413,6 +413,14 @@ def gate_markdown(
     )
     if explained:
         lines += [explained, ""]
+    for name in result.models:
+        any_call = _figures(models[name]).get("any_call") if name in models else None
+        if any_call:
+            lines += [
+                f"`{name}`: {any_call['episodes']} episodes of any-call tasks (any call is right) are counted apart "
+                f"from the tool confusion; {any_call['no_call']} of them made no call.",
+                "",
+            ]
     lines += [
         "| model | status | right tool % (baseline → now) | right args % (baseline → now) | errors |",
         "|---|---|---|---|---|",
