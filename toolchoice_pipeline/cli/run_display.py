@@ -97,7 +97,7 @@ def judge_warnings(scores: ReleaseDocument) -> list[str]:
     vote (its TSQ comes from the rest), and episodes left unjudged because the judge budget ran out."""
     out = []
     for model, figures in scores.models.items():
-        ran = figures.n_tasks - figures.errors
+        ran = figures.n_episodes - figures.errors  # with repeats: every sample is an episode
         unjudged = figures.n_unjudged
         if ran and unjudged / ran > MAX_UNJUDGED_SHARE:
             out.append(

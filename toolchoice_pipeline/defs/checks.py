@@ -151,7 +151,8 @@ def agent_runs_complete(
     return dg.AssetCheckResult(
         passed=len(agent_runs) == expected and len(keys) == expected,
         severity=ERROR,
-        description=f"{len(agent_runs)} episodes ({len(keys)} distinct) for {n_models} models × {n_tasks} tasks",
+        description=f"{len(agent_runs)} episodes ({len(keys)} distinct) of {expected} expected for {n_models} "
+        f"models × {n_tasks} tasks × their repeats",
         metadata={"episodes": len(agent_runs), "expected": expected},
     )
 
@@ -170,7 +171,8 @@ def task_scores_complete(
     return dg.AssetCheckResult(
         passed=len(task_scores) == expected == distinct,
         severity=ERROR,
-        description=f"{len(task_scores)} task scores for {n_models} models × {n_tasks} tasks",
+        description=f"{len(task_scores)} task scores of {expected} expected for {n_models} models × {n_tasks} "
+        "tasks × their repeats",
         metadata={"task_scores": len(task_scores), "expected": expected},
     )
 

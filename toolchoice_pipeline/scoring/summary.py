@@ -147,6 +147,12 @@ class ModelScores(BaseModel):
     agent_cost_unpriced: bool = metric(default=False)
     judge_cost_unpriced: bool = metric(default=False)
 
+    @property
+    def n_episodes(self) -> int:
+        """Episodes run, one per task and sample: the denominator of every share of episodes (``errors``,
+        ``n_unjudged``). ``n_samples``; ``n_tasks`` in documents written before repeats."""
+        return self.n_samples or self.n_tasks
+
 
 def mark_unpriced(
     models: dict[str, ModelScores], *, agents: Collection[str] = (), judge: bool = False
