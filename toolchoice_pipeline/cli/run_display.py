@@ -14,6 +14,7 @@ from rich.table import Table
 
 from toolchoice_pipeline.cli.common import stdout_console
 from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
 from toolchoice_pipeline.releases.store import ReleaseStore
 
@@ -172,7 +173,11 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
     if scores.gate_passed:
         console.print(f"[green]gate passed[/green] against baseline {baseline or NO_BASELINE_YET}")
     else:
-        console.print(f"[red]gate FAILED[/red] against baseline {baseline or '(none yet)'}:")
+        whose = failed_models(gate) if gate is not None else []
+        console.print(
+            f"[red]gate FAILED[/red] for {escape(', '.join(whose) or 'the release')} against baseline "
+            f"{baseline or '(none yet)'}:"
+        )
         failures = gate.failures if gate is not None else []
         for failure in failures:
             console.print(f"  {failure.model}: {failure.reason}")
@@ -184,6 +189,13 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
                     f"  {model}: right tool flipped right → wrong on {len(flipped)} tasks: "
                     f"{', '.join(flipped[:12])}{' ...' if len(flipped) > 12 else ''}"
                 )
+    for model in getattr(gate, "not_gated", None) or []:
+        console.print(
+            f"not gated: {model} (its figures above are reported; its drops do not fail the release)", markup=False
+        )
+        for note in gate.notes:
+            if note.startswith(f"{model}: would fail: "):
+                console.print(f"  {note}", markup=False)
     for model, count, cause in infrastructure_error_causes(scores, data_dir):
         console.print(
             f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}", highlight=False

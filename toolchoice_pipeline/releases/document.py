@@ -57,7 +57,7 @@ class JudgeInfo(BaseModel):
 
 class GateDocument(BaseModel):
     """The ``gate`` object: the verdict, its limits (points, percent), the failures (DESIGN §3) and the
-    extensions: models not evaluated, new and missing, notes, per model and metric the flipped tasks, the
+    extensions: models not evaluated, new and missing, not gated (``gate: false``), notes, per model and metric the flipped tasks, the
     noise mode, the ``comparisons`` (DESIGN §3 "Repeats and the noise-aware gate"), the warnings of drops
     passed as within noise, and the false-fail advice per model."""
 
@@ -71,6 +71,7 @@ class GateDocument(BaseModel):
     not_evaluated: list[str] = Field(default_factory=list)
     new_models: list[str] = Field(default_factory=list)
     missing_models: list[str] = Field(default_factory=list)
+    not_gated: list[str] = Field(default_factory=list)  # issue 30: reported, never failing the release
     notes: list[str] = Field(default_factory=list)
     flips: dict[str, dict[str, TaskFlips]] = Field(default_factory=dict)
     noise: str = "report"

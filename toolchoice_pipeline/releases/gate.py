@@ -50,7 +50,7 @@ GATED_METRICS = ("right_tool_pct", "right_args_pct")
 FLIP_METRICS = ("right_tool", "right_args")
 MARKDOWN_FLIPS_SHOWN = 25
 
-ModelStatus = Literal["passed", "failed", "not_evaluated", "new", "missing"]
+ModelStatus = Literal["passed", "failed", "not_evaluated", "new", "missing", "not_gated"]  # not_gated: .gate_scope
 NoiseMode = Literal["report", "require"]
 
 
@@ -146,6 +146,7 @@ class GateResult(BaseModel):
             "not_evaluated": self.models_with("not_evaluated"),
             "new_models": self.models_with("new"),
             "missing_models": self.models_with("missing"),
+            "not_gated": self.models_with("not_gated"),
             "notes": self.notes + [f"{gate.model}: {note}" for gate in self.models.values() for note in gate.notes],
             "flips": {
                 name: {metric: flips.model_dump() for metric, flips in gate.flips.items()}
