@@ -233,3 +233,81 @@ def test_offline_judge_has_teeth_on_the_demo_suite():
     assert all(v.error.startswith("the judge abstained") for v in votes if not v.valid)
     assert result.n_labelled == len(episodes) - len(unvoted) and len(episodes) == 2 * len(suite.tasks)
     assert result.canary_tsq == pytest.approx(0.25) and result.kappa > 0.2
+
+
+def test_a_poor_model_beside_good_baselines_fails_calibration_naming_it():
+    """Issue 30: pooled over models, two baselines the judge reads well hide a model it cannot read."""
+    judge, right = {}, {}
+    for model, agree in (("local/bm25-router", 70), ("local/name-match", 68), ("openai/needle-3", 42)):
+        for i in range(73):
+            key = (model, f"t{i:03d}")
+            right[key] = i % 2 == 0
+            judge[key] = right[key] if i < agree else not right[key]
+    result = calibrate(judge, right, 0.25)
+    assert result.kappa > 0.5  # the pool alone passes
+    poor = result.per_model["openai/needle-3"]
+    assert poor.n_labelled == 73 and not poor.passed and poor.kappa <= 0.2
+    assert poor.accuracy == pytest.approx(42 / 73)
+    assert all(result.per_model[m].passed for m in ("local/bm25-router", "local/name-match"))
+    assert not result.passed
+    assert "on openai/needle-3 the judge agrees with right tool no better than chance" in result.message
+    assert f"Cohen's kappa {poor.kappa:.2f} <= 0.2 on 73 labelled episodes" in result.message
+    assert "its TSQ is not to be trusted" in result.message
+    # A model with fewer than 20 labelled episodes is shown but not judged.
+    few = {k: v for k, v in judge.items() if k[0] != "openai/needle-3" or int(k[1][1:]) < 19}
+    assert calibrate(few, right, 0.25).passed
+
+
+def test_the_release_calibration_and_the_run_table_show_the_agreement_per_model():
+    from toolchoice_pipeline.cli.run_display import scores_table
+    from toolchoice_pipeline.judge.calibration import CANARY_MODEL, release_calibration
+    from toolchoice_pipeline.records.episodes import JudgeVote
+    from toolchoice_pipeline.releases.document import ReleaseDocument
+    from toolchoice_pipeline.scoring.summary import ModelScores
+
+    def vote(model, task, verdict):
+        return JudgeVote(
+            model=model,
+            task_id=task,
+            sample=0,
+            poll=0,
+            verdict=verdict,
+            valid=True,
+            judge_model="j",
+            rubric_version="v",
+        )
+
+    votes, right = [], {}
+    for model, agree in (("local/good", 30), ("sim/poor", 16)):
+        for i in range(30):
+            right[(model, f"t{i}")] = i % 2 == 0
+            correct = right[(model, f"t{i}")] == (i < agree)
+            votes.append(vote(model, f"t{i}", "correct" if correct else "incorrect"))
+    votes += [vote(CANARY_MODEL, f"c{i}", v) for i, v in enumerate(["correct", "incorrect", "incorrect", "incorrect"])]
+    calibration = release_calibration(votes, right)
+    assert calibration["per_model"]["local/good"] == {"kappa": 1.0, "accuracy": 1.0, "n_labelled": 30, "passed": True}
+    assert calibration["per_model"]["sim/poor"]["passed"] is False and not calibration["passed"]
+    figures = ModelScores(
+        n_tasks=30,
+        errors=0,
+        right_tool_pct=50.0,
+        right_args_pct=50.0,
+        calls_per_task=1.0,
+        tsq_mean=0.5,
+        agent_cost_usd=0.0,
+        judge_cost_usd=0.0,
+        latency_ms_p50=None,
+        latency_ms_p95=None,
+    )
+    document = ReleaseDocument.model_validate(
+        {
+            "release_id": "r",
+            "kind": "adhoc",
+            "suite": "s",
+            "judge": {"model": "j", "polls": 1, "rubric_version": "v", "calibration": calibration},
+            "models": {"local/good": figures.model_dump(), "sim/poor": figures.model_dump()},
+        }
+    )
+    table = scores_table(document)
+    assert table.columns[-1].header == "judge κ"
+    assert list(table.columns[-1].cells) == ["1.00", f"{calibration['per_model']['sim/poor']['kappa']:.2f} (fails)"]

@@ -82,11 +82,24 @@ def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()
     for column in SCORE_COLUMNS:
         table.add_column(column, justify="right")
     judge_model = scores.judge.model if scores.judge is not None else None
+    calibration = scores.judge.calibration if scores.judge is not None else None
+    per_model = calibration.per_model if calibration is not None else {}
+    if per_model:
+        table.add_column("judge κ", justify="right")
     for model, figures in scores.models.items():
-        table.add_row(
-            model, *score_cells(figures, agent_priced=model not in unpriced, judge_priced=judge_model not in unpriced)
-        )
+        cells = score_cells(figures, agent_priced=model not in unpriced, judge_priced=judge_model not in unpriced)
+        if per_model:
+            cells.append(judge_kappa_cell(per_model.get(model)))
+        table.add_row(model, *cells)
     return table
+
+
+def judge_kappa_cell(agreement) -> str:
+    """The judge's kappa on one model's labelled episodes, "(fails)" when at or below the bar (its TSQ is not to
+    be trusted); "–" without a computable kappa."""
+    if agreement is None or agreement.kappa is None:
+        return "–"
+    return f"{agreement.kappa:.2f}" + ("" if agreement.passed else " (fails)")
 
 
 #: Above this share of episodes without a valid judge vote, a model's TSQ is flagged as unreliable.

@@ -123,6 +123,8 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
             "n_labelled": calibration.n_labelled,
             "accuracy": calibration.accuracy if calibration.accuracy is not None else "n/a",
             "cohen_kappa": calibration.kappa if calibration.kappa is not None else "n/a",
+            "per_model": dg.MetadataValue.json({m: a.model_dump() for m, a in calibration.per_model.items()}),
+            "failed_models": ", ".join(m for m, a in calibration.per_model.items() if not a.passed) or "none",
         },
     )
 
