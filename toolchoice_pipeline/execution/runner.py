@@ -238,7 +238,7 @@ async def run_suite(
         return EpisodeSetup(
             model=spec.model,
             fingerprint=model_fingerprint(spec.model, data_dir),
-            key_params=key_params(spec.params),
+            key_params=key_params(spec.params, spec.journal_key),
             journal=journal,
             call_model=call_model,
             describe_failure=describe,

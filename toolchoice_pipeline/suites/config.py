@@ -73,9 +73,13 @@ class Price(BaseModel):
 
 
 class ModelSpec(BaseModel):
-    """One model to evaluate. ``params`` go to ``litellm.acompletion`` as they are (``api_base``, ``temperature``,
-    ``timeout`` in seconds...). ``gate: false`` makes it a reference: its figures are reported (marked "not
-    gated") but its drops never fail the release (``toolchoice run/gate --gate-models`` chooses per run)."""
+    """One model to evaluate. ``params`` go to ``litellm.acompletion`` as they are (``api_base``, ``temperature``...).
+    ``gate: false`` makes it a reference: its figures are reported (marked "not gated") but its drops never fail
+    the release (``toolchoice run/gate --gate-models`` chooses per run). ``timeout_s``: seconds per attempt for
+    this model (default ``retries.timeout_s``); ``max_concurrency``: its calls in flight (default
+    ``concurrency.per_model``); ``journal_key``: added to its call-journal key (the key holds the model string and
+    params but not ``api_base``, so a server moved to a new port keeps its journal; set it when one model string
+    names different weights)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -85,6 +89,10 @@ class ModelSpec(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1)
     repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
     gate: bool = True
+    # Issue 30: a slow local server needs its own timeout (seconds per attempt; default: retries.timeout_s), and
+    # a name for what answers when one model string is served by different weights (docs/local_servers.md).
+    timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    journal_key: str | None = Field(default=None, min_length=1, max_length=200)
 
     @field_validator("params")
     @classmethod
