@@ -107,3 +107,31 @@ def test_the_run_summary_names_the_models_that_failed(releases, capsys):
     assert print_outcome(reported, data_dir, SimpleNamespace(agent_calls=None, check_messages=[], run_id="x"))
     out = capsys.readouterr().out
     assert "not gated: local/b" in out and "local/b: would fail: right_tool_pct dropped 10.0 points" in out
+
+
+@pytest.mark.slow
+def test_toolchoice_run_gate_models_reaches_the_published_gate(demo_copy):
+    from toolchoice_pipeline_tests.test_cli_validate import toolchoice
+
+    bad = toolchoice(
+        "run", "--release", "x", "--gate-models", "local/nope", "--no-judge", "--data-dir", "data", cwd=demo_copy
+    )
+    assert bad.returncode == 2 and "--gate-models" in bad.stderr and "Traceback" not in bad.stderr
+    done = toolchoice(
+        "run",
+        "--release",
+        "g1",
+        "--gate-models",
+        "local/bm25-router",
+        "--no-judge",
+        "--data-dir",
+        "data",
+        cwd=demo_copy,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not gated local/name-match" in done.stdout  # the run's first line
+    assert "not gated: local/name-match" in done.stdout
+    scores = json.loads((demo_copy / "data" / "releases" / "g1" / "scores.json").read_text())
+    assert scores["gate"]["not_gated"] == ["local/name-match"]
+    request = json.loads((demo_copy / "data" / "releases" / "g1" / "request.json").read_text())
+    assert request["gate_models"] == ["local/bm25-router"]
