@@ -89,3 +89,32 @@ def test_a_per_model_timeout_replaces_the_retries_timeout(monkeypatch):
             asyncio.run(complete(spec, [{"role": "user", "content": "hi"}], retries=RETRIES))
     finally:
         slow.close()
+
+
+def test_a_slow_preflight_call_sizes_the_timeout_advice(caplog, tmp_path, monkeypatch):
+    from toolchoice_pipeline.execution.local_server import timeout_advice
+
+    assert timeout_advice("openai/m", 10.0, 120.0) is None  # under a quarter of the timeout
+    advice = timeout_advice("openai/m", 82.0, 120.0)  # the first call on a slow server
+    assert "took 82.0 s of its 120 s timeout" in advice and "timeout_s: 492" in advice
+    assert "timeout_s: 3600" in timeout_advice("openai/m", 900.0, 1000.0)
+    # Through the runner: a server answering in 0.6 s against a 2 s timeout draws the advice in the log.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    slow = OpenAICompatibleServer(delay_s=0.6)
+    try:
+        suite = write_suite(tmp_path, numbered_tasks(1))
+        config = RunConfig.model_validate(
+            {
+                "models": [{"model": MODEL, "params": {"api_base": slow.api_base}, "timeout_s": 2}],
+                "retries": {"max_attempts": 1},
+            }
+        )
+        with caplog.at_level("WARNING", logger="toolchoice_pipeline.execution.runner"):
+            episodes = run_suite_sync(suite, config, data_dir=tmp_path)
+        assert not any(e.error for e in episodes)
+        assert any(
+            f"{MODEL}: its preflight call took" in r.getMessage() and "of its 2 s timeout" in r.getMessage()
+            for r in caplog.records
+        )
+    finally:
+        slow.close()

@@ -41,3 +41,22 @@ def needs_placeholder_key(model: str, params: dict) -> bool:
     if variable is None or "api_key" in params or os.environ.get(variable):
         return False
     return is_loopback(params.get("api_base"))
+
+
+#: A preflight call slower than this share of the model's timeout draws the sizing advice below.
+SLOW_PREFLIGHT_SHARE = 0.25
+
+
+def timeout_advice(model: str, elapsed_s: float, timeout_s: float) -> str | None:
+    """Advice when ``model``'s preflight call (``max_tokens=8``) took ``elapsed_s`` seconds, at least
+    :data:`SLOW_PREFLIGHT_SHARE` of its ``timeout_s``: real calls (a whole catalog in the prompt, longer
+    answers) will take longer, so suggest a ``timeout_s`` of 6× the measured call (at most 3600) and a
+    ``max_concurrency`` matched to the server. None when the call was quick enough."""
+    if timeout_s <= 0 or elapsed_s < SLOW_PREFLIGHT_SHARE * timeout_s:
+        return None
+    suggested = min(3600, max(timeout_s, round(6 * elapsed_s)))
+    return (
+        f"{model}: its preflight call took {elapsed_s:.1f} s of its {timeout_s:g} s timeout; calls with the "
+        f"catalog will take longer: set timeout_s: {suggested:g} on the model and max_concurrency to what the "
+        "server runs at once (docs/local_servers.md)"
+    )
