@@ -75,3 +75,17 @@ def test_the_issue_30_count_is_of_219_episodes_not_73():
     assert "15 of 219 episodes" in warning and "(7%)" in warning
     quiet = summarise(episodes(73, 3, 10, 0))[MODEL]  # 10 of 219 = 4.6%: below the 5% line (10 of 73 was 14%)
     assert judge_warnings(ReleaseDocument(release_id="r", kind="adhoc", suite="s", models={MODEL: quiet})) == []
+
+
+def test_the_columnar_scores_count_episodes_as_the_pure_path_does():
+    from toolchoice_pipeline.releases.lineage import Lineage
+    from toolchoice_pipeline.releases.warehouse_tables import task_scores_table
+    from toolchoice_pipeline.scoring.columnar import summarise_columnar
+
+    scores = episodes(73, 3, 15, 4)
+    lineage = Lineage(release_id="r", suite="s", catalog_version="c", run_id="run")
+    columnar = summarise_columnar(task_scores_table(scores, lineage))[MODEL]
+    pure = summarise(scores)[MODEL]
+    for figures in (columnar, pure):
+        assert (figures.n_tasks, figures.n_samples, figures.n_episodes) == (73, 219, 219)
+        assert (figures.errors, figures.n_unjudged, figures.error_pct) == (4, 15, round(400 / 219, 2))
