@@ -1,6 +1,7 @@
 """Judge calibration: agreement with right tool (accuracy, Cohen's kappa) and the canary session."""
 
 import asyncio
+import json
 import shutil
 
 import pytest
@@ -311,3 +312,45 @@ def test_the_release_calibration_and_the_run_table_show_the_agreement_per_model(
     table = scores_table(document)
     assert table.columns[-1].header == "judge κ"
     assert list(table.columns[-1].cells) == ["1.00", f"{calibration['per_model']['sim/poor']['kappa']:.2f} (fails)"]
+
+
+def test_on_the_demo_suite_a_model_the_offline_judge_cannot_read_fails_calibration_beside_the_baselines(tmp_path):
+    """Issue 30 with the real offline judge: a replay model that calls the expected tool on every other task and
+    another tool on the rest, always with empty arguments. Right tool sees the tool only; the judge grades the
+    whole call and finds every one wrong (required arguments missing), so on this model it agrees with right
+    tool at chance, while the pool over the two baselines and it still passes."""
+    register_providers()
+    suite = load_suite(DATA, "coding_agent")
+    config = load_run_config(DATA)
+    lines = []
+    for i, task in enumerate(suite.tasks):
+        names = [tool.name for tool in suite.task_catalog(task)]
+        expected = task.expected.tool if task.expected is not None else None
+        tool = expected if i % 2 == 0 and expected else next(n for n in names if n != expected)
+        lines.append(json.dumps({"task_id": task.id, "tool_calls": [{"name": tool, "arguments": {}}]}))
+    (tmp_path / "poor.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    poor = f"replay/{tmp_path / 'poor.jsonl'}"
+
+    async def run():
+        async def one(spec, task):
+            done = await complete(
+                spec,
+                task.message_dicts(),
+                retries=RETRIES,
+                tools=[tool.to_openai_tool() for tool in suite.task_catalog(task)],
+                metadata={"task_id": task.id, "sample": 0},
+            )
+            reply = from_openai_message(done.message)
+            return Episode(model=spec.model, task_id=task.id, steps=[StepRecord(step=0, reply=reply)])
+
+        specs = [ModelSpec(model=m) for m in [*config.model_names(), poor]]
+        return await asyncio.gather(*(one(spec, task) for spec in specs for task in suite.tasks))
+
+    episodes = asyncio.run(run())
+    votes = judge_episodes_sync(suite, episodes, config.judge, retries=RETRIES)
+    right_tool = {(s.model, s.task_id): s.right_tool for s in score_episodes(suite, episodes)}
+    result = calibrate(majority_verdicts(votes), right_tool, canary_tsq(canary_turns(DATA), config.judge, RETRIES))
+    assert result.kappa > 0.2  # pooled, the check would pass
+    assert result.per_model[poor].kappa <= 0.2 and not result.per_model[poor].passed
+    assert all(result.per_model[m].passed and result.per_model[m].kappa > 0.3 for m in config.model_names())
+    assert not result.passed and f"on {poor} the judge agrees with right tool no better than chance" in result.message
