@@ -212,6 +212,7 @@ def test_release_scores_publish_scores_json_and_the_checks_read_it(stages, relea
 
     gate = release_gate(check_context(toolchoice), toolchoice=toolchoice)
     assert gate.passed and gate.metadata["baseline_release_id"].value == "none yet"
+    assert gate.metadata["not_gated"].value == "none"  # every demo model gates
     schema = warehouse_schema(check_context(toolchoice), toolchoice=toolchoice)
     assert schema.passed and schema.metadata["rows_task_scores"].value == len(stages["task_scores"].value)
 

@@ -72,6 +72,7 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "n_failures": len(failures),
             "noise": gate.noise if gate is not None else "report",
             "n_within_noise_warnings": len(gate.warnings) if gate is not None else 0,
+            "not_gated": ", ".join(gate.not_gated) if gate is not None and gate.not_gated else "none",
             "comparisons": dg.MetadataValue.md(comparisons_markdown(gate.comparisons if gate is not None else [])),
             "flaky_tasks": dg.MetadataValue.json({m: s.flaky_tasks for m, s in scores.models.items()}),
             "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
