@@ -104,8 +104,10 @@ def publish(
     models: dict[str, dict] | None = None,
     force: bool = False,
     promote: bool = True,
+    ungated: tuple[str, ...] = (),
 ) -> PublishedRelease:
-    """Publish a release in which each model gets the outcomes given by :func:`model_episodes` keywords."""
+    """Publish a release in which each model gets the outcomes given by :func:`model_episodes` keywords;
+    ``ungated`` models are reported without gating it."""
     models = models if models is not None else {"local/a": {}, "local/b": {}}
     episodes = [e for model, outcome in models.items() for e in model_episodes(suite, model, **outcome)]
     lineage = Lineage(
@@ -121,4 +123,5 @@ def publish(
         judge={"model": "local/judge", "polls": 3, "rubric_version": "rv1"},
         force=force,
         promote=promote,
+        ungated=ungated,
     )

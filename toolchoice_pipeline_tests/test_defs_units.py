@@ -212,6 +212,7 @@ def test_release_scores_publish_scores_json_and_the_checks_read_it(stages, relea
 
     gate = release_gate(check_context(toolchoice), toolchoice=toolchoice)
     assert gate.passed and gate.metadata["baseline_release_id"].value == "none yet"
+    assert gate.metadata["not_gated"].value == "none"  # every demo model gates
     schema = warehouse_schema(check_context(toolchoice), toolchoice=toolchoice)
     assert schema.passed and schema.metadata["rows_task_scores"].value == len(stages["task_scores"].value)
 
@@ -231,6 +232,11 @@ def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(st
     result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice)
     assert result.passed
     assert result.metadata["canary_tsq"].value == pytest.approx(0.25)
+    per_model = result.metadata["per_model"].value  # issue 30: the judge's agreement per judged model
+    scores = ReleaseStore(toolchoice.path).read_scores(RELEASE)
+    assert set(per_model) <= set(scores.models) and per_model
+    assert all(set(a) == {"kappa", "accuracy", "n_labelled", "passed"} for a in per_model.values())
+    assert result.metadata["failed_models"].value == "none"
 
 
 def test_judge_calibration_fails_on_an_unreadable_canary_session(stages, toolchoice):

@@ -15,9 +15,11 @@ from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.noise import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
+    drop_interval,
     false_fail_rate,
     paired_drop_interval,
     repeats_for_false_fails,
+    within_task_drop_interval,
 )
 from toolchoice_pipeline.releases.pairing import paired_tasks
 from toolchoice_pipeline.releases.warehouse_tables import task_scores_table
@@ -162,3 +164,51 @@ def test_many_tasks_with_few_distinct_differences_take_the_multinomial_draw_of_t
     for low, high in (multinomial, by_task):
         assert abs(low - (differences.mean() - half)) < 0.3 and abs(high - (differences.mean() + half)) < 0.3
     assert multinomial != by_task  # two different draws of one distribution
+
+
+def test_require_fails_the_deterministic_regression_of_issue_30():
+    """73 tasks, k = 3, every sample agreeing in both releases; 7 tasks right → wrong and 2 wrong → right: the
+    right-tool share drops 6.85 points. The bootstrap over tasks called it within noise; with no disagreement
+    between samples nothing of it is noise."""
+    baseline = {f"t{i:03d}": [i < 50] * 3 for i in range(73)}
+    now = dict(baseline)
+    for i in range(7):
+        now[f"t{i:03d}"] = [False] * 3
+    for i in (60, 61):
+        now[f"t{i:03d}"] = [True] * 3
+    required = gate(baseline, now, noise="require")
+    assert summarise(scores_of(now))[MODEL].flip_rate == 0.0
+    assert not required.passed and not required.warnings
+    tool = next(c for c in required.comparisons if c.metric == "right_tool_pct")
+    assert tool.drop == 6.85 and tool.ci95 == [6.85, 6.85] and tool.beyond_noise and tool.ci_method == "within_task"
+    assert required.models[MODEL].status == "failed"
+    assert "beyond noise" in required.failures[0].reason
+    # The interval the task bootstrap gives the same differences contains 0: the fault this replaces.
+    low, high = paired_drop_interval(np.array([float(i < 50) for i in range(73)]), tool_rates(now))
+    assert low <= 0.0 <= high
+
+
+def tool_rates(outcomes: dict[str, list[bool]]) -> np.ndarray:
+    return np.array([sum(samples) / len(samples) for _, samples in sorted(outcomes.items())])
+
+
+def test_the_within_task_interval_widens_with_the_samples_disagreement():
+    rng = np.random.default_rng(4)
+    n, k = 200, 4
+    scored = np.full(n, float(k))
+    base = rng.binomial(k, 0.7, n).astype(float)
+    now = rng.binomial(k, 0.7, n).astype(float)
+    low, high = within_task_drop_interval(scored, base, scored, now)
+    # Reference: the normal interval from each release's per-task sample variances, written out task by task.
+    variance = sum(x * (k - x) / (k * (k - 1)) / k + y * (k - y) / (k * (k - 1)) / k for x, y in zip(base, now)) / n**2
+    centre = 100.0 * sum((x - y) / k for x, y in zip(base, now)) / n
+    half = 100.0 * 1.959963984540054 * math.sqrt(variance)
+    assert (low, high) == (round(centre - half, 2), round(centre + half, 2))
+    assert low < 0.0 < high  # an unchanged model at p = 0.7: within noise
+    steady = np.full(n, float(k)) * (base > 2)  # the same tasks, every sample agreeing
+    tight = within_task_drop_interval(scored, steady, scored, steady)
+    assert tight == (0.0, 0.0)
+    ones = np.ones(n)
+    assert within_task_drop_interval(ones, ones, ones, ones * 0) is None  # one sample per task: not observable
+    assert drop_interval(ones, ones, ones, ones * 0).method == "task_bootstrap"
+    assert drop_interval(scored, base, scored, now).method == "within_task"

@@ -1,6 +1,7 @@
 """Judge calibration: agreement with right tool (accuracy, Cohen's kappa) and the canary session."""
 
 import asyncio
+import json
 import shutil
 
 import pytest
@@ -233,3 +234,123 @@ def test_offline_judge_has_teeth_on_the_demo_suite():
     assert all(v.error.startswith("the judge abstained") for v in votes if not v.valid)
     assert result.n_labelled == len(episodes) - len(unvoted) and len(episodes) == 2 * len(suite.tasks)
     assert result.canary_tsq == pytest.approx(0.25) and result.kappa > 0.2
+
+
+def test_a_poor_model_beside_good_baselines_fails_calibration_naming_it():
+    """Issue 30: pooled over models, two baselines the judge reads well hide a model it cannot read."""
+    judge, right = {}, {}
+    for model, agree in (("local/bm25-router", 70), ("local/name-match", 68), ("openai/needle-3", 42)):
+        for i in range(73):
+            key = (model, f"t{i:03d}")
+            right[key] = i % 2 == 0
+            judge[key] = right[key] if i < agree else not right[key]
+    result = calibrate(judge, right, 0.25)
+    assert result.kappa > 0.5  # the pool alone passes
+    poor = result.per_model["openai/needle-3"]
+    assert poor.n_labelled == 73 and not poor.passed and poor.kappa <= 0.2
+    assert poor.accuracy == pytest.approx(42 / 73)
+    assert all(result.per_model[m].passed for m in ("local/bm25-router", "local/name-match"))
+    assert not result.passed
+    assert "on openai/needle-3 the judge agrees with right tool no better than chance" in result.message
+    assert f"Cohen's kappa {poor.kappa:.2f} <= 0.2 on 73 labelled episodes" in result.message
+    assert "its TSQ is not to be trusted" in result.message
+    # A model with fewer than 20 labelled episodes is shown but not judged.
+    few = {k: v for k, v in judge.items() if k[0] != "openai/needle-3" or int(k[1][1:]) < 19}
+    assert calibrate(few, right, 0.25).passed
+
+
+def test_the_release_calibration_and_the_run_table_show_the_agreement_per_model():
+    from toolchoice_pipeline.cli.run_display import scores_table
+    from toolchoice_pipeline.judge.calibration import CANARY_MODEL, release_calibration
+    from toolchoice_pipeline.records.episodes import JudgeVote
+    from toolchoice_pipeline.releases.document import ReleaseDocument
+    from toolchoice_pipeline.scoring.summary import ModelScores
+
+    def vote(model, task, verdict):
+        return JudgeVote(
+            model=model,
+            task_id=task,
+            sample=0,
+            poll=0,
+            verdict=verdict,
+            valid=True,
+            judge_model="j",
+            rubric_version="v",
+        )
+
+    votes, right = [], {}
+    for model, agree in (("local/good", 30), ("sim/poor", 16)):
+        for i in range(30):
+            right[(model, f"t{i}")] = i % 2 == 0
+            correct = right[(model, f"t{i}")] == (i < agree)
+            votes.append(vote(model, f"t{i}", "correct" if correct else "incorrect"))
+    votes += [vote(CANARY_MODEL, f"c{i}", v) for i, v in enumerate(["correct", "incorrect", "incorrect", "incorrect"])]
+    calibration = release_calibration(votes, right)
+    assert calibration["per_model"]["local/good"] == {"kappa": 1.0, "accuracy": 1.0, "n_labelled": 30, "passed": True}
+    assert calibration["per_model"]["sim/poor"]["passed"] is False and not calibration["passed"]
+    figures = ModelScores(
+        n_tasks=30,
+        errors=0,
+        right_tool_pct=50.0,
+        right_args_pct=50.0,
+        calls_per_task=1.0,
+        tsq_mean=0.5,
+        agent_cost_usd=0.0,
+        judge_cost_usd=0.0,
+        latency_ms_p50=None,
+        latency_ms_p95=None,
+    )
+    document = ReleaseDocument.model_validate(
+        {
+            "release_id": "r",
+            "kind": "adhoc",
+            "suite": "s",
+            "judge": {"model": "j", "polls": 1, "rubric_version": "v", "calibration": calibration},
+            "models": {"local/good": figures.model_dump(), "sim/poor": figures.model_dump()},
+        }
+    )
+    table = scores_table(document)
+    assert table.columns[-1].header == "judge κ"
+    assert list(table.columns[-1].cells) == ["1.00", f"{calibration['per_model']['sim/poor']['kappa']:.2f} (fails)"]
+
+
+def test_on_the_demo_suite_a_model_the_offline_judge_cannot_read_fails_calibration_beside_the_baselines(tmp_path):
+    """Issue 30 with the real offline judge: a replay model that calls the expected tool on every other task and
+    another tool on the rest, always with empty arguments. Right tool sees the tool only; the judge grades the
+    whole call and finds every one wrong (required arguments missing), so on this model it agrees with right
+    tool at chance, while the pool over the two baselines and it still passes."""
+    register_providers()
+    suite = load_suite(DATA, "coding_agent")
+    config = load_run_config(DATA)
+    lines = []
+    for i, task in enumerate(suite.tasks):
+        names = [tool.name for tool in suite.task_catalog(task)]
+        expected = task.expected.tool if task.expected is not None else None
+        tool = expected if i % 2 == 0 and expected else next(n for n in names if n != expected)
+        lines.append(json.dumps({"task_id": task.id, "tool_calls": [{"name": tool, "arguments": {}}]}))
+    (tmp_path / "poor.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    poor = f"replay/{tmp_path / 'poor.jsonl'}"
+
+    async def run():
+        async def one(spec, task):
+            done = await complete(
+                spec,
+                task.message_dicts(),
+                retries=RETRIES,
+                tools=[tool.to_openai_tool() for tool in suite.task_catalog(task)],
+                metadata={"task_id": task.id, "sample": 0},
+            )
+            reply = from_openai_message(done.message)
+            return Episode(model=spec.model, task_id=task.id, steps=[StepRecord(step=0, reply=reply)])
+
+        specs = [ModelSpec(model=m) for m in [*config.model_names(), poor]]
+        return await asyncio.gather(*(one(spec, task) for spec in specs for task in suite.tasks))
+
+    episodes = asyncio.run(run())
+    votes = judge_episodes_sync(suite, episodes, config.judge, retries=RETRIES)
+    right_tool = {(s.model, s.task_id): s.right_tool for s in score_episodes(suite, episodes)}
+    result = calibrate(majority_verdicts(votes), right_tool, canary_tsq(canary_turns(DATA), config.judge, RETRIES))
+    assert result.kappa > 0.2  # pooled, the check would pass
+    assert result.per_model[poor].kappa <= 0.2 and not result.per_model[poor].passed
+    assert all(result.per_model[m].passed and result.per_model[m].kappa > 0.3 for m in config.model_names())
+    assert not result.passed and f"on {poor} the judge agrees with right tool no better than chance" in result.message

@@ -88,7 +88,7 @@ def test_a_failed_gate_without_baseline_says_none_yet_and_a_rerun_counts_the_jou
     _set_models(data_dir, [{"model": "local/bm25-router"}, {"model": f"replay/{replay.name}"}])
     first = toolchoice("run", "--data-dir", str(data_dir), "--release", "n1", "--no-judge")
     assert first.returncode == 1, first.stdout + first.stderr
-    assert "gate FAILED against baseline (none yet):" in first.stdout
+    assert "gate FAILED for replay/half.jsonl against baseline (none yet):" in first.stdout
     assert "None" not in first.stdout
     [calls] = re.findall(r"^agent model calls: (\d+), none from the call journal$", first.stdout, re.MULTILINE)
     assert int(calls) >= 73  # at least one call per task of the local agent (the replay has no line to call)

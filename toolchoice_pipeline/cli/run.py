@@ -67,6 +67,14 @@ def split_models(values: tuple[str, ...]) -> list[str]:
     default=None,
     help="Samples per task for every model (default: repeats in toolchoice.yaml, else 1).",
 )
+@click.option(
+    "--gate-models",
+    "gate_models",
+    multiple=True,
+    metavar="MODEL[,MODEL...]",
+    help="Only these models gate the release; the others are reported as 'not gated' (default: every model "
+    "without gate: false in toolchoice.yaml).",
+)
 @click.option("--no-judge", is_flag=True, help="Skip the judge (no TSQ, no judge cost).")
 @click.option("--force", is_flag=True, help="Re-run a release id that already finished (even a baseline).")
 @click.option(
@@ -95,6 +103,7 @@ def run_command(
     kind: str,
     models: tuple[str, ...],
     repeats: int | None,
+    gate_models: tuple[str, ...],
     no_judge: bool,
     force: bool,
     executor: str | None,
@@ -130,6 +139,11 @@ def run_command(
             )
         )
     run_config = config.for_suite(split_models(models), suite.spec.models).with_repeats(repeats)
+    gating = split_models(gate_models) if gate_models else None
+    try:
+        run_config = run_config.with_gate_models(gating)
+    except ValueError as exc:
+        raise InputError(Problem(file="<command line>", field="--gate-models", message=str(exc))) from None
     chosen = run_config.model_names()
     ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
     store = ReleaseStore(data_dir)
@@ -149,6 +163,7 @@ def run_command(
         suite=suite.name,
         models=chosen,
         repeats=repeats,
+        gate_models=gating,
         judge=not no_judge,
         force=force,
         requested_by="cli",
@@ -158,6 +173,7 @@ def run_command(
         f"release {release_id} ({kind}) · suite {suite.name} · {len(suite.tasks)} tasks · "
         f"catalog {suite.catalog_version} · models {', '.join(chosen)}"
         + ("" if samples == {1} else f" · repeats {'/'.join(map(str, sorted(samples)))}")
+        + (f" · not gated {', '.join(run_config.ungated_models())}" if run_config.ungated_models() else "")
         + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}")
     )
     n_tasks = len(suite.tasks)
@@ -208,6 +224,11 @@ def run_command(
     calibration = scores.judge.calibration if scores.judge is not None else None
     if passed and calibration is not None and calibration.blocks_promotion:
         return EXIT_CALIBRATION_FAILED
+    if not passed:
+        from toolchoice_pipeline.releases.gate_scope import failed_models
+
+        whose = failed_models(scores.gate) if scores.gate is not None else []
+        click.echo(f"gate failed for {', '.join(whose) or 'the release'} (exit {EXIT_GATE_FAILED})", err=True)
     return EXIT_OK if passed else EXIT_GATE_FAILED
 
 

@@ -15,6 +15,7 @@ from rich.table import Table
 from toolchoice_pipeline.cli.common import stdout_console
 from toolchoice_pipeline.releases.confusion import confusion_lines
 from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
 from toolchoice_pipeline.releases.store import ReleaseStore
 
@@ -83,11 +84,24 @@ def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()
     for column in SCORE_COLUMNS:
         table.add_column(column, justify="right")
     judge_model = scores.judge.model if scores.judge is not None else None
+    calibration = scores.judge.calibration if scores.judge is not None else None
+    per_model = calibration.per_model if calibration is not None else {}
+    if per_model:
+        table.add_column("judge κ", justify="right")
     for model, figures in scores.models.items():
-        table.add_row(
-            model, *score_cells(figures, agent_priced=model not in unpriced, judge_priced=judge_model not in unpriced)
-        )
+        cells = score_cells(figures, agent_priced=model not in unpriced, judge_priced=judge_model not in unpriced)
+        if per_model:
+            cells.append(judge_kappa_cell(per_model.get(model)))
+        table.add_row(model, *cells)
     return table
+
+
+def judge_kappa_cell(agreement) -> str:
+    """The judge's kappa on one model's labelled episodes, "(fails)" when at or below the bar (its TSQ is not to
+    be trusted); "–" without a computable kappa."""
+    if agreement is None or agreement.kappa is None:
+        return "–"
+    return f"{agreement.kappa:.2f}" + ("" if agreement.passed else " (fails)")
 
 
 #: Above this share of episodes without a valid judge vote, a model's TSQ is flagged as unreliable.
@@ -99,7 +113,7 @@ def judge_warnings(scores: ReleaseDocument) -> list[str]:
     vote (its TSQ comes from the rest), and episodes left unjudged because the judge budget ran out."""
     out = []
     for model, figures in scores.models.items():
-        ran = figures.n_tasks - figures.errors
+        ran = figures.n_episodes - figures.errors  # with repeats: every sample is an episode
         unjudged = figures.n_unjudged
         if ran and unjudged / ran > MAX_UNJUDGED_SHARE:
             out.append(
@@ -174,7 +188,11 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
     if scores.gate_passed:
         console.print(f"[green]gate passed[/green] against baseline {baseline or NO_BASELINE_YET}")
     else:
-        console.print(f"[red]gate FAILED[/red] against baseline {baseline or '(none yet)'}:")
+        whose = failed_models(gate) if gate is not None else []
+        console.print(
+            f"[red]gate FAILED[/red] for {escape(', '.join(whose) or 'the release')} against baseline "
+            f"{baseline or '(none yet)'}:"
+        )
         failures = gate.failures if gate is not None else []
         for failure in failures:
             console.print(f"  {failure.model}: {failure.reason}")
@@ -190,6 +208,13 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
             repeated = any(figures.repeats > 1 for figures in scores.models.values())
             for line in confusion_lines(gate, TERMINAL_CONFUSION_SHOWN, "episodes" if repeated else "tasks"):
                 console.print(f"  {line}", markup=False, highlight=False)
+    for model in getattr(gate, "not_gated", None) or []:
+        console.print(
+            f"not gated: {model} (its figures above are reported; its drops do not fail the release)", markup=False
+        )
+        for note in gate.notes:
+            if note.startswith(f"{model}: would fail: "):
+                console.print(f"  {note}", markup=False)
     for model, count, cause in infrastructure_error_causes(scores, data_dir):
         console.print(
             f"[yellow]infrastructure errors[/yellow] {escape(model)}: {count} × {escape(cause)}", highlight=False

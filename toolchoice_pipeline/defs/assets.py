@@ -310,6 +310,7 @@ def release_scores(
             judge=judge_document,
             unpriced_agents=[spec.model for spec in snapshot.config.models if not is_priced(spec)],
             judge_unpriced=request.judge and not is_priced(judge.model),
+            ungated=snapshot.config.ungated_models(),
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(snapshot.release_id, exc) from None

@@ -75,6 +75,7 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "n_failures": len(failures),
             "noise": gate.noise if gate is not None else "report",
             "n_within_noise_warnings": len(gate.warnings) if gate is not None else 0,
+            "not_gated": ", ".join(gate.not_gated) if gate is not None and gate.not_gated else "none",
             "comparisons": dg.MetadataValue.md(comparisons_markdown(gate.comparisons if gate is not None else [])),
             "flaky_tasks": dg.MetadataValue.json({m: s.flaky_tasks for m, s in scores.models.items()}),
             "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
@@ -126,6 +127,8 @@ def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: Toolch
             "n_labelled": calibration.n_labelled,
             "accuracy": calibration.accuracy if calibration.accuracy is not None else "n/a",
             "cohen_kappa": calibration.kappa if calibration.kappa is not None else "n/a",
+            "per_model": dg.MetadataValue.json({m: a.model_dump() for m, a in calibration.per_model.items()}),
+            "failed_models": ", ".join(m for m, a in calibration.per_model.items() if not a.passed) or "none",
         },
     )
 
@@ -154,7 +157,8 @@ def agent_runs_complete(
     return dg.AssetCheckResult(
         passed=len(agent_runs) == expected and len(keys) == expected,
         severity=ERROR,
-        description=f"{len(agent_runs)} episodes ({len(keys)} distinct) for {n_models} models × {n_tasks} tasks",
+        description=f"{len(agent_runs)} episodes ({len(keys)} distinct) of {expected} expected for {n_models} "
+        f"models × {n_tasks} tasks × their repeats",
         metadata={"episodes": len(agent_runs), "expected": expected},
     )
 
@@ -173,7 +177,8 @@ def task_scores_complete(
     return dg.AssetCheckResult(
         passed=len(task_scores) == expected == distinct,
         severity=ERROR,
-        description=f"{len(task_scores)} task scores for {n_models} models × {n_tasks} tasks",
+        description=f"{len(task_scores)} task scores of {expected} expected for {n_models} models × {n_tasks} "
+        "tasks × their repeats",
         metadata={"task_scores": len(task_scores), "expected": expected},
     )
 

@@ -11,7 +11,9 @@ would be asked again. ``synchronous=FULL`` would close that gap at one ``fsync``
 machine cost more than the whole rest of our per-call work (see ``docs/execution.md``).
 
 Rows are keyed by :func:`request_key`, a SHA-256 over the model, its parameters (secrets never: they are not
-allowed in the configuration and are dropped here too), the messages, the tools, the step and the task.
+allowed in the configuration and are dropped here too; nor where the model is served, ``api_base``, or the
+timeout: the model's identity is its model string plus an optional ``journal_key``), the messages, the tools,
+the step and the task.
 Only successful calls are written: errors are never cached.
 
 Cache policies (``cache.policy`` in ``toolchoice.yaml``, or the caller's override):
@@ -72,9 +74,17 @@ _INSERT = f"INSERT OR REPLACE INTO agent_calls ({_COLUMNS}) VALUES ({','.join('?
 _KEPT_MESSAGE_FIELDS = ("content", "tool_calls", "function_call")
 
 
-def key_params(params: dict[str, Any]) -> dict[str, Any]:
-    """The call parameters that go into the request key: JSON-safe, secrets dropped."""
-    kept = {k: v for k, v in params.items() if k not in SECRET_PARAMS}
+#: Parameters that say where or how long to ask, not what answers: left out of the key, so a local server moved
+#: to another port (or a hosted model behind a new proxy) keeps its journal (docs/local_servers.md).
+WHERE_PARAMS = {"api_base", "base_url", "timeout"}
+
+
+def key_params(params: dict[str, Any], journal_key: str | None = None) -> dict[str, Any]:
+    """The call parameters that go into the request key: JSON-safe, secrets and :data:`WHERE_PARAMS` dropped;
+    ``journal_key`` (a model's ``journal_key``, naming what answers) added when set."""
+    kept = {k: v for k, v in params.items() if k not in SECRET_PARAMS and k not in WHERE_PARAMS}
+    if journal_key is not None:
+        kept["journal_key"] = journal_key
     return json.loads(json.dumps(kept, default=repr))
 
 

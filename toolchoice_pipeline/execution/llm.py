@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from toolchoice_pipeline.execution.local_server import PLACEHOLDER_KEY, needs_placeholder_key
 from toolchoice_pipeline.execution.offline import is_local_model
 from toolchoice_pipeline.execution.rate_limits import CallRateLimit
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
@@ -280,6 +281,10 @@ async def complete(
     import litellm
 
     kwargs: dict[str, Any] = {**spec.params, **params}
+    # A per-model timeout (ModelSpec.timeout_s, or params.timeout) replaces the retries' one for this model.
+    timeout_s = kwargs.pop("timeout", None) or spec.timeout_s or retries.timeout_s
+    if needs_placeholder_key(spec.model, kwargs):
+        kwargs["api_key"] = PLACEHOLDER_KEY  # a keyless local server; LiteLLM's OpenAI client wants a key
     if tools:
         kwargs["tools"] = tools
     if metadata:
@@ -296,7 +301,7 @@ async def complete(
             response = await litellm.acompletion(
                 model=spec.model,
                 messages=messages,
-                timeout=retries.timeout_s,
+                timeout=timeout_s,
                 num_retries=0,
                 max_retries=0,
                 **kwargs,

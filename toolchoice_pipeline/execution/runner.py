@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable
 from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
 from toolchoice_pipeline.execution.journal import CallJournal, JournaledCall, key_params
 from toolchoice_pipeline.execution.llm import run_sync
+from toolchoice_pipeline.execution.local_server import timeout_advice
 from toolchoice_pipeline.execution.offline import ensure_offline_default, is_local_model
 from toolchoice_pipeline.execution.preflight import (
     check_by_call,
@@ -78,10 +80,17 @@ class _ModelGate:
         if self.needs_call_check and self.blocked is None:
             async with self.lock:
                 if self.needs_call_check:
+                    started = time.perf_counter()
                     self.blocked = await check_by_call(spec, retries=config.retries, rate_limit=rate_limit)
                     self.needs_call_check = False
                     if self.blocked:
                         log.warning("preflight failed: %s", self.blocked)
+                    else:  # a slow server (issue 30): the measured call sizes the advice
+                        advice = timeout_advice(
+                            spec.model, time.perf_counter() - started, spec.timeout_s or config.retries.timeout_s
+                        )
+                        if advice:
+                            log.warning("%s", advice)
         if self.blocked is not None:
             raise ModelUnavailable(self.blocked)
 
@@ -238,7 +247,7 @@ async def run_suite(
         return EpisodeSetup(
             model=spec.model,
             fingerprint=model_fingerprint(spec.model, data_dir),
-            key_params=key_params(spec.params),
+            key_params=key_params(spec.params, spec.journal_key),
             journal=journal,
             call_model=call_model,
             describe_failure=describe,

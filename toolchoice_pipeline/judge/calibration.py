@@ -19,6 +19,12 @@ The check fails, "the judge is toothless", when the canary scores above :data:`M
 kappa is at most :data:`MIN_KAPPA` (0.2) on at least :data:`MIN_LABELLED` (20) labelled episodes. A judge that
 sees only tool names (no descriptions) passes nearly every choice and fails this check; that is its purpose.
 A canary at or below 0.5 but not 0.25 (a judge that also fails the good choice) passes with a warning.
+
+**Per judged model** (issue 30): the same agreement, on each model's own labelled episodes
+(:func:`model_agreement`). Pooled over models, built-in baselines the judge reads well can hide a model it
+cannot: the check also fails when any model's kappa is at most :data:`MIN_KAPPA` on at least
+:data:`MIN_LABELLED` of its labelled episodes, naming the model (its TSQ is not to be trusted). The canary is a
+fixed session, not a model's episodes: it is the judge's, shown once.
 """
 
 from __future__ import annotations
@@ -40,10 +46,22 @@ CANARY_EXPECTED_TSQ = 0.25
 CANARY_MODEL = "canary"  # the model name the canary's judge votes are stored under
 
 
+class ModelAgreement(BaseModel):
+    """The judge's agreement with right tool on one model's labelled episodes: ``kappa``/``accuracy`` fractions
+    (None as in :class:`CalibrationResult`), ``n_labelled`` episodes; ``passed`` False when kappa is at most
+    :data:`MIN_KAPPA` on at least :data:`MIN_LABELLED` episodes."""
+
+    kappa: float | None
+    accuracy: float | None
+    n_labelled: int
+    passed: bool
+
+
 class CalibrationResult(BaseModel):
     """The outcome of the calibration check. ``accuracy`` and ``kappa`` are fractions (None when there is no
     labelled episode, or kappa is undefined because both raters used one verdict only); ``reasons`` says why
-    the check failed (empty when it passed); ``message`` is one line for logs and Dagster metadata."""
+    the check failed (empty when it passed); ``message`` is one line for logs and Dagster metadata;
+    ``per_model`` the agreement per judged model (:func:`model_agreement`)."""
 
     passed: bool
     n_labelled: int
@@ -54,6 +72,7 @@ class CalibrationResult(BaseModel):
     reasons: list[str]
     warnings: list[str] = []
     message: str
+    per_model: dict[str, ModelAgreement] = {}
 
 
 def cohen_kappa(pairs: Iterable[tuple[bool, bool]]) -> float | None:
@@ -75,6 +94,36 @@ def cohen_kappa(pairs: Iterable[tuple[bool, bool]]) -> float | None:
     return (observed - chance) / (1 - chance)
 
 
+def _agreement(pairs: list[tuple[bool, bool]]) -> ModelAgreement:
+    """Agreement of ``(right tool, verdict)`` pairs; kappa only when the labels vary (see :func:`calibrate`)."""
+    n = len(pairs)
+    accuracy = sum(a == b for a, b in pairs) / n if n else None
+    kappa = cohen_kappa(pairs) if len({label for label, _ in pairs}) > 1 else None
+    passed = not (n >= MIN_LABELLED and kappa is not None and kappa <= MIN_KAPPA)
+    return ModelAgreement(kappa=kappa, accuracy=accuracy, n_labelled=n, passed=passed)
+
+
+def _labelled_pairs(
+    majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: Mapping[EpisodeKey, bool | None]
+) -> dict[EpisodeKey, tuple[bool, bool]]:
+    return {
+        key: (bool(right_tool[key]), bool(verdict))
+        for key, verdict in majority_verdicts.items()
+        if verdict is not None and right_tool.get(key) is not None
+    }
+
+
+def model_agreement(
+    majority_verdicts: Mapping[EpisodeKey, bool | None], right_tool: Mapping[EpisodeKey, bool | None]
+) -> dict[str, ModelAgreement]:
+    """Per judged model (the first part of the ``(model, task_id)`` keys, sorted), the judge's agreement with
+    right tool on its labelled episodes (arguments as in :func:`calibrate`)."""
+    by_model: dict[str, list[tuple[bool, bool]]] = {}
+    for (model, *_), pair in _labelled_pairs(majority_verdicts, right_tool).items():
+        by_model.setdefault(model, []).append(pair)
+    return {model: _agreement(pairs) for model, pairs in sorted(by_model.items())}
+
+
 def calibrate(
     majority_verdicts: Mapping[EpisodeKey, bool | None],
     right_tool: Mapping[EpisodeKey, bool | None],
@@ -91,11 +140,7 @@ def calibrate(
     judge's teeth were not checked, which is not the same as a toothless judge). Episodes in both with a
     non-None value on each side are the labelled ones.
     """
-    pairs = [
-        (bool(right_tool[key]), bool(verdict))
-        for key, verdict in majority_verdicts.items()
-        if verdict is not None and right_tool.get(key) is not None
-    ]
+    pairs = list(_labelled_pairs(majority_verdicts, right_tool).values())
     n = len(pairs)
     accuracy = sum(a == b for a, b in pairs) / n if n else None
     # Agreement beyond chance needs both outcomes among the labels: when right tool is the same on every
@@ -120,6 +165,18 @@ def calibrate(
         reasons.append(
             f"the judge's majority verdicts agree with right tool no better than chance: Cohen's kappa "
             f"{kappa:.2f} <= {MIN_KAPPA} on {n} labelled episodes (accuracy {accuracy:.2f})"
+        )
+    per_model = model_agreement(majority_verdicts, right_tool)
+    poor = {model: agreement for model, agreement in per_model.items() if not agreement.passed}
+    if poor:
+        reasons.append(
+            f"on {', '.join(poor)} the judge agrees with right tool no better than chance ("
+            + "; ".join(
+                f"{model}: Cohen's kappa {a.kappa:.2f} <= {MIN_KAPPA} on {a.n_labelled} labelled episodes, "
+                f"accuracy {a.accuracy:.2f}"
+                for model, a in poor.items()
+            )
+            + f"): {'its' if len(poor) == 1 else 'their'} TSQ is not to be trusted"
         )
     shown_kappa = "n/a" if kappa is None else f"{kappa:.2f}"
     shown_accuracy = "n/a" if accuracy is None else f"{accuracy:.2f}"
@@ -156,6 +213,7 @@ def calibrate(
         reasons=reasons,
         warnings=warnings,
         message=message,
+        per_model=per_model,
     )
 
 
@@ -202,7 +260,8 @@ def release_calibration(
     ``judge_votes`` asset under the same budget); ``right_tool``: per episode; ``canary_missing``: why the canary
     session could not be read (None when it was); ``mode``: ``judge.calibration`` (``fail`` or ``warn``). Keys:
     ``passed``, ``mode``, ``blocks_promotion`` (failed in ``fail`` mode), ``message``, ``reasons``, ``warnings``,
-    ``canary_tsq``, ``accuracy``, ``kappa``, ``n_labelled``, ``canary_judge_cost_usd``, ``canary_judge_tokens``
+    ``canary_tsq``, ``accuracy``, ``kappa``, ``n_labelled``, ``canary_judge_cost_usd``, ``canary_judge_tokens``,
+    ``per_model`` (``{model: {kappa, accuracy, n_labelled, passed}}``, :func:`model_agreement`)
     (:class:`~toolchoice_pipeline.releases.document.CalibrationInfo`).
     """
     from toolchoice_pipeline.judge.polling import majority_verdicts
@@ -229,4 +288,5 @@ def release_calibration(
         "n_labelled": result.n_labelled,
         "canary_judge_cost_usd": round(sum(v.cost_usd for v in canary), 6),
         "canary_judge_tokens": sum(v.prompt_tokens + v.completion_tokens for v in canary),
+        "per_model": {model: agreement.model_dump() for model, agreement in result.per_model.items()},
     }

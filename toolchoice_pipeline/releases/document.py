@@ -19,10 +19,24 @@ from toolchoice_pipeline.releases.gate import Comparison, GateFailure, TaskFlips
 from toolchoice_pipeline.scoring.summary import ModelScores
 
 
+class ModelCalibration(BaseModel):
+    """One judged model's entry of ``judge.calibration.per_model`` (issue 30): the judge's agreement with right
+    tool on the model's labelled episodes (``kappa``/``accuracy`` fractions, None when not computable) and
+    whether it clears the bar (kappa above 0.2 from 20 labelled episodes on)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kappa: float | None = None
+    accuracy: float | None = None
+    n_labelled: int = 0
+    passed: bool = True
+
+
 class CalibrationInfo(BaseModel):
     """``judge.calibration``: the judge calibration of the release (DESIGN §5). ``mode`` is ``fail`` or ``warn``;
     ``blocks_promotion`` when it failed in ``fail`` mode; ``canary_tsq``/``accuracy``/``kappa`` are fractions
-    (None when not computable); the canary's own judge calls in USD and tokens."""
+    (None when not computable); the canary's own judge calls in USD and tokens; ``per_model`` the agreement per
+    judged model (documents written before issue 30 have none)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -38,6 +52,7 @@ class CalibrationInfo(BaseModel):
     n_labelled: int = 0
     canary_judge_cost_usd: float = 0.0
     canary_judge_tokens: int = 0
+    per_model: dict[str, ModelCalibration] = Field(default_factory=dict)
 
 
 class JudgeInfo(BaseModel):
@@ -58,7 +73,7 @@ class JudgeInfo(BaseModel):
 
 class GateDocument(BaseModel):
     """The ``gate`` object: the verdict, its limits (points, percent), the failures (DESIGN §3) and the
-    extensions: models not evaluated, new and missing, notes, per model and metric the flipped tasks, the
+    extensions: models not evaluated, new and missing, not gated (``gate: false``), notes, per model and metric the flipped tasks, the
     noise mode, the ``comparisons`` (DESIGN §3 "Repeats and the noise-aware gate"), the warnings of drops
     passed as within noise, the false-fail advice per model, and the tool-confusion changes with the catalog
     edits beside them (DESIGN §3 "Tool confusion")."""
@@ -73,6 +88,7 @@ class GateDocument(BaseModel):
     not_evaluated: list[str] = Field(default_factory=list)
     new_models: list[str] = Field(default_factory=list)
     missing_models: list[str] = Field(default_factory=list)
+    not_gated: list[str] = Field(default_factory=list)  # issue 30: reported, never failing the release
     notes: list[str] = Field(default_factory=list)
     flips: dict[str, dict[str, TaskFlips]] = Field(default_factory=dict)
     noise: str = "report"

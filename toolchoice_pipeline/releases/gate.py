@@ -15,7 +15,8 @@ baseline (tasks scored in both releases), so a failure can be read in a minute. 
 ``scores.json`` (:meth:`GateResult.to_json`), a Markdown summary and JUnit XML.
 
 Noise (docs/scoring.md): given the paired tasks (:mod:`.pairing`), every compared model and metric gets a
-:class:`Comparison` with the 95% paired-bootstrap interval of its drop (:mod:`.noise`) and whether the drop is
+:class:`Comparison` with the 95% interval of its drop (:func:`.noise.drop_interval`: within-task, from the
+samples' disagreement, with two or more samples per task; else the paired bootstrap) and whether the drop is
 beyond noise (the interval excludes 0). Releases with different task sets or repeats are compared on what they
 share only (the shares of that shared part replace the stored ones, and a note says so). ``noise="report"``
 (default): the verdict stays the 2-point rule. ``noise="require"``: a drop of more than 2 points that is
@@ -35,8 +36,8 @@ from pydantic import BaseModel, Field
 from toolchoice_pipeline.releases.confusion import ConfusionChange, ToolChange, confusion_markdown
 from toolchoice_pipeline.releases.noise import (
     FALSE_FAIL_TARGET,
+    drop_interval,
     false_fail_rate,
-    paired_drop_interval,
     repeats_for_false_fails,
 )
 from toolchoice_pipeline.releases.pairing import Paired
@@ -50,7 +51,7 @@ GATED_METRICS = ("right_tool_pct", "right_args_pct")
 FLIP_METRICS = ("right_tool", "right_args")
 MARKDOWN_FLIPS_SHOWN = 25
 
-ModelStatus = Literal["passed", "failed", "not_evaluated", "new", "missing"]
+ModelStatus = Literal["passed", "failed", "not_evaluated", "new", "missing", "not_gated"]  # not_gated: .gate_scope
 NoiseMode = Literal["report", "require"]
 
 
@@ -68,7 +69,8 @@ class GateFailure(BaseModel):
 
 class Comparison(BaseModel):
     """One model and metric against the baseline (points): ``drop`` = baseline − now; ``ci95`` the 95% paired
-    interval of the drop and ``beyond_noise`` whether it excludes 0 (both None without paired task scores)."""
+    interval of the drop and ``beyond_noise`` whether it excludes 0 (both None without paired task scores);
+    ``ci_method`` how the interval was made: ``within_task`` or ``task_bootstrap`` (:func:`.noise.drop_interval`)."""
 
     model: str
     metric: str
@@ -77,6 +79,7 @@ class Comparison(BaseModel):
     drop: float
     ci95: list[float] | None = None
     beyond_noise: bool | None = None
+    ci_method: str | None = None
 
 
 class TaskFlips(BaseModel):
@@ -146,6 +149,7 @@ class GateResult(BaseModel):
             "not_evaluated": self.models_with("not_evaluated"),
             "new_models": self.models_with("new"),
             "missing_models": self.models_with("missing"),
+            "not_gated": self.models_with("not_gated"),
             "notes": self.notes + [f"{gate.model}: {note}" for gate in self.models.values() for note in gate.notes],
             "flips": {
                 name: {metric: flips.model_dump() for metric, flips in gate.flips.items()}
@@ -200,16 +204,27 @@ def _compare(
 ) -> None:
     """Add the comparison of one metric to ``gate``, with its failure or warning."""
     model = gate.model
-    interval = beyond = None
+    interval = beyond = method = None
     if paired is not None and paired.tasks:
         flip_metric = metric.removesuffix("_pct")
         if paired.shared_note is not None:
             old, new = paired.share_pct("baseline", flip_metric), paired.share_pct("now", flip_metric)
-        low, high = paired_drop_interval(paired.rates("baseline", flip_metric), paired.rates("now", flip_metric))
+        low, high, method = drop_interval(
+            paired.baseline["scored"], paired.baseline[flip_metric], paired.now["scored"], paired.now[flip_metric]
+        )
         interval, beyond = [low, high], not (low <= 0.0 <= high)
     drop = round(old - new, 2)
     gate.comparisons.append(
-        Comparison(model=model, metric=metric, baseline=old, now=new, drop=drop, ci95=interval, beyond_noise=beyond)
+        Comparison(
+            model=model,
+            metric=metric,
+            baseline=old,
+            now=new,
+            drop=drop,
+            ci95=interval,
+            beyond_noise=beyond,
+            ci_method=method,
+        )
     )
     if drop <= max_drop_points:
         return
@@ -428,7 +443,7 @@ def gate_markdown(
     for name, gate in result.models.items():
         now = _figures(models[name]) if name in models else None
         before = _figures(baseline_models[name]) if name in baseline_models else None
-        errors = f"{now.get('errors', 0)}/{now.get('n_tasks', 0)}" if now else "–"
+        errors = f"{now.get('errors', 0)}/{now.get('n_samples') or now.get('n_tasks', 0)}" if now else "–"
         lines.append(
             f"| `{name}` | {gate.status.replace('_', ' ')} | "
             f"{_share(before, 'right_tool_pct')} → {_share(now, 'right_tool_pct')} | "

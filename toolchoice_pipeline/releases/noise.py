@@ -1,5 +1,10 @@
 """How much of a drop is noise (docs/scoring.md "The noise-aware gate"): the paired interval and the advice.
 
+- :func:`drop_interval`: the interval the gate uses. With two or more scored samples per task it is the
+  **within-task interval** (:func:`within_task_drop_interval`): the suite's tasks are fixed, only the samples
+  are random, so the noise of the drop is what the samples of each task disagree on in each release. A model
+  whose samples all agree (observed flip rate 0) has no noise, and every task that changed is a real change.
+  With one sample per task (within-task variation cannot be seen) it falls back to the paired bootstrap.
 - :func:`paired_drop_interval`: the 95% interval of the drop (baseline − now, points) of a share, paired over
   the tasks both releases scored: a **paired bootstrap** over tasks (resampling tasks with replacement,
   :data:`BOOTSTRAP_RESAMPLES` resamples, fixed seed :data:`BOOTSTRAP_SEED`, percentile interval) of the mean
@@ -16,6 +21,7 @@
 from __future__ import annotations
 
 import math
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -24,6 +30,73 @@ BOOTSTRAP_SEED = 11
 FALSE_FAIL_TARGET = 0.05
 CHUNK_ELEMENTS = 1 << 22  # task draws per block of resamples (32 MB of indices)
 MULTINOMIAL_FACTOR = 8  # the multinomial draw is used when the distinct differences are at most n / 8
+Z95 = 1.959963984540054  # the normal's 97.5th percentile: a two-sided 95% interval
+
+IntervalMethod = Literal["within_task", "task_bootstrap"]
+
+
+class DropInterval(NamedTuple):
+    """A 95% interval of a drop in points (2 decimals) and how it was made (:func:`drop_interval`)."""
+
+    low: float
+    high: float
+    method: IntervalMethod
+
+
+def _within_variances(scored: np.ndarray, right: np.ndarray) -> np.ndarray | None:
+    """Per task the unbiased estimate of p·(1 − p) from its samples, ``x(k − x) / (k(k − 1))``; a task with one
+    scored sample gets the mean of the others. None when no task has two scored samples."""
+    many = scored >= 2
+    if not many.any():
+        return None
+    safe = np.where(many, scored, 2.0)
+    variances = right * (safe - right) / (safe * (safe - 1.0))
+    return np.where(many, variances, variances[many].mean())
+
+
+def within_task_drop_interval(
+    baseline_scored: np.ndarray, baseline_right: np.ndarray, now_scored: np.ndarray, now_right: np.ndarray
+) -> tuple[float, float] | None:
+    """95% interval ``(low, high)`` of the mean per-task drop (baseline − now right rate, points), the tasks
+    fixed and the samples random: ``d ± 1.96·σ``, ``σ² = Σ_t (v_b,t / k_b,t + v_n,t / k_n,t) / n²`` with
+    ``v`` the unbiased within-task variance of each release's samples (:func:`_within_variances`; its mean
+    over tasks is ``f(1 − f)`` for the observed flip rate ``f``). All samples agreeing (``f = 0``) gives
+    ``σ = 0``: the interval is the drop itself. Arrays are per shared task, aligned; counts of scored and
+    right samples. None when neither release has a task with two scored samples; ``ValueError`` when the
+    arrays are empty or of different lengths, or a task has no scored sample.
+    """
+    arrays = [np.asarray(a, dtype=float) for a in (baseline_scored, baseline_right, now_scored, now_right)]
+    if len({a.shape for a in arrays}) != 1 or arrays[0].size == 0:
+        raise ValueError("paired counts must be non-empty and of one length")
+    b_scored, b_right, n_scored, n_right = arrays
+    if (b_scored < 1).any() or (n_scored < 1).any():
+        raise ValueError("every paired task needs a scored sample in both releases")
+    v_base, v_now = _within_variances(b_scored, b_right), _within_variances(n_scored, n_right)
+    if v_base is None and v_now is None:
+        return None
+    # One side of one sample per task (not the case when both share samples 0..m−1): its tasks' variance is
+    # taken as the other side's.
+    v_base = v_now if v_base is None else v_base
+    v_now = v_base if v_now is None else v_now
+    n = b_scored.size
+    drop = 100.0 * float((b_right / b_scored - n_right / n_scored).mean())
+    sigma = 100.0 * math.sqrt(float((v_base / b_scored + v_now / n_scored).sum())) / n
+    return round(drop - Z95 * sigma, 2), round(drop + Z95 * sigma, 2)
+
+
+def drop_interval(
+    baseline_scored: np.ndarray, baseline_right: np.ndarray, now_scored: np.ndarray, now_right: np.ndarray
+) -> DropInterval:
+    """The gate's 95% interval of a drop (points): :func:`within_task_drop_interval` when a task has two or
+    more scored samples, else :func:`paired_drop_interval` over the per-task right rates (``task_bootstrap``).
+    Arguments as in :func:`within_task_drop_interval`."""
+    within = within_task_drop_interval(baseline_scored, baseline_right, now_scored, now_right)
+    if within is not None:
+        return DropInterval(within[0], within[1], "within_task")
+    baseline = np.asarray(baseline_right, dtype=float) / np.asarray(baseline_scored, dtype=float)
+    now = np.asarray(now_right, dtype=float) / np.asarray(now_scored, dtype=float)
+    low, high = paired_drop_interval(baseline, now)
+    return DropInterval(low, high, "task_bootstrap")
 
 
 def paired_drop_interval(

@@ -31,7 +31,8 @@ REQUEST_FILE = "request.json"
 
 
 class ReleaseRequest(BaseModel):
-    """One release's identity and settings. ``models`` None = the suite's or the run configuration's models."""
+    """One release's identity and settings. ``models`` None = the suite's or the run configuration's models;
+    ``gate_models`` None = the models the configuration gates (``gate: false`` excluded), else only these."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -40,6 +41,7 @@ class ReleaseRequest(BaseModel):
     suite: str = DEFAULT_SUITE
     models: list[str] | None = None
     repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
+    gate_models: list[str] | None = None
     judge: bool = True
     cache_policy: CachePolicy | None = None
     force: bool = False

@@ -29,7 +29,7 @@ from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.util.atomic import fsync_dir
 from toolchoice_pipeline.util.canonical import short_hash
-from toolchoice_pipeline.util.errors import InputError, display_path, pydantic_problems
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.yaml_lines import read_utf8
 
@@ -102,6 +102,14 @@ def resolve_snapshot(data_dir: Path, request: ReleaseRequest) -> ReleaseSnapshot
     """Read the suite and the run configuration as they are now. Raises :class:`InputError` for bad input."""
     suite = load_suite(data_dir, request.suite)
     config = load_run_config(data_dir).for_suite(request.models, suite.spec.models).with_repeats(request.repeats)
+    try:
+        config = config.with_gate_models(request.gate_models)
+    except ValueError as exc:
+        raise InputError(
+            Problem(
+                file=display_path(request_path(data_dir, request.release_id)), field="gate_models", message=str(exc)
+            )
+        ) from None
     return ReleaseSnapshot(
         release_id=request.release_id,
         request=request,

@@ -40,6 +40,7 @@ from toolchoice_pipeline.releases.confusion import (
 )
 from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
 from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
+from toolchoice_pipeline.releases.gate_scope import exempt
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.object_store import is_remote, read_whole, releases_root, write_whole
 from toolchoice_pipeline.releases.pairing import PAIRED_COLUMNS, paired_tasks
@@ -462,24 +463,29 @@ def regate(
     *,
     models: dict[str, ModelScores] | None = None,
     suite: str | None = None,
+    ungated: Collection[str] | None = None,
 ) -> tuple[GateResult, dict[str, ModelScores] | None]:
     """Gate a release already in the warehouse against ``baseline_id`` (default: the baseline it was gated
     against, else its suite's baseline other than itself). Returns the result and the baseline's ``models``.
 
     ``models``/``suite`` are the release's figures when its ``scores.json`` is not written yet (publishing).
-    Raises :class:`InputError` for an unknown release or baseline, or a baseline of another suite.
+    ``ungated``: the models that do not gate it (:func:`.gate_scope.exempt`; None: those its stored gate
+    lists as ``not_gated``). Raises :class:`InputError` for an unknown release or baseline, or a baseline of
+    another suite.
     """
     store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
     if models is None:
         stored = store.read_scores(release_id)
         models, suite = stored.models, stored.suite
+        if ungated is None and stored.gate is not None:
+            ungated = getattr(stored.gate, "not_gated", None) or ()
         if baseline_id is None:
             baseline_id = stored.baseline_release_id or store.baseline_for(suite, release_id)
     elif baseline_id is None:
         baseline_id = store.baseline_for(suite, release_id)
     noise = load_run_config(data_dir).gate.noise
     if baseline_id is None:
-        return check_gate(release_id, models, noise=noise), None
+        return exempt(check_gate(release_id, models, noise=noise), ungated or ()), None
     baseline = store.read_scores(baseline_id)
     if baseline.suite != suite:
         raise InputError(
@@ -519,6 +525,7 @@ def regate(
         confusion_changes=confusion,
         catalog_changes=catalog,
     )
+    result = exempt(result, ungated or ())
     result.notes.extend(notes)
     return result, baseline.models
 
@@ -573,6 +580,7 @@ def publish_release(
     promote: bool = True,
     unpriced_agents: Collection[str] = (),
     judge_unpriced: bool = False,
+    ungated: Collection[str] = (),
 ) -> PublishedRelease:
     """Score a release, commit its warehouse tables, gate it, write ``scores.json`` (last), then promote it.
 
@@ -586,6 +594,7 @@ def publish_release(
     gate check); a forced re-run of a promoted release that no longer qualifies is withdrawn either way.
     ``unpriced_agents`` (model strings) and ``judge_unpriced`` mark costs counted at 0 for want of a price
     (:func:`~toolchoice_pipeline.scoring.summary.mark_unpriced`: ``agent_cost_unpriced``, ``judge_cost_unpriced``).
+    ``ungated``: the models reported without gating the release (``gate: false``, :mod:`.gate_scope`).
     Also writes ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished
     release and ``force`` is False.
     """
@@ -613,7 +622,7 @@ def publish_release(
         # A release without scores.json never finished: replacing its tables needs no --force.
         # Out of the views until scores.json is written: the views never list a release the CLI calls unfinished.
         commit = warehouse.write_release(lineage, tables, kind=kind, replace=True, published=False)
-        gate, baseline_models = regate(data_dir, lineage.release_id, models=models, suite=suite.name)
+        gate, baseline_models = regate(data_dir, lineage.release_id, models=models, suite=suite.name, ungated=ungated)
         document = ReleaseDocument(
             release_id=lineage.release_id,
             kind=kind,

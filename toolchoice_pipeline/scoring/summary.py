@@ -167,6 +167,12 @@ class ModelScores(BaseModel):
 # ModelScores fields kept out of the release_scores table (the tool_confusion/tool_scores views show them).
 NOT_RELEASE_SCORES_COLUMNS = ("confusion", "tools", "any_call")
 
+    @property
+    def n_episodes(self) -> int:
+        """Episodes run, one per task and sample: the denominator of every share of episodes (``errors``,
+        ``n_unjudged``). ``n_samples``; ``n_tasks`` in documents written before repeats."""
+        return self.n_samples or self.n_tasks
+
 
 def mark_unpriced(
     models: dict[str, ModelScores], *, agents: Collection[str] = (), judge: bool = False

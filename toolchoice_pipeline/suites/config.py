@@ -73,7 +73,13 @@ class Price(BaseModel):
 
 
 class ModelSpec(BaseModel):
-    """One model to evaluate. ``params`` go to ``litellm.acompletion`` as they are (``api_base``, ``temperature``...)."""
+    """One model to evaluate. ``params`` go to ``litellm.acompletion`` as they are (``api_base``, ``temperature``...).
+    ``gate: false`` makes it a reference: its figures are reported (marked "not gated") but its drops never fail
+    the release (``toolchoice run/gate --gate-models`` chooses per run). ``timeout_s``: seconds per attempt for
+    this model (default ``retries.timeout_s``); ``max_concurrency``: its calls in flight (default
+    ``concurrency.per_model``); ``journal_key``: added to its call-journal key (the key holds the model string and
+    params but not ``api_base``, so a server moved to a new port keeps its journal; set it when one model string
+    names different weights)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -82,6 +88,11 @@ class ModelSpec(BaseModel):
     price: Price | None = None
     max_concurrency: int | None = Field(default=None, ge=1)
     repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
+    gate: bool = True
+    # Issue 30: a slow local server needs its own timeout (seconds per attempt; default: retries.timeout_s), and
+    # a name for what answers when one model string is served by different weights (docs/local_servers.md).
+    timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    journal_key: str | None = Field(default=None, min_length=1, max_length=200)
 
     @field_validator("params")
     @classmethod
@@ -265,6 +276,22 @@ class RunConfig(BaseModel):
         """A copy evaluating ``names`` (keeping the settings of any already configured)."""
         known = {m.model: m for m in self.models}
         return self.model_copy(update={"models": [known.get(n, ModelSpec(model=n)) for n in names]})
+
+    def ungated_models(self) -> list[str]:
+        """The model strings with ``gate: false``: reported, never gating the release."""
+        return [m.model for m in self.models if not m.gate]
+
+    def with_gate_models(self, names: list[str] | None) -> RunConfig:
+        """A copy where only ``names`` gate the release (``--gate-models``; None: as configured). Raises
+        ``ValueError`` naming any of ``names`` that is not a model of this configuration."""
+        if names is None:
+            return self
+        unknown = sorted(set(names) - set(self.model_names()))
+        if unknown:
+            raise ValueError(f"not a model of this run: {', '.join(unknown)} (models: {', '.join(self.model_names())})")
+        return self.model_copy(
+            update={"models": [m.model_copy(update={"gate": m.model in names}) for m in self.models]}
+        )
 
     def repeats_for(self, spec: ModelSpec) -> int:
         """The samples per task of ``spec``: its own ``repeats``, else the configuration's."""

@@ -1,0 +1,78 @@
+"""A tiny OpenAI-compatible chat server on 127.0.0.1 for tests (a stand-in for vLLM, llama.cpp's server or
+Ollama's ``/v1``): ``POST /v1/chat/completions`` answers with a call of the request's tool whose name appears in
+the last user message (else its first tool), or with text after a tool result. It needs no key and records
+each request's ``Authorization`` header and model; ``delay_s`` makes it slow."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def _reply(request: dict[str, Any]) -> dict[str, Any]:
+    messages, tools = request.get("messages") or [], request.get("tools") or []
+    if messages and messages[-1].get("role") == "tool" or not tools:
+        message: dict[str, Any] = {"role": "assistant", "content": "Done."}
+        finish = "stop"
+    else:
+        text = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+        names = [tool["function"]["name"] for tool in tools]
+        name = max((n for n in names if n.lower() in text.lower()), key=len, default=names[0])
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}],
+        }
+        finish = "tool_calls"
+    return {
+        "id": "chatcmpl-local",
+        "object": "chat.completion",
+        "created": 1,
+        "model": request.get("model", "local"),
+        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+class OpenAICompatibleServer:
+    """Started on a free port of 127.0.0.1 (``api_base`` ends in ``/v1``); ``close()`` stops it."""
+
+    def __init__(self, delay_s: float = 0.0):
+        self.requests: list[dict[str, Any]] = []
+        self.authorization: list[str | None] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the http.server name
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self.send_error(404)
+                    return
+                outer.requests.append(body)
+                outer.authorization.append(self.headers.get("Authorization"))
+                if delay_s:
+                    time.sleep(delay_s)
+                data = json.dumps(_reply(body)).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.api_base = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
