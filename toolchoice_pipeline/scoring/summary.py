@@ -163,15 +163,15 @@ class ModelScores(BaseModel):
     tools: list[ToolScore] = metric(default_factory=list)
     any_call: AnyCallCounts | None = metric(default=None)
 
-
-# ModelScores fields kept out of the release_scores table (the tool_confusion/tool_scores views show them).
-NOT_RELEASE_SCORES_COLUMNS = ("confusion", "tools", "any_call")
-
     @property
     def n_episodes(self) -> int:
         """Episodes run, one per task and sample: the denominator of every share of episodes (``errors``,
         ``n_unjudged``). ``n_samples``; ``n_tasks`` in documents written before repeats."""
         return self.n_samples or self.n_tasks
+
+
+# ModelScores fields kept out of the release_scores table (the tool_confusion/tool_scores views show them).
+NOT_RELEASE_SCORES_COLUMNS = ("confusion", "tools", "any_call")
 
 
 def mark_unpriced(
