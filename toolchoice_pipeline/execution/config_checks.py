@@ -145,7 +145,8 @@ def _model_problem(spec: ModelSpec, data_dir: Path, errors: list[Problem]) -> st
 def _provider_hint(provider: str) -> str:
     import litellm
 
-    close = difflib.get_close_matches(provider, [str(p) for p in litellm.provider_list], n=1, cutoff=0.7)
+    names = [getattr(known, "value", known) for known in litellm.provider_list]
+    close = difflib.get_close_matches(provider, [str(name) for name in names], n=1, cutoff=0.7)
     return f" (did you mean the provider '{close[0]}'?)" if close and provider else ""
 
 
