@@ -492,6 +492,15 @@ MISTAKES = [
         env=FAKE_KEYS,
     ),
     Mistake(
+        "unpriced model under a budget",
+        _config(lambda c: c.update(budget_usd=5.0, models=[*c["models"], {"model": "openai/acme-finetune-7"}])),
+        "config",
+        "models[2].model",
+        "unpriced (not in LiteLLM's pricing table), so budget_usd=5.0 could never stop it",
+        marker="openai/acme-finetune-7",
+        env=FAKE_KEYS,
+    ),
+    Mistake(
         "param LiteLLM does not know",
         _config(lambda c: c["models"].append({"model": "openai/gpt-4o-mini", "params": {"beam_width": 4}})),
         "config",

@@ -9,7 +9,8 @@ a model the suite lists) with the line and field.
   without importing LiteLLM, so an offline configuration validates fast); ``replay/``, ``sim/`` and remote models
   get the run's static preflight (:func:`~.preflight.static_problem`: a replay file that loads, sim settings
   that parse, a provider LiteLLM knows, with "did you mean" for a misspelt one, and its API key in the
-  environment). All errors.
+  environment); with a budget (``budget_usd``, ``judge.budget_usd``), a model with no known price, which the
+  budget could never stop (:func:`~.preflight.unpriced_under_budget`). All errors.
 - **``params`` keys**: for an in-process model (``local/``, ``replay/``, ``sim/``) the keys it reads
   (:data:`IN_PROCESS_PARAMS`, plus ``sim_*`` for ``sim/``): any other key is an error (it would do nothing). For a
   remote model, LiteLLM's own lists, imported lazily: a key the provider does not support among OpenAI's
@@ -90,7 +91,9 @@ def config_findings(config: RunConfig, suite: Suite | None, data_dir: Path) -> t
             name_at = partial(where.suite, ("models", suite_models.index(spec.model)))
         else:
             name_at = partial(where.config, ("models", index, "model"))
-        _check_spec(spec, data_dir, name_at, partial(_params_at, where, ("models", index, "params")), errors, warnings)
+        budget = (config.budget_usd, "budget_usd", f"models[{index if index is not None else len(configured)}].price")
+        params_at = partial(_params_at, where, ("models", index, "params"))
+        _check_spec(spec, data_dir, name_at, params_at, errors, warnings, budget)
     judge = config.judge.model
     _check_spec(
         judge,
@@ -99,6 +102,7 @@ def config_findings(config: RunConfig, suite: Suite | None, data_dir: Path) -> t
         partial(_params_at, where, ("judge", "model", "params")),
         errors,
         warnings,
+        (config.judge.budget_usd, "judge.budget_usd", "judge.model.price"),
     )
     return errors, warnings
 
@@ -107,8 +111,15 @@ def _params_at(where: _Where, path: tuple, key: str, message: str) -> Problem:
     return where.config((*path, key), message)
 
 
-def _check_spec(spec: ModelSpec, data_dir: Path, name_at, params_at, errors: list, warnings: list) -> None:
+def _check_spec(
+    spec: ModelSpec, data_dir: Path, name_at, params_at, errors: list, warnings: list, budget: tuple | None = None
+) -> None:
     problem = _model_problem(spec, data_dir, errors)
+    if problem is None and budget is not None and budget[0] is not None:
+        from toolchoice_pipeline.execution.preflight import unpriced_under_budget
+
+        budget_usd, budget_field, price_field = budget
+        problem = unpriced_under_budget(spec, budget_usd, budget_field=budget_field, price_field=price_field)
     if problem is not None:
         errors.append(name_at(problem))
         return
