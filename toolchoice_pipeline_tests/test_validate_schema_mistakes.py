@@ -501,6 +501,16 @@ MISTAKES = [
         env=FAKE_KEYS,
     ),
     Mistake(
+        "misspelt remote model name",
+        _config(lambda c: c["models"].append({"model": "openai/gpt-4o-mnii"})),
+        "config",
+        "models[2].model",
+        "did you mean openai/gpt-4o-mini",
+        error=False,
+        marker="openai/gpt-4o-mnii",
+        env=FAKE_KEYS,
+    ),
+    Mistake(
         "param LiteLLM does not know",
         _config(lambda c: c["models"].append({"model": "openai/gpt-4o-mini", "params": {"beam_width": 4}})),
         "config",

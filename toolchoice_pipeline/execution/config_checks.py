@@ -10,7 +10,8 @@ a model the suite lists) with the line and field.
   get the run's static preflight (:func:`~.preflight.static_problem`: a replay file that loads, sim settings
   that parse, a provider LiteLLM knows, with "did you mean" for a misspelt one, and its API key in the
   environment); with a budget (``budget_usd``, ``judge.budget_usd``), a model with no known price, which the
-  budget could never stop (:func:`~.preflight.unpriced_under_budget`). All errors.
+  budget could never stop (:func:`~.preflight.unpriced_under_budget`). All errors. A remote model name missing
+  from LiteLLM's model list but close to one in it (``openai/gpt-4o-mnii``) is a warning with "did you mean".
 - **``params`` keys**: for an in-process model (``local/``, ``replay/``, ``sim/``) the keys it reads
   (:data:`IN_PROCESS_PARAMS`, plus ``sim_*`` for ``sim/``): any other key is an error (it would do nothing). For a
   remote model, LiteLLM's own lists, imported lazily: a key the provider does not support among OpenAI's
@@ -123,6 +124,9 @@ def _check_spec(
     if problem is not None:
         errors.append(name_at(problem))
         return
+    misspelt = _unknown_model(spec)
+    if misspelt is not None:
+        warnings.append(name_at(misspelt))
     for key, message, error in _params_findings(spec):
         (errors if error else warnings).append(params_at(key, message))
 
@@ -151,6 +155,24 @@ def _model_problem(spec: ModelSpec, data_dir: Path, errors: list[Problem]) -> st
     if problem is not None and "unknown provider" in problem and not is_local_model(spec.model):
         problem += _provider_hint(provider)
     return problem
+
+
+def _unknown_model(spec: ModelSpec) -> str | None:
+    """A remote model missing from LiteLLM's model list that looks like one in it (a warning: a new or
+    self-hosted model may be missing from the bundled list; the run's preflight call decides)."""
+    if is_local_model(spec.model):
+        return None
+    from toolchoice_pipeline.execution.preflight import close_matches, known_to_litellm
+
+    if known_to_litellm(spec.model):
+        return None
+    close = close_matches(spec.model)
+    if not close:
+        return None
+    return (
+        f"'{spec.model}' is not in LiteLLM's model list; did you mean {' or '.join(close)}? "
+        "(the run's preflight call refuses a model the provider does not know)"
+    )
 
 
 def _provider_hint(provider: str) -> str:
