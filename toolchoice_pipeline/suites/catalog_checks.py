@@ -24,8 +24,25 @@ PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 Finding = tuple[tuple, str, bool]
 
 
+MAX_REMEMBERED = 20_000
+_REMEMBERED: dict[int, tuple[ToolDefinition, list[Finding]]] = {}
+
+
 def tool_findings(tool: ToolDefinition) -> list[Finding]:
-    """The findings of one tool definition (see the module docstring), in path order."""
+    """The findings of one tool definition (see the module docstring), in path order. Remembered per definition
+    object for the process (a definition is frozen; a loaded catalog keeps its objects), since every stage of a
+    run loads the suite again."""
+    entry = _REMEMBERED.get(id(tool))
+    if entry is not None and entry[0] is tool:
+        return list(entry[1])
+    findings = _tool_findings(tool)
+    if len(_REMEMBERED) >= MAX_REMEMBERED:
+        _REMEMBERED.pop(next(iter(_REMEMBERED)))
+    _REMEMBERED[id(tool)] = (tool, findings)
+    return list(findings)
+
+
+def _tool_findings(tool: ToolDefinition) -> list[Finding]:
     findings: list[Finding] = []
     if not PROVIDER_NAME.match(tool.name):
         findings.append(
@@ -48,10 +65,12 @@ def tool_findings(tool: ToolDefinition) -> list[Finding]:
 
 def required_findings(schema: dict[str, Any]) -> list[Finding]:
     """``required`` entries that name no property of their object, at any depth of ``schema``."""
-    if "required" not in repr(schema):
+    mentions = repr(schema).count("'required'")  # the schema's text, built in C: most need no walk
+    if not mentions:
         return []
+    top_only = mentions == 1 and "required" in schema
     findings: list[Finding] = []
-    for path, sub in walk_subschemas(schema):
+    for path, sub in [((), schema)] if top_only else walk_subschemas(schema):
         required, properties = sub.get("required"), sub.get("properties")
         # Only an object that lists its properties: a required list in an allOf/anyOf branch names the parent's.
         if not isinstance(required, list) or not isinstance(properties, dict) or sub.get("patternProperties"):
