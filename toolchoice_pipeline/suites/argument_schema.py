@@ -51,7 +51,23 @@ class Violation:
 
 
 def _compiled(parameters: dict[str, Any], formats: bool = False) -> Any:
-    """The jsonschema-rs validator of ``parameters`` (None when it does not compile), from the process cache."""
+    """The jsonschema-rs validator of ``parameters`` (None when it does not compile), from the process cache:
+    by the schema object first (a loaded catalog keeps its objects; the cache holds each object it keys, so an
+    ``id`` is not reused while cached), else by the schema's text."""
+    entry = _BY_OBJECT.get((id(parameters), formats))
+    if entry is not None and entry[0] is parameters:
+        return entry[1]
+    validator = _compiled_by_text(parameters, formats)
+    if len(_BY_OBJECT) >= MAX_VALIDATORS:
+        _BY_OBJECT.pop(next(iter(_BY_OBJECT)))
+    _BY_OBJECT[(id(parameters), formats)] = (parameters, validator)
+    return validator
+
+
+_BY_OBJECT: dict[tuple[int, bool], tuple[dict[str, Any], Any]] = {}
+
+
+def _compiled_by_text(parameters: dict[str, Any], formats: bool) -> Any:
     key = (repr(parameters), formats)
     found = _VALIDATORS.get(key)
     if found is None:

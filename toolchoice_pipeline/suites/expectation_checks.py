@@ -7,7 +7,7 @@ For each key argument of an expected call whose tool's schema describes the para
   pattern, lengths, nested objects and arrays, ``$ref``; jsonschema-rs, :mod:`.argument_schema`) after the
   profile's own normalisation (``key_args``: strings NFC and trimmed, ``3.0`` taken as ``3``). A value no
   schema-valid call can hold is an **error**; one that breaks only ``format`` is a warning (a format is an
-  annotation providers do not enforce).
+  annotation providers do not enforce; checked where the parameter's own schema names a ``format``).
 - ``any_of``: each alternative is checked; all of them impossible is an error, some is a warning naming them
   (``any_of[2]``).
 - ``regex``: it matches only a string (``key_args``), so a parameter whose schema ``type`` admits no string, or
@@ -48,12 +48,15 @@ def expectation_findings(
     values = [v for v in matcher.values if not (lenient and v == _BFCL_OPTIONAL_MARK)]
     if lenient:
         values = [v for v in values if not isinstance(v, (dict, list))]  # BFCL nests its matchers in these
+    checks_format = "'format'" in repr(schema)  # only where the parameter's own schema names one: cheap
     bad: list[tuple[int, Any, str]] = []
     format_only: list[tuple[int, Any, str]] = []
     for index, value in enumerate(values):
         reason = _why_impossible(parameters, name, value, profile)
         if reason is not None:
             bad.append((index, value, reason))
+            continue
+        if not checks_format:
             continue
         format_reason = _reason(value_violations(parameters, name, _normalised(value), formats=True))
         if format_reason is not None:
