@@ -655,3 +655,17 @@ def test_every_imported_bfcl_category_still_validates(tmp_path, capsys):
         assert not [line for line in err if line.startswith("error:")], category
         # BFCL's own quirks (null for a number, a value outside its enum) are at most warnings here
         assert all("the bfcl profile may still match it" in line for line in err), (category, err)
+
+
+def test_an_inline_tool_is_warned_about_once_on_the_first_task_that_brings_it(tmp_path, capsys):
+    suite = clean_suite()
+    bare = {**copy.deepcopy(SEARCH), "description": ""}
+    for task in suite["tasks"]:
+        task["tools"] = [copy.deepcopy(WEATHER), bare]
+    paths = write(tmp_path, suite)
+    code, err = validate(tmp_path, capsys)
+    assert code == 0
+    assert err == [
+        f"warning: {display_path(paths['tasks'])}:1: tools[1].description: the tool has no description: models "
+        "choose tools by their descriptions"
+    ]

@@ -73,12 +73,18 @@ def _suite_findings(suite: Suite, catalog_loaded: bool) -> tuple[list[Problem], 
         problems.extend(task_problems(task, catalog, tasks_file, line, profile=profile, warnings=warnings))
         problems.extend(conversation_problems(task, tasks_file, line))
         for index, tool in enumerate(task.tools or ()):
-            for path, message, error in tool_findings(tool):
-                if not error and (profile == "bfcl" or tool.definition_hash in seen_inline):
-                    continue  # BFCL's names and schemas are kept as BFCL wrote them; each inline tool warned once
-                found = Problem(file=tasks_file, line=line, field=field_path(("tools", index, *path)), message=message)
-                (problems if error else warnings).append(found)
+            findings = tool_findings(tool)
+            if not findings:
+                continue
+            # BFCL's names and schemas are kept as BFCL wrote them; each inline tool is warned about once
+            warn = profile != "bfcl" and tool.definition_hash not in seen_inline
             seen_inline.add(tool.definition_hash)
+            for path, message, error in findings:
+                if error or warn:
+                    found = Problem(
+                        file=tasks_file, line=line, field=field_path(("tools", index, *path)), message=message
+                    )
+                    (problems if error else warnings).append(found)
     return problems, warnings
 
 
