@@ -286,6 +286,15 @@ MISTAKES = [
         line=TASK_LINE,
     ),
     Mistake(
+        "optional value outside the enum",
+        _args(unit={"value": "kelvin", "optional": True}),
+        "tasks",
+        "expected.arguments.unit",
+        "(it matches only when the argument is left out)",
+        error=False,
+        line=TASK_LINE,
+    ),
+    Mistake(
         "regex on an integer parameter",
         _args(days={"regex": "3"}),
         "tasks",

@@ -13,6 +13,7 @@ For each key argument of an expected call whose tool's schema describes the para
 - ``regex``: it matches only a string (``key_args``), so a parameter whose schema ``type`` admits no string, or
   whose ``enum`` holds no string the regex finds, is an error; in the ``bfcl`` profile a regex never matches
   (error).
+- ``optional``: an absent argument matches, so each of these is a warning there, never an error.
 
 The ``bfcl`` profile accepts what strict JSON Schema refuses (an answer's own type, BFCL's string
 normalisation, nested matchers inside dicts), so there every finding about a value is a warning, never an error.
@@ -40,11 +41,13 @@ def expectation_findings(
     if not isinstance(schema, dict):
         return []
     lenient = profile == "bfcl"
+    absent_matches = " (it matches only when the argument is left out)" if matcher.optional else ""
     if matcher.kind == "regex":
         if lenient:
-            return [(field, "a regex matcher never matches in the bfcl profile: list the values in any_of", True)]
-        problem = _regex_problem(matcher.pattern or "", schema)
-        return [(field, problem, True)] if problem else []
+            problem: str | None = "a regex matcher never matches in the bfcl profile: list the values in any_of"
+        else:
+            problem = _regex_problem(matcher.pattern or "", schema)
+        return [(field, problem + absent_matches, not matcher.optional)] if problem else []
     values = [v for v in matcher.values if not (lenient and v == _BFCL_OPTIONAL_MARK)]
     if lenient:
         values = [v for v in values if not isinstance(v, (dict, list))]  # BFCL nests its matchers in these
@@ -64,7 +67,7 @@ def expectation_findings(
     findings: list[Finding] = []
     any_of = matcher.kind == "any_of" and len(matcher.values) > 1
     if bad:
-        every = len(bad) == len(values) and not lenient
+        every = len(bad) == len(values) and not lenient and not matcher.optional
         if any_of:
             listed = "; ".join(f"any_of[{i}] {_shown(v)}: {reason}" for i, v, reason in bad)
             if len(bad) == len(values):
@@ -76,6 +79,8 @@ def expectation_findings(
             message = f"expects {_shown(value)}, which no valid call can hold: {reason}"
         if lenient:
             message += " (the bfcl profile may still match it)"
+        elif len(bad) == len(values):
+            message += absent_matches
         findings.append((field, message, every))
     for index, value, reason in format_only:
         where = f"any_of[{index}] " if any_of else ""
