@@ -17,7 +17,7 @@ from toolchoice_pipeline.util.errors import InputError
 @data_dir_option
 def validate_command(suite_name: str, data_dir: Path) -> int:
     """Load and check a suite and the run configuration; print the task count, versions, models and the judge's
-    canary (exit 2 on problems)."""
+    canary (exit 2 on problems; warnings are printed on stderr and keep exit 0)."""
     from toolchoice_pipeline.suites.config import load_run_config
     from toolchoice_pipeline.suites.suite import load_suite
 
@@ -31,6 +31,8 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
         suite = load_suite(data_dir, suite_name)
     except InputError as exc:
         problems.extend(exc.problems)
+    if config is not None and suite is not None:
+        problems.extend(_models_and_suite_warnings(config, suite, data_dir))
     if problems:
         raise InputError(problems)
     catalog = suite.catalog
@@ -48,6 +50,24 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
     click.echo(f"models {', '.join(models)}; judge {config.judge.model.model} x{config.judge.polls} polls")
     click.echo(describe_canary(data_dir))
     return EXIT_OK
+
+
+MAX_WARNINGS_SHOWN = 20
+
+
+def _models_and_suite_warnings(config, suite, data_dir: Path) -> list:
+    """Check the models and judge as ``run`` does (:mod:`~toolchoice_pipeline.execution.config_checks`), print
+    every warning about them and the suite on stderr (at most :data:`MAX_WARNINGS_SHOWN`), return the errors."""
+    from toolchoice_pipeline.execution.config_checks import config_findings
+    from toolchoice_pipeline.suites.validate import suite_warnings
+
+    errors, warnings = config_findings(config, suite, data_dir)
+    warnings = suite_warnings(suite) + warnings
+    for warning in warnings[:MAX_WARNINGS_SHOWN]:
+        click.echo(f"warning: {warning}", err=True)
+    if len(warnings) > MAX_WARNINGS_SHOWN:
+        click.echo(f"warning: ... and {len(warnings) - MAX_WARNINGS_SHOWN} more warnings", err=True)
+    return errors
 
 
 @click.command("schema")

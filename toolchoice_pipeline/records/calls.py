@@ -13,7 +13,10 @@ A tool call written into the text (``<tool_call>`` tags, ``[TOOL_CALLS]``, a bar
 object...) is not a tool call the API returned: it becomes an *invalid call* (flag ``invalid_call``), counted
 as a call and never as a correct "no call" (DESIGN §4). Arguments that cannot be decoded to a JSON object are
 kept raw and flagged ``invalid_arguments``; a name outside the catalog is flagged ``hallucinated_tool`` by
-:func:`flag_hallucinated`.
+:func:`flag_hallucinated`. Decoded arguments that break the tool's ``parameters`` schema carry one flag per kind
+(:data:`ARGUMENT_SCHEMA_FLAGS`: ``missing_required``, ``wrong_type``, ``not_in_enum``, ``schema_violation`` for
+any other rule), set by :mod:`toolchoice_pipeline.suites.argument_schema`; such a call is not
+:attr:`ToolCall.arguments_valid`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ from pydantic import BaseModel, Field
 FLAG_INVALID_ARGUMENTS = "invalid_arguments"
 FLAG_INVALID_CALL = "invalid_call"
 FLAG_HALLUCINATED = "hallucinated_tool"
+FLAG_MISSING_REQUIRED = "missing_required"
+FLAG_WRONG_TYPE = "wrong_type"
+FLAG_NOT_IN_ENUM = "not_in_enum"
+FLAG_SCHEMA_VIOLATION = "schema_violation"
+ARGUMENT_SCHEMA_FLAGS = (FLAG_MISSING_REQUIRED, FLAG_WRONG_TYPE, FLAG_NOT_IN_ENUM, FLAG_SCHEMA_VIOLATION)
+"""Flags of decoded arguments that break the called tool's schema: a required argument missing, a value of the
+wrong JSON type, a value outside ``enum``/``const``, any other rule (bounds, pattern, extra property...)."""
 
 REPLY_FORMATS = ("openai_chat", "anthropic_messages", "openai_responses")
 
@@ -44,7 +54,13 @@ class ToolCall(BaseModel):
 
     @property
     def arguments_valid(self) -> bool:
-        return self.arguments is not None and FLAG_INVALID_CALL not in self.flags
+        """Decoded to an object, a real tool call, and valid against the tool's schema (no
+        :data:`ARGUMENT_SCHEMA_FLAGS` flag; a call not yet checked against its catalog has none)."""
+        return (
+            self.arguments is not None
+            and FLAG_INVALID_CALL not in self.flags
+            and not any(flag in ARGUMENT_SCHEMA_FLAGS for flag in self.flags)
+        )
 
     @property
     def is_invalid_call(self) -> bool:

@@ -36,6 +36,7 @@ from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS, Lineage
 from toolchoice_pipeline.scoring.summary import NOT_RELEASE_SCORES_COLUMNS, ModelScores
 from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
+from toolchoice_pipeline.suites.argument_schema import ArgumentChecker, by_name
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.util.canonical import canonical_json
@@ -241,15 +242,21 @@ def release_scores_table(models: dict[str, ModelScores], lineage: Lineage) -> pa
 
 def agent_calls_table(episodes: Iterable[Episode], lineage: Lineage, suite: Suite | None = None) -> pa.Table:
     """``agent_calls`` rows, one per model call; with ``suite``, calls outside a task's catalog are flagged
-    ``hallucinated_tool`` (as scoring flags them)."""
-    catalogs: dict[str, set[str]] = {}
+    ``hallucinated_tool`` and decoded arguments that break their tool's schema carry the flags of
+    :mod:`~toolchoice_pipeline.suites.argument_schema` (as scoring flags them), so ``arguments_valid`` means
+    schema-valid."""
+    catalogs: dict[str, dict[str, ToolDefinition]] = {}
     if suite is not None:
+        suite_tools = by_name(suite.catalog)
         for task in suite.tasks:
-            catalogs[task.id] = {tool.name for tool in suite.task_catalog(task)}
+            catalogs[task.id] = by_name(task.tools) if task.tools is not None else suite_tools
     return build_chunked("agent_calls", _agent_call_rows(episodes, catalogs), lineage)
 
 
-def _agent_call_rows(episodes: Iterable[Episode], catalogs: dict[str, set[str]]) -> Iterator[dict[str, Any]]:
+def _agent_call_rows(
+    episodes: Iterable[Episode], catalogs: dict[str, dict[str, ToolDefinition]]
+) -> Iterator[dict[str, Any]]:
+    checker = ArgumentChecker()
     for episode in episodes:
         steps = episode.steps or []
         if not steps:
@@ -275,7 +282,8 @@ def _agent_call_rows(episodes: Iterable[Episode], catalogs: dict[str, set[str]])
         for step in steps:
             reply = step.reply
             if reply is not None and episode.task_id in catalogs:
-                reply = flag_hallucinated(reply, catalogs[episode.task_id])
+                tools = catalogs[episode.task_id]
+                reply = checker.flag(flag_hallucinated(reply, tools), tools)
             first = reply.first_call if reply is not None else None
             yield (
                 {

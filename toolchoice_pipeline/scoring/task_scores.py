@@ -6,7 +6,9 @@ matching, TSQ, calls, flags.
 - ``calls``: tool calls over all steps (invalid calls written in text included).
 - ``tsq``: tool selection quality = yes-votes / valid votes (ChainPoll), None when no vote was valid.
 - ``flags`` (each once, in :data:`FLAG_ORDER`, then any other sorted): ``hallucinated_tool``, ``invalid_arguments``,
-  ``invalid_call`` (from any call of any step), ``infra_error``, ``judge_failed`` (votes but none valid),
+  ``invalid_call``, and the schema flags of decoded arguments (``missing_required``, ``wrong_type``,
+  ``not_in_enum``, ``schema_violation``: :mod:`toolchoice_pipeline.suites.argument_schema`) (from any call of
+  any step), ``infra_error``, ``judge_failed`` (votes but none valid),
   ``judge_budget_exhausted`` (a poll not asked because the run's judge budget was spent),
   ``agent_budget_exhausted`` (the sample did not run: the run's agent ``budget_usd`` was spent).
 - ``judge_tokens``: prompt + completion tokens of the episode's judge votes, every attempt included.
@@ -18,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from toolchoice_pipeline.records.calls import (
+    ARGUMENT_SCHEMA_FLAGS,
     FLAG_HALLUCINATED,
     FLAG_INVALID_ARGUMENTS,
     FLAG_INVALID_CALL,
@@ -34,6 +37,7 @@ from toolchoice_pipeline.records.episodes import (
     tsq_of,
 )
 from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.suites.argument_schema import ArgumentChecker, by_name
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Expected, Task
@@ -43,6 +47,7 @@ FLAG_ORDER = (
     FLAG_HALLUCINATED,
     FLAG_INVALID_ARGUMENTS,
     FLAG_INVALID_CALL,
+    *ARGUMENT_SCHEMA_FLAGS,
     FLAG_INFRA_ERROR,
     FLAG_JUDGE_FAILED,
     FLAG_BUDGET_EXHAUSTED,
@@ -71,15 +76,22 @@ def expected_first_tool(expected: Expected) -> str | None:
 
 
 def score_episode(
-    episode: Episode, task: Task, catalog: list[ToolDefinition], profile: str, votes: Iterable[JudgeVote] = ()
+    episode: Episode,
+    task: Task,
+    catalog: list[ToolDefinition],
+    profile: str,
+    votes: Iterable[JudgeVote] = (),
+    checker: ArgumentChecker | None = None,
 ) -> TaskScore:
-    """Score one episode of ``task`` run with ``catalog``, graded in matching ``profile`` (``key_args``/``bfcl``)."""
+    """Score one episode of ``task`` run with ``catalog``, graded in matching ``profile`` (``key_args``/``bfcl``).
+    ``checker`` (one per release: it caches compiled schemas) checks the calls' arguments against the schemas."""
     votes = list(votes)
-    names = [tool.name for tool in catalog]
+    tools = by_name(catalog)
+    checker = checker or ArgumentChecker()
     flags: set[str] = set()
     for step in episode.steps:
         if step.reply is not None:
-            flags.update(flag_hallucinated(step.reply, names).flags)
+            flags.update(checker.flag(flag_hallucinated(step.reply, tools), tools).flags)
     error = infrastructure_error(episode)
     right_tool = right_args = None
     if error is not None:
@@ -128,6 +140,7 @@ def score_episodes(suite: Suite, episodes: Iterable[Episode], votes: Iterable[Ju
     for vote in votes:
         by_episode[(vote.model, vote.task_id, vote.sample)].append(vote)
     tasks = {task.id: task for task in suite.tasks}
+    checker = ArgumentChecker()
     scores = []
     for episode in episodes:
         task = tasks.get(episode.task_id)
@@ -147,6 +160,7 @@ def score_episodes(suite: Suite, episodes: Iterable[Episode], votes: Iterable[Ju
                 suite.task_catalog(task),
                 suite.match_profile,
                 by_episode.get((episode.model, episode.task_id, episode.sample), ()),
+                checker,
             )
         )
     return scores

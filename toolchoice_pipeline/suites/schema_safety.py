@@ -55,6 +55,11 @@ def _walk(schema: Any) -> Iterator[tuple[tuple, dict[str, Any]]]:
             stack.extend(((*path, index), item) for index, item in enumerate(node))
 
 
+def walk_subschemas(schema: Any) -> Iterator[tuple[tuple, dict[str, Any]]]:
+    """Every subschema of ``schema`` (a dict in schema position) with its path, depth first."""
+    return _walk(schema)
+
+
 def schema_safety_problems(schema: dict[str, Any]) -> list[tuple[tuple, str]]:
     """Regexes RE2 cannot run, and ``$ref`` s that point outside the schema, dangle or loop (see the module doc)."""
     problems: list[tuple[tuple, str]] = []

@@ -8,6 +8,12 @@ expected for a parameter whose schema type is scalar; arguments expected where n
 ``expected.calls`` disagreeing with ``expected.tool``; ``any_call`` beside a tool; canned ``tool_results`` for tools the task's catalog lacks. A task
 tagged :data:`~.tasks.FLAG_NO_TOOLS` may have an empty inline catalog, one tagged :data:`~.tasks.FLAG_UNPASSABLE`
 expected arguments its tool's schema lacks (the flag says the source wrote it so).
+
+Beyond the task format (issue 29), with :func:`suite_problems` (errors) and :func:`suite_warnings`: every expected
+value against its parameter's schema in the suite's matching profile (:mod:`.expectation_checks`; a task tagged
+:data:`~.tasks.FLAG_UNPASSABLE` is taken as its source wrote it); the catalog's and inline catalogs' own schemas
+(:mod:`.catalog_checks`); the conversation (:func:`conversation_problems`: it must end with the user's message or
+a tool result, and no user message may be empty).
 """
 
 from __future__ import annotations
@@ -16,11 +22,14 @@ import difflib
 import json
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.catalog_checks import tool_findings
 from toolchoice_pipeline.suites.catalog_files import check_catalog
+from toolchoice_pipeline.suites.expectation_checks import expectation_findings
 from toolchoice_pipeline.suites.matchers import MatcherError, matcher_key_problem, parse_matcher
 from toolchoice_pipeline.suites.model import EMPTY_SUITE, Suite
 from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE, ExpectedCall, Task
-from toolchoice_pipeline.util.errors import Problem, display_path
+from toolchoice_pipeline.util.errors import Problem, display_path, field_path
+from toolchoice_pipeline.util.yaml_lines import line_of, load_yaml
 
 
 def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem]:
@@ -29,11 +38,22 @@ def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem
     ``catalog_loaded=False`` says the suite's catalog could not be read (its problems are reported
     elsewhere): checks that need it are skipped for tasks without an inline catalog, the rest still run.
     """
+    return _suite_findings(suite, catalog_loaded)[0]
 
+
+def suite_warnings(suite: Suite) -> list[Problem]:
+    """What ``toolchoice validate`` prints as warnings about a suite that loaded: findings that do not make a
+    task unmatchable nor a request refused (a tool without a description, an any_of alternative no valid call
+    can hold, a value breaking only a ``format``...), each with file, line and field."""
+    return _suite_findings(suite, True)[1]
+
+
+def _suite_findings(suite: Suite, catalog_loaded: bool) -> tuple[list[Problem], list[Problem]]:
     tasks_file = display_path(suite.tasks_file)
     if not suite.tasks:
-        return [Problem(file=tasks_file, message=EMPTY_SUITE)]
+        return [Problem(file=tasks_file, message=EMPTY_SUITE)], []
     problems: list[Problem] = []
+    warnings: list[Problem] = []
     if catalog_loaded and not suite.catalog and any(t.tools is None for t in suite.tasks):
         problems.append(
             Problem(
@@ -43,19 +63,115 @@ def suite_problems(suite: Suite, *, catalog_loaded: bool = True) -> list[Problem
             )
         )
         catalog_loaded = False  # reported once here, not again for every task
+    if catalog_loaded:
+        _curated_findings(suite, problems, warnings)
+    profile = suite.match_profile
+    seen_inline: set[str] = set()
     for task in suite.tasks:
         line = suite.task_lines.get(task.id)
         catalog = suite.task_catalog(task) if task.tools is not None or catalog_loaded else None
-        problems.extend(task_problems(task, catalog, tasks_file, line))
+        problems.extend(task_problems(task, catalog, tasks_file, line, profile=profile, warnings=warnings))
+        problems.extend(conversation_problems(task, tasks_file, line))
+        for index, tool in enumerate(task.tools or ()):
+            findings = tool_findings(tool)
+            if not findings:
+                continue
+            # BFCL's names and schemas are kept as BFCL wrote them; each inline tool is warned about once
+            warn = profile != "bfcl" and tool.definition_hash not in seen_inline
+            seen_inline.add(tool.definition_hash)
+            for path, message, error in findings:
+                if error or warn:
+                    found = Problem(
+                        file=tasks_file, line=line, field=field_path(("tools", index, *path)), message=message
+                    )
+                    (problems if error else warnings).append(found)
+    return problems, warnings
+
+
+def _curated_findings(suite: Suite, problems: list[Problem], warnings: list[Problem]) -> None:
+    """The curated catalog's tool findings, on the catalog file's lines (read again only when there are some)."""
+    found = [(index, *finding) for index, tool in enumerate(suite.curated) for finding in tool_findings(tool)]
+    if not found:
+        return
+    path = suite.directory / suite.spec.catalog
+    lines = load_yaml(path)[1]
+    shown = display_path(path)
+    for index, where, message, error in found:
+        problem = Problem(
+            file=shown, line=line_of(lines, (index, *where)), field=field_path((index, *where)), message=message
+        )
+        (problems if error else warnings).append(problem)
+
+
+_ANSWERED_ROLES = ("user", "tool")
+
+
+def conversation_problems(task: Task, file: str, line: int | None) -> list[Problem]:
+    """The conversation's faults: a last message that is neither the user's nor a tool result (the agent would be
+    answering nothing), and a user message with no content (providers refuse it)."""
+    problems: list[Problem] = []
+    for index, message in enumerate(task.messages):
+        if message.role == "user" and _empty(message.content):
+            problems.append(
+                Problem(
+                    file=file,
+                    line=line,
+                    field=f"messages[{index}].content",
+                    message="empty user message: providers refuse it (Anthropic: text content blocks must be "
+                    "non-empty); write the request or remove the message",
+                )
+            )
+    last = len(task.messages) - 1
+    role = task.messages[last].role
+    if role not in _ANSWERED_ROLES:
+        problems.append(
+            Problem(
+                file=file,
+                line=line,
+                field=f"messages[{last}].role",
+                message=f"the conversation ends with a message of role '{role}': the last message must be the "
+                "user's or a tool result, which the agent answers",
+            )
+        )
     return problems
 
 
-def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, line: int | None) -> list[Problem]:
-    """Problems of one task against the catalog it runs with (None: unknown, only catalog-free checks run)."""
+def _empty(content) -> bool:
+    if content is None:
+        return True
+    if isinstance(content, str):
+        return not content.strip()
+    if isinstance(content, list):
+        return all(
+            isinstance(part, dict) and part.get("type") == "text" and not str(part.get("text") or "").strip()
+            for part in content
+        )
+    return False
+
+
+def task_problems(
+    task: Task,
+    catalog: list[ToolDefinition] | None,
+    file: str,
+    line: int | None,
+    *,
+    profile: str | None = None,
+    warnings: list[Problem] | None = None,
+) -> list[Problem]:
+    """Problems of one task against the catalog it runs with (None: unknown, only catalog-free checks run).
+
+    With ``profile`` (the suite's matching profile) every expected value is also checked against its parameter's
+    schema (:mod:`.expectation_checks`); findings that are only warnings go to ``warnings`` when given."""
     problems: list[Problem] = []
 
-    def add(field: str, message: str) -> None:
-        problems.append(Problem(file=file, line=line, field=field, message=message))
+    def add(field: str, message: str, error: bool = True) -> None:
+        problem = Problem(file=file, line=line, field=field, message=message)
+        if error:
+            problems.append(problem)
+        elif warnings is not None:
+            warnings.append(problem)
+
+    values_profile = None if FLAG_UNPASSABLE in task.tags else profile
 
     if task.tools is not None:
         for problem in check_catalog(task.tools, file, prefix=("tools",)):
@@ -86,6 +202,7 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
                 by_name,
                 add,
                 unknown_arguments_ok,
+                values_profile,
             )
             if expected.calls is not None:
                 if not expected.calls:
@@ -93,7 +210,7 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
                 elif (expected.calls[0].tool, expected.calls[0].arguments) != (expected.tool, expected.arguments):
                     add("expected.calls", "the first expected call must repeat expected.tool and expected.arguments")
                 for index, call in enumerate(expected.calls[1:], start=1):
-                    _check_call(call, f"expected.calls[{index}]", by_name, add, unknown_arguments_ok)
+                    _check_call(call, f"expected.calls[{index}]", by_name, add, unknown_arguments_ok, values_profile)
     if by_name is not None:
         for name in task.tool_results or {}:
             if name not in by_name:
@@ -106,7 +223,12 @@ def task_problems(task: Task, catalog: list[ToolDefinition] | None, file: str, l
 
 
 def _check_call(
-    call: ExpectedCall, where: str, by_name: dict[str, ToolDefinition] | None, add, unknown_arguments_ok: bool = False
+    call: ExpectedCall,
+    where: str,
+    by_name: dict[str, ToolDefinition] | None,
+    add,
+    unknown_arguments_ok: bool = False,
+    profile: str | None = None,
 ) -> None:
     tool = None if by_name is None else by_name.get(call.tool)
     if by_name is not None and tool is None:
@@ -136,6 +258,11 @@ def _check_call(
             problem = _scalar_problem(parsed.values, schema)
         if problem is not None:
             add(f"{where}.arguments.{name}", problem)
+        elif profile is not None and tool is not None:
+            for field, message, error in expectation_findings(
+                f"{where}.arguments.{name}", name, parsed, tool.parameters, profile
+            ):
+                add(field, message, error)
 
 
 _SCALAR_TYPES = {"string", "number", "integer", "boolean", "null"}
