@@ -111,7 +111,7 @@ def test_the_run_summary_names_the_models_that_failed(releases, capsys):
 
 @pytest.mark.slow
 def test_toolchoice_run_gate_models_reaches_the_published_gate(demo_copy):
-    from toolchoice_pipeline_tests.test_cli_validate import toolchoice
+    from toolchoice_pipeline_tests.pipeline_helpers import toolchoice
 
     bad = toolchoice(
         "run", "--release", "x", "--gate-models", "local/nope", "--no-judge", "--data-dir", "data", cwd=demo_copy
