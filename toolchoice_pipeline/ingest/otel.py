@@ -138,7 +138,12 @@ class _TurnBuilder:
             self.warnings.add(call.file, call.line, f"{where}: turn {index} of {seen_in} seen before; span skipped")
             return None
         self.seen_turns.add((session, index))
-        tools = self.tools(call, where)
+        try:
+            tools = self.tools(call, where)
+        except InputError as exc:  # one span's bad definitions cost its turn, not the file
+            first = exc.problems[0]
+            self.warnings.add(call.file, call.line, f"{where}: {first.field}: {first.message}: no task")
+            return None
         conversation = Conversation(self.max_context_chars)
         system = list(call.system)
         for message in inputs:
@@ -279,9 +284,10 @@ def read_otel(
 ) -> Iterator[RecordedTurn]:
     """The turns in OTLP/JSON export files ``(path, shown name)`` read together (see the module doc).
 
-    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is not OTLP JSON or is nested deeper
-    than Python's recursion limit, a call's tool definitions are malformed (naming the span), or the files
-    record model calls but no message content (naming the producer's content capture setting).
+    A call whose tool definitions are malformed is skipped with a warning naming the span and the field (one
+    bad span never drops the file). Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is
+    not OTLP JSON or is nested deeper than Python's recursion limit, or the files record model calls but no
+    message content (naming the producer's content capture setting).
     """
     collector = CallCollector()
     for path, shown in files:
