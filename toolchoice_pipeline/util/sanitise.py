@@ -255,6 +255,9 @@ def _rules() -> tuple[_Rule, ...]:
 
 # Ours first, then the key formats and the generic rule (a later rule never sees what an earlier one replaced).
 _OUR_RULES = (BASE64_PRIVATE_KEY, *_rules(), *KEY_FORMATS, GENERIC_API_KEY, CONTEXT_SECRET)
+PERSONAL_KINDS = frozenset({"email", "user_name"})
+_SECRET_RULES = tuple(rule for rule in _OUR_RULES if rule.kind not in PERSONAL_KINDS)
+_ALL_HINTS = tuple(sorted({hint for rule in _OUR_RULES for hint in rule.hints}))
 
 
 # detect-secrets plugins we do not run: ours cover the kind first (and better typed), or, for the keyword-gated
@@ -336,6 +339,7 @@ class Sanitiser:
     """
 
     max_tool_result_bytes: int = DEFAULT_MAX_TOOL_RESULT_BYTES
+    personal: bool = True  # False: secrets only (e-mail addresses and user names are kept)
     counts: Counter = field(default_factory=Counter)
     _names: set[str] = field(default_factory=set)
     _names_pattern: re.Pattern[str] | None = None
@@ -372,10 +376,13 @@ class Sanitiser:
         if not text:
             return text
         lower = text.lower()
-        for rule in _OUR_RULES:
-            if any(hint in lower for hint in rule.hints):
-                text = rule.pattern.sub(lambda m, r=rule: self._replace(m, r), text)
-                lower = text.lower()
+        present = {hint for hint in _ALL_HINTS if hint in lower}  # each hint looked for once, not once per rule
+        for rule in _OUR_RULES if self.personal else _SECRET_RULES:
+            if not present.isdisjoint(rule.hints):
+                replaced = rule.pattern.sub(lambda m, r=rule: self._replace(m, r), text)
+                if replaced != text:  # a placeholder may add or remove hints: look again
+                    text, lower = replaced, replaced.lower()
+                    present = {hint for hint in _ALL_HINTS if hint in lower}
         for kind, plugin in detect_secrets_plugins():
             for secret in set(plugin.analyze_string(text)):
                 if secret and "[REDACTED:" not in secret and secret in text:
