@@ -95,6 +95,7 @@ def test_a_session_call_refused_as_an_unknown_tool_is_the_flagged_choice(
     changed = [i for i, (a, b) in enumerate(zip(first_calls(original_replay), first_calls(replay))) if a != b]
     assert len(changed) == 1 and new in first_calls(replay)[changed[0]]
     assert flagged(tasks) == changed
+    assert tasks[: changed[0]] == original_tasks[: changed[0]]  # the turns before it are stored as they were
     catalog = {t.name for t in load_catalog_file(tmp_path / "data" / "suites" / "s" / "catalog.yaml")}
     assert new not in catalog  # never on offer: the agent refused it
     assert all(new not in (task["tool_results"] or {}) for task in tasks)

@@ -102,11 +102,12 @@ class SuiteWriter:
             (self.directory / (REPLAY_FILE + ".new")).open("w", encoding="utf-8", newline="\n") as replay_out,
         ):
             for task_line, replay_line in zip(tasks_in, replay_in, strict=True):
-                task = fix(Task.model_validate_json(task_line), json.loads(replay_line))
+                read = Task.model_validate_json(task_line)
+                task = fix(read, json.loads(replay_line))
                 if task is None:
                     dropped += 1
                     continue
-                tasks_out.write(task.to_json_line() + "\n")
+                tasks_out.write(task_line if task is read else task.to_json_line() + "\n")  # unchanged: as written
                 replay_out.write(replay_line)
         os.replace(self.directory / (TASKS_FILE + ".new"), tasks_path)
         os.replace(self.directory / (REPLAY_FILE + ".new"), replay_path)
