@@ -25,16 +25,19 @@ def _is_call(value: dict[str, Any]) -> bool:
     return "arguments" in value or value.get("type") in ("tool_call", "tool_call_response") or "tool_call_id" in value
 
 
-def _rename(value: Any, old: str, new: str) -> Any:
-    """``value`` (decoded JSON) with every call to ``old`` renamed ``new``; JSON held in strings is decoded too."""
+def _rename(value: Any, old: str, new: str, ids: set[str]) -> Any:
+    """``value`` (decoded JSON) with every call to ``old`` renamed ``new`` (their call ids added to ``ids``);
+    JSON held in strings is decoded too."""
     if isinstance(value, dict):
-        out = {key: _rename(item, old, new) for key, item in value.items()}
+        out = {key: _rename(item, old, new, ids) for key, item in value.items()}
         if out.get("name") == old and _is_call(out):
             out["name"] = new
+            ids.add(str(out.get("id")))
         pairs = (out.get("kvlistValue") or {}).get("values")  # an OTLP AnyValue map: [{"key", "value"}]
         if isinstance(pairs, list) and all(isinstance(p, dict) for p in pairs):
             plain = {p.get("key"): (p.get("value") or {}).get("stringValue", True) for p in pairs}
             if plain.get("name") == old and _is_call(plain):
+                ids.add(str(plain.get("id")))
                 for pair in pairs:
                     if pair.get("key") == "name":
                         pair["value"] = {"stringValue": new}
@@ -45,26 +48,55 @@ def _rename(value: Any, old: str, new: str) -> Any:
             out["name"] = out["name"].replace(old, new)  # a tool span's name
         return out
     if isinstance(value, list):
-        return [_rename(item, old, new) for item in value]
+        return [_rename(item, old, new, ids) for item in value]
     if isinstance(value, str) and old in value and value.lstrip().startswith(("[", "{")):
         try:
             decoded = json.loads(value)
         except ValueError:
             return value
-        return json.dumps(_rename(decoded, old, new), ensure_ascii=False)
+        return json.dumps(_rename(decoded, old, new, ids), ensure_ascii=False)
+    return value
+
+
+def _answer(value: Any, ids: set[str], answer: str) -> Any:
+    """``value`` with the recorded result of every call in ``ids`` replaced by ``answer`` (GenAI parts form)."""
+    if isinstance(value, dict):
+        out = {key: _answer(item, ids, answer) for key, item in value.items()}
+        if out.get("type") == "tool_call_response" and str(out.get("id")) in ids:
+            key = next((k for k in ("response", "result", "content", "output") if k in out), "response")
+            out[key] = answer
+        return out
+    if isinstance(value, list):
+        return [_answer(item, ids, answer) for item in value]
+    if isinstance(value, str) and any(i in value for i in ids) and value.lstrip().startswith(("[", "{")):
+        try:
+            return json.dumps(_answer(json.loads(value), ids, answer), ensure_ascii=False)
+        except ValueError:
+            return value
     return value
 
 
 def otel_variant(
-    source_dir: Path, target_dir: Path, old: str = "restart_service", new: str = "restart_pod"
+    source_dir: Path,
+    target_dir: Path,
+    old: str = "restart_service",
+    new: str = "restart_pod",
+    answer: str | None = None,
 ) -> list[Path]:
-    """Every ``*.jsonl`` export of ``source_dir`` copied to ``target_dir`` with the calls to ``old`` renamed."""
+    """Every ``*.jsonl`` export of ``source_dir`` copied to ``target_dir`` with the calls to ``old`` renamed;
+    with ``answer``, the application's result of those calls replaced by it (GenAI parts form only)."""
     target_dir.mkdir(parents=True, exist_ok=True)
+    ids: set[str] = set()
+    documents = {
+        path.name: [_rename(json.loads(line), old, new, ids) for line in path.read_text().splitlines() if line]
+        for path in sorted(source_dir.glob("*.jsonl"))
+    }
     written = []
-    for path in sorted(source_dir.glob("*.jsonl")):
-        lines = [json.dumps(_rename(json.loads(line), old, new)) for line in path.read_text().splitlines() if line]
-        out = target_dir / path.name
-        out.write_text("\n".join(lines) + "\n")
+    for name, lines in documents.items():
+        if answer is not None:
+            lines = [_answer(line, ids, answer) for line in lines]
+        out = target_dir / name
+        out.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
         written.append(out)
     return written
 

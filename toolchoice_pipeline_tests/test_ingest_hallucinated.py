@@ -74,6 +74,28 @@ def test_a_trace_without_definitions_adds_an_answered_tool_to_the_given_catalog(
 
 
 @pytest.mark.parametrize(
+    "answer",
+    [
+        "Unknown tool name: 'restart_pod'. Available tools: 'get_service_status', 'query_logs'",
+        "restart_pod is not a valid tool, try one of [get_service_status, query_logs].",
+        "Tool restart_pod not found in agent ops",
+    ],
+)
+def test_a_trace_without_definitions_whose_app_refused_the_call_flags_it(answer, tmp_path, capsys):
+    traces = otel_variant(OTEL / "openai-v2-2.4b0-span", tmp_path / "variant", answer=answer)
+    code, _, err = ingest(
+        capsys, "otel", traces, tmp_path / "data", "s", "--catalog-dump", str(TOOLS_DUMP), catalog=None
+    )
+    assert code == 0, err
+    tasks, replay = stored(tmp_path / "data")
+    assert first_calls(replay)[RESTART_TURN] == ["restart_pod"]
+    catalog = {t.name for t in load_catalog_file(tmp_path / "data" / "suites" / "s" / "catalog.yaml")}
+    assert "restart_pod" not in catalog
+    assert flagged(tasks) == [RESTART_TURN] and not tasks[RESTART_TURN]["tool_results"]
+    assert manifest(tmp_path / "data")["hallucinated"]["tools"] == ["restart_pod"]
+
+
+@pytest.mark.parametrize(
     "source,make,recorded,old,new",
     [
         ("claude-code", claude_code_variant, SPOTTER, "WebSearch", "SearchWeb"),

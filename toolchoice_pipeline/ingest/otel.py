@@ -181,7 +181,10 @@ class _TurnBuilder:
             for recorded in calls:
                 turn.record_call(recorded.name)
                 result = self.results.get(str(recorded.id)) if recorded.id else None
-                if result is not None and recorded.name not in turn.tool_results:
+                # without recorded definitions, an answer refusing the call as an unknown tool (as sessions')
+                # shows a tool that was never on offer: no definition is added for it and its answer is no result
+                refused = result is not None and tools is None and self.ledger.result(recorded.name, result)
+                if result is not None and not refused and recorded.name not in turn.tool_results:
                     turn.tool_results[recorded.name] = self.sanitiser.tool_result(result)
         return turn
 
@@ -270,6 +273,8 @@ class _TurnBuilder:
                 call = recorded_call(part["name"], part.get("arguments"), part.get("id"), self.sanitiser)
                 if record:
                     self.ledger.called(call)
+                    if call.id is not None and str(call.id) in self.results:
+                        self.ledger.result(call.name, self.results[str(call.id)])
                 calls.append(call)
         return (self.sanitiser.message_text(text) if text else None), calls
 
