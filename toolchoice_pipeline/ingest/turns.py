@@ -25,7 +25,7 @@ MAX_ARGUMENT_NAMES = 64
 # the Vercel AI SDK ("unavailable tool"). Such a tool was never on offer.
 _REFUSED = re.compile(
     r"No such tool available|unsupported call|unknown tool|is not a valid tool|unavailable tool"
-    r"|\btool\b[^\n]{0,80}\bnot found\b",
+    r"|^\W*(?:error:?\s*)?tool\s+\S+\s+not found",  # at the start only: a command's output may say it too
     re.IGNORECASE,
 )
 
