@@ -216,7 +216,7 @@ def _typed(part: str) -> bool:
     if part.isdigit() or _NATURAL_CASE.fullmatch(part):
         return True
     match = re.fullmatch(r"(\d{1,4})?([A-Za-z]+)(\d{1,4})?", part)
-    return bool(match) and bool(_NATURAL_CASE.fullmatch(match.group(2)))
+    return match is not None and bool(_NATURAL_CASE.fullmatch(match.group(2)))
 
 
 def not_typed(token: str) -> bool:
