@@ -4,6 +4,7 @@ One command from the repo root (run it alone: the machine has 2 shared cores; ea
 on the load, so name a few fixtures at a time)::
 
     python benchmarks/ingest/otel_producers.py [FIXTURE...]   # only these (the other rows are kept)
+    python benchmarks/ingest/otel_producers.py --hallucinated # each run with one hallucinated call (see hallucinated())
 
 For every fixture in ``toolchoice_pipeline_tests/data/otel/`` made with content capture on: ``toolchoice
 ingest otel`` (the trace's own catalog; traces that record none get the agent's tools as a live dump,
@@ -74,7 +75,48 @@ def measure(fixture: Path, catalog_args: list[str], label: str) -> dict:
     return row
 
 
+def hallucinated() -> None:
+    """``--hallucinated``: each producer's run with one call renamed to a tool outside the trace's definitions
+    (``toolchoice_pipeline_tests/hallucinated.py``): tasks kept, tasks flagged, the flagged task's first tool
+    and TSQ. Results go to ``benchmarks/results/otel_producers_hallucinated.json``."""
+    sys.path.insert(0, str(REPO))
+    from toolchoice_pipeline_tests.hallucinated import otel_variant
+
+    rows = []
+    for fixture in sorted(p for p in FIXTURES.iterdir() if p.is_dir() and not p.name.endswith(VARIANTS)):
+        variant = WORK / "variants" / fixture.name
+        shutil.rmtree(variant, ignore_errors=True)
+        otel_variant(fixture, variant)
+        row = measure(variant, [], fixture.name + "-hallucinated")
+        if row["ingest_exit"] == 2 and "cannot be known" in row.get("error", ""):  # no definitions: the dump
+            row = measure(
+                variant, ["--catalog-dump", str(FIXTURES / "ops_agent_tools.json")], fixture.name + "-hallucinated"
+            )
+        row["fixture"] = fixture.name
+        data = WORK / (fixture.name + "-hallucinated")
+        if row["ingest_exit"] == 0:
+            manifest = json.loads((data / "suites" / "otel" / "ingest.json").read_text())
+            row["hallucinated"] = manifest["hallucinated"]
+        if row.get("run_exit") == 0:
+            import duckdb
+
+            with duckdb.connect(str(data / "warehouse" / "toolchoice.duckdb"), read_only=True) as con:
+                row["flagged_scores"] = con.execute(
+                    "SELECT first_tool, tsq FROM task_scores WHERE list_contains(flags, 'hallucinated_tool')"
+                ).fetchall()
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    out = REPO / "benchmarks" / "results" / "otel_producers_hallucinated.json"
+    out.write_text(
+        json.dumps({"command": "python benchmarks/ingest/otel_producers.py --hallucinated", "rows": rows}, indent=2)
+        + "\n"
+    )
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--hallucinated"]:
+        hallucinated()
+        return
     only = set(sys.argv[1:])  # fixture names; the others keep their rows from the last results
     old = json.loads(RESULTS.read_text()) if only and RESULTS.exists() else {"rows": []}
     rows = [row for row in old["rows"] if row["fixture"] not in only]

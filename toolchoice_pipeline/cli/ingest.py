@@ -101,6 +101,13 @@ def _print(report: IngestReport) -> None:
     )
     redacted = ", ".join(f"{kind} x{count}" for kind, count in sorted(report.redactions.items()))
     click.echo(f"redacted: {redacted or 'nothing'}")
+    if report.hallucinated.tasks or report.hallucinated.results_dropped:
+        found = report.hallucinated
+        click.echo(
+            f"hallucinated tools: {found.tasks} tasks call a tool outside their catalog "
+            f"({', '.join(sorted(found.tools))}; tagged flag:hallucinated_tool); "
+            f"{found.results_dropped} recorded results of such calls dropped"
+        )
 
 
 @ingest_command.command("claude-code")

@@ -58,6 +58,7 @@ from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Ep
 from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline.util.reply_secrets import sanitise_reply
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +235,7 @@ async def run_suite(
             gate.succeeded()
             budget.add(completion.cost_usd)
             return JournaledCall(
-                message=completion.message,
+                message=sanitise_reply(completion.message),  # secrets never reach the journal or the tables
                 prompt_tokens=completion.prompt_tokens,
                 completion_tokens=completion.completion_tokens,
                 cost_usd=completion.cost_usd,

@@ -138,7 +138,12 @@ class _TurnBuilder:
             self.warnings.add(call.file, call.line, f"{where}: turn {index} of {seen_in} seen before; span skipped")
             return None
         self.seen_turns.add((session, index))
-        tools = self.tools(call, where)
+        try:
+            tools = self.tools(call, where)
+        except InputError as exc:  # one span's bad definitions cost its turn, not the file
+            first = exc.problems[0]
+            self.warnings.add(call.file, call.line, f"{where}: {first.field}: {first.message}: no task")
+            return None
         conversation = Conversation(self.max_context_chars)
         system = list(call.system)
         for message in inputs:
@@ -176,7 +181,10 @@ class _TurnBuilder:
             for recorded in calls:
                 turn.record_call(recorded.name)
                 result = self.results.get(str(recorded.id)) if recorded.id else None
-                if result is not None and recorded.name not in turn.tool_results:
+                # without recorded definitions, an answer refusing the call as an unknown tool (as sessions')
+                # shows a tool that was never on offer: no definition is added for it and its answer is no result
+                refused = result is not None and tools is None and self.ledger.result(recorded.name, result)
+                if result is not None and not refused and recorded.name not in turn.tool_results:
                     turn.tool_results[recorded.name] = self.sanitiser.tool_result(result)
         return turn
 
@@ -265,6 +273,8 @@ class _TurnBuilder:
                 call = recorded_call(part["name"], part.get("arguments"), part.get("id"), self.sanitiser)
                 if record:
                     self.ledger.called(call)
+                    if call.id is not None and str(call.id) in self.results:
+                        self.ledger.result(call.name, self.results[str(call.id)])
                 calls.append(call)
         return (self.sanitiser.message_text(text) if text else None), calls
 
@@ -279,9 +289,10 @@ def read_otel(
 ) -> Iterator[RecordedTurn]:
     """The turns in OTLP/JSON export files ``(path, shown name)`` read together (see the module doc).
 
-    Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is not OTLP JSON or is nested deeper
-    than Python's recursion limit, a call's tool definitions are malformed (naming the span), or the files
-    record model calls but no message content (naming the producer's content capture setting).
+    A call whose tool definitions are malformed is skipped with a warning naming the span and the field (one
+    bad span never drops the file). Raises :class:`~toolchoice_pipeline.util.errors.InputError` when a file is
+    not OTLP JSON or is nested deeper than Python's recursion limit, or the files record model calls but no
+    message content (naming the producer's content capture setting).
     """
     collector = CallCollector()
     for path, shown in files:

@@ -35,6 +35,7 @@ from typing import Any
 from toolchoice_pipeline.ingest.claude_code import SeenRecords, read_claude_code
 from toolchoice_pipeline.ingest.codex import read_codex
 from toolchoice_pipeline.ingest.conversation import DEFAULT_MAX_CONTEXT_CHARS
+from toolchoice_pipeline.ingest.hallucinated import HallucinationCounts, flag_task
 from toolchoice_pipeline.ingest.jsonl import Warnings, check_readable
 from toolchoice_pipeline.ingest.labels import load_labels
 from toolchoice_pipeline.ingest.model import RecordedTurn
@@ -95,6 +96,7 @@ class IngestReport:
     added_tools: list[str]
     redactions: Counter
     warnings: Warnings
+    hallucinated: HallucinationCounts = field(default_factory=HallucinationCounts)
 
     @property
     def turns(self) -> int:
@@ -220,6 +222,8 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
     conflicts: dict[str, list[str]] = {}
     by_source: Counter = Counter()
     gaps: list[tuple[RecordedTurn, str]] = []
+    hallucinated = HallucinationCounts()
+    deferred_called: set[str] = set()  # tool names in first steps (and their results) graded by the suite catalog
     common: dict[str, Any] = dict(
         sanitiser=sanitiser, ledger=ledger, warnings=warnings, max_context_chars=options.max_context_chars
     )
@@ -252,13 +256,24 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
                     f"same session: stored as {task_id}-f{index}",
                 )
                 task_id = f"{task_id}-f{index}"
-            task_ids.add(task_id)
             catalog_from = "trace" if turn.tools is not None else gap_source
+            task = _task(turn, task_id, _sanitised_tools(label[0], sanitiser) if label else None, catalog_from)
+            called = [call.name for call in turn.first_step.calls]
+            if turn.tools is not None:
+                task = flag_task(task, called, {tool.name for tool in turn.tools}, hallucinated)
+                bad = [] if label else task_problems(task, task.tools, shown, turn.line)
+                if bad:  # one bad turn costs that turn only
+                    where = f"{bad[0].field}: " if bad[0].field else ""
+                    warnings.add(shown, turn.line, f"turn {turn.index}: {where}{bad[0].message}: no task")
+                    continue
+            else:
+                deferred_called.update(called)
+                deferred_called.update(task.tool_results or {})
+            task_ids.add(task_id)
             if turn.tools is None and turn.catalog_gap and not given:
                 gaps.append((turn, task_id))
             by_source[catalog_from] += 1
             summary.catalog_sources[catalog_from] += 1
-            task = _task(turn, task_id, _sanitised_tools(label[0], sanitiser) if label else None, catalog_from)
             if label:
                 labelled.append((task, label[1]))
             for tool in turn.tools or []:
@@ -294,8 +309,19 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
         base = merge_live(curated or [], list(trace_tools.values()))
         added = ledger.missing_definitions(base)
         catalog = base + added
+        offered = {tool.name for tool in catalog}
+        if deferred_called - offered:  # calls to tools outside the suite catalog: flag them, once it is known
+            writer.rewrite_tasks(
+                lambda task, line: (
+                    task
+                    if task.tools is not None
+                    else flag_task(task, [call["name"] for call in line["tool_calls"]], offered, hallucinated)
+                )
+            )
         if labels is not None:
             for task, line in labelled:
+                if task.tools is None:
+                    task = flag_task(task, [], offered, HallucinationCounts())
                 task_catalog = task.tools if task.tools is not None else catalog
                 problems.extend(task_problems(task, task_catalog, labels.file, line))
         if problems:
@@ -317,6 +343,7 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
             options,
         )
         manifest["catalog"]["task_catalog_sources"] = dict(sorted(by_source.items()))
+        manifest["hallucinated"] = hallucinated.as_manifest()
         manifest["catalog"]["conflicts"] = {name: tasks for name, tasks in sorted(conflicts.items()) if tasks}
         description = (
             f"Recorded {source} sessions: {writer.task_count} tasks from {len(summaries)} sessions (see ingest.json)"
@@ -334,6 +361,7 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
         added_tools=[t.name for t in added],
         redactions=Counter(sanitiser.counts),
         warnings=warnings,
+        hallucinated=hallucinated,
     )
 
 

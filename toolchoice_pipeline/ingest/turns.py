@@ -20,8 +20,14 @@ from toolchoice_pipeline.util.sanitise import Sanitiser
 
 RECENT_CALLS = 4096
 MAX_ARGUMENT_NAMES = 64
-# How agents answer a call to a tool they do not have (Claude Code, Codex): such a tool was never on offer.
-_REFUSED = re.compile(r"No such tool available|unsupported call|unknown tool", re.IGNORECASE)
+# How agents and frameworks answer a call to a tool they do not have: Claude Code, Codex, Pydantic AI
+# ("Unknown tool name: 'x'"), LangChain ("x is not a valid tool"), the OpenAI Agents SDK ("Tool x not found"),
+# the Vercel AI SDK ("unavailable tool"). Such a tool was never on offer.
+_REFUSED = re.compile(
+    r"No such tool available|unsupported call|unknown tool|is not a valid tool|unavailable tool"
+    r"|^\W*(?:error:?\s*)?tool\s+\S+\s+not found",  # at the start only: a command's output may say it too
+    re.IGNORECASE,
+)
 
 
 @dataclass

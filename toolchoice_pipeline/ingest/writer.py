@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,35 @@ class SuiteWriter:
         self._tasks.write(task.to_json_line() + "\n")
         self._replay.write(json.dumps(replay_line, ensure_ascii=False) + "\n")
         self.task_count += 1
+
+    def rewrite_tasks(self, fix: Callable[[Task, dict[str, Any]], Task | None]) -> int:
+        """Pass every written task with its replay line through ``fix`` (a task back: kept, maybe changed; None:
+        dropped with its replay line), one line at a time; returns the number of tasks dropped. Only before
+        :meth:`commit`."""
+        self._tasks.close()
+        self._replay.close()
+        tasks_path, replay_path = self.directory / TASKS_FILE, self.directory / REPLAY_FILE
+        dropped = 0
+        with (
+            tasks_path.open(encoding="utf-8") as tasks_in,
+            replay_path.open(encoding="utf-8") as replay_in,
+            (self.directory / (TASKS_FILE + ".new")).open("w", encoding="utf-8", newline="\n") as tasks_out,
+            (self.directory / (REPLAY_FILE + ".new")).open("w", encoding="utf-8", newline="\n") as replay_out,
+        ):
+            for task_line, replay_line in zip(tasks_in, replay_in, strict=True):
+                read = Task.model_validate_json(task_line)
+                task = fix(read, json.loads(replay_line))
+                if task is None:
+                    dropped += 1
+                    continue
+                tasks_out.write(task_line if task is read else task.to_json_line() + "\n")  # unchanged: as written
+                replay_out.write(replay_line)
+        os.replace(self.directory / (TASKS_FILE + ".new"), tasks_path)
+        os.replace(self.directory / (REPLAY_FILE + ".new"), replay_path)
+        self.task_count -= dropped
+        self._tasks = tasks_path.open("a", encoding="utf-8", newline="\n")
+        self._replay = replay_path.open("a", encoding="utf-8", newline="\n")
+        return dropped
 
     def commit(self, *, catalog: list[ToolDefinition], description: str, manifest: dict[str, Any]) -> Path:
         """Write the catalog, ``suite.yaml`` and the manifest, check the suite, and move it into place.

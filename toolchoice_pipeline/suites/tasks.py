@@ -34,6 +34,8 @@ FLAG_UNPASSABLE = "flag:unpassable"
 source does; ``validate`` accepts those arguments on such a task)."""
 FLAG_NO_TOOLS = "flag:no_tools"
 """Tag: the task offers no tools (``tools: []``) and expects no call (``validate`` accepts the empty catalog)."""
+FLAG_HALLUCINATED_TOOL = "flag:hallucinated_tool"
+"""Tag: the recorded choice (an ingested session's replay line) calls a tool outside the task's catalog."""
 
 
 class ChatMessage(BaseModel):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from toolchoice_pipeline.util.secret_rules import GENERIC_API_KEY, KEY_FORMATS
+from toolchoice_pipeline.util.secret_rules import BASE64_PRIVATE_KEY, CONTEXT_SECRET, GENERIC_API_KEY, KEY_FORMATS
 from toolchoice_pipeline.util.secret_rules import SecretRule as _Rule
 
 DEFAULT_MAX_TOOL_RESULT_BYTES = 4096
@@ -72,6 +72,9 @@ _NOT_A_VALUE = re.compile(
     r"|request|req|args|options|opts|params|props|ctx|context)\.[\w.$]+$)",
     re.IGNORECASE,
 )
+# A variable named in a naming convention, two words at least (``csrfToken``, ``api_key_value``): the value
+# names a secret rather than holds one.
+_IDENTIFIER = re.compile(r"[a-z]+(?:[A-Z][a-z]{2,})+|[a-z]{2,}(?:_[a-z]{2,})+")
 _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)")
 _ALREADY_REDACTED = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GENERIC_USER_NAMES = frozenset(
@@ -231,7 +234,7 @@ def _rules() -> tuple[_Rule, ...]:
             ),
             ("pass", "pwd", "secret", "key", "token", "credential"),
             "quoted|bare",
-            keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip())),
+            keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip()) or _IDENTIFIER.fullmatch(value.strip())),
         ),
         _Rule(
             "email",
@@ -251,7 +254,10 @@ def _rules() -> tuple[_Rule, ...]:
 
 
 # Ours first, then the key formats and the generic rule (a later rule never sees what an earlier one replaced).
-_OUR_RULES = (*_rules(), *KEY_FORMATS, GENERIC_API_KEY)
+_OUR_RULES = (BASE64_PRIVATE_KEY, *_rules(), *KEY_FORMATS, GENERIC_API_KEY, CONTEXT_SECRET)
+PERSONAL_KINDS = frozenset({"email", "user_name"})
+_SECRET_RULES = tuple(rule for rule in _OUR_RULES if rule.kind not in PERSONAL_KINDS)
+_ALL_HINTS = tuple(sorted({hint for rule in _OUR_RULES for hint in rule.hints}))
 
 
 # detect-secrets plugins we do not run: ours cover the kind first (and better typed), or, for the keyword-gated
@@ -333,6 +339,7 @@ class Sanitiser:
     """
 
     max_tool_result_bytes: int = DEFAULT_MAX_TOOL_RESULT_BYTES
+    personal: bool = True  # False: secrets only (e-mail addresses and user names are kept)
     counts: Counter = field(default_factory=Counter)
     _names: set[str] = field(default_factory=set)
     _names_pattern: re.Pattern[str] | None = None
@@ -369,10 +376,13 @@ class Sanitiser:
         if not text:
             return text
         lower = text.lower()
-        for rule in _OUR_RULES:
-            if any(hint in lower for hint in rule.hints):
-                text = rule.pattern.sub(lambda m, r=rule: self._replace(m, r), text)
-                lower = text.lower()
+        present = {hint for hint in _ALL_HINTS if hint in lower}  # each hint looked for once, not once per rule
+        for rule in _OUR_RULES if self.personal else _SECRET_RULES:
+            if not present.isdisjoint(rule.hints):
+                replaced = rule.pattern.sub(lambda m, r=rule: self._replace(m, r), text)
+                if replaced != text:  # a placeholder may add or remove hints: look again
+                    text, lower = replaced, replaced.lower()
+                    present = {hint for hint in _ALL_HINTS if hint in lower}
         for kind, plugin in detect_secrets_plugins():
             for secret in set(plugin.analyze_string(text)):
                 if secret and "[REDACTED:" not in secret and secret in text:
@@ -387,7 +397,11 @@ class Sanitiser:
         if isinstance(group, str) and "|" in group:
             group = next(name for name in group.split("|") if match.group(name) is not None)
         value = match.group(group)
-        if _ALREADY_REDACTED.fullmatch(value) or (rule.keep_if is not None and rule.keep_if(value)):
+        if (
+            _ALREADY_REDACTED.fullmatch(value)
+            or (rule.keep_if is not None and rule.keep_if(value))
+            or (rule.secret_if is not None and not rule.secret_if(match))
+        ):
             return match.group(0)
         if rule.kind == "user_name":
             self._learn(value)
