@@ -437,6 +437,7 @@ def test_validate_prints_the_lint_summary_and_the_first_warnings(demo_copy, monk
     )
     assert len(lines[start + 1 : start + 6]) == 5
     assert lines[start + 6] == "... 4 more (toolchoice lint --suite coding_agent --max 0, or --json)"
+    assert lines[start + 7].startswith("judge canary ")
 
 
 def test_lint_imports_neither_litellm_nor_dagster_nor_duckdb(repo_data_dir):

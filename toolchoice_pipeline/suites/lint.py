@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
@@ -66,8 +67,8 @@ NAME_SIMILARITY = 0.8
 #: A description with fewer content words (stop words, numbers and single letters left out) is too short to say
 #: what the tool is for and what it is not: "A utility." has one, "Read a file." two.
 MIN_DESCRIPTION_WORDS = 3
-#: Similar-description partners reported per tool (the most similar first): a catalog of near-identical tools
-#: would otherwise list every pair.
+#: Similar partners (by description, by name) reported per tool, the most similar first: a catalog of
+#: near-identical tools (``tool_00001``, ``tool_00002``...) would otherwise list every pair.
 MAX_PARTNERS = 3
 
 
@@ -139,7 +140,7 @@ def lint_catalog(
 ) -> list[LintWarning]:
     """Every warning of one catalog, in line order. ``sources`` gives each tool's place (default: index ``i`` in
     ``file``, line unknown); ``space`` the IDF weights (default: from this catalog alone)."""
-    return [warning for _, warning in _lint(tools, sources, file, space)]
+    return [warning for _, warning in _lint(tools, sources, file, space)[0]]
 
 
 def _lint(
@@ -147,8 +148,9 @@ def _lint(
     sources: Sequence[ToolSource] | None,
     file: str,
     space: DescriptionSpace | None,
-) -> list[tuple[tuple, LintWarning]]:
-    """Warnings with a key saying which tool definitions (by hash) and which part they are about, for dedupe."""
+) -> tuple[list[tuple[tuple, LintWarning]], int]:
+    """Warnings with a key saying which tool definitions (by hash) and which part they are about, for dedupe;
+    and how many pairs had similar descriptions before the per-tool cap."""
     places = list(sources) if sources is not None else [ToolSource(file=file, path=(i,)) for i in range(len(tools))]
     words = [stemmed_words(tool.description) for tool in tools]
     space = space or DescriptionSpace(words)
@@ -168,14 +170,15 @@ def _lint(
                 other_tool=other,
             )
             found.append(((kind, hashes[index], sub, message), warning))
-    for i, j, similarity, message in _similar_descriptions(tools, places, words, space):
+    similar, over = _similar_descriptions(tools, places, words, space)
+    for i, j, similarity, message in similar:
         found.append(
             (
                 (("similar_descriptions"), *sorted((hashes[i], hashes[j]))),
                 _pair(tools, places, i, j, "similar_descriptions", similarity, message),
             )
         )
-    for i, j, similarity in similar_name_pairs([tool.name for tool in tools], NAME_SIMILARITY):
+    for i, j, similarity in _capped(similar_name_pairs([tool.name for tool in tools], NAME_SIMILARITY)):
         message = (
             f"name reads like '{tools[j].name}'{_at(places[j])} (similarity {similarity:.2f} ≥ {NAME_SIMILARITY}): "
             "a model may call one for the other or type one name for the other"
@@ -187,7 +190,19 @@ def _lint(
             )
         )
     found.sort(key=lambda item: (item[1].file, item[1].line or 0, item[1].tool, item[1].kind))
-    return found
+    return found, over
+
+
+def _capped(pairs: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """``pairs`` (``i < j``) each tool keeps its :data:`MAX_PARTNERS` most similar partners of."""
+    partners: dict[int, list[tuple[float, int]]] = {}
+    for i, j, similarity in pairs:
+        partners.setdefault(i, []).append((similarity, j))
+        partners.setdefault(j, []).append((similarity, i))
+    kept = {
+        (min(i, j), max(i, j)) for i, found in partners.items() for _, j in sorted(found, reverse=True)[:MAX_PARTNERS]
+    }
+    return [pair for pair in pairs if pair[:2] in kept]
 
 
 def _pair(tools, places, i: int, j: int, kind: WarningKind, similarity: float, message: str) -> LintWarning:
@@ -359,22 +374,28 @@ def _explained(value: Any, description: str) -> bool:
 
 def _similar_descriptions(
     tools: Sequence[ToolDefinition], places: Sequence[ToolSource], words: list[list[str]], space: DescriptionSpace
-) -> list[tuple[int, int, float, str]]:
+) -> tuple[list[tuple[int, int, float, str]], int]:
     """``(i, j, similarity, message)`` with ``i < j`` of each pair over :data:`DESCRIPTION_SIMILARITY`, each tool
-    keeping its :data:`MAX_PARTNERS` most similar partners."""
-    partners: dict[int, list[tuple[float, int]]] = {}
-    for start, _, block in space.similarities(words):
-        for row, column in zip(*(block >= DESCRIPTION_SIMILARITY).nonzero(), strict=True):
-            i, j = start + int(row), int(column)
-            if i != j:
-                partners.setdefault(i, []).append((float(block[row, column]), j))
-    kept: set[tuple[int, int]] = set()
-    for i, found in partners.items():
-        for _, j in sorted(found, reverse=True)[:MAX_PARTNERS]:
-            kept.add((min(i, j), max(i, j)))
+    keeping its :data:`MAX_PARTNERS` most similar partners; and how many pairs were over it before that cap."""
+    best: dict[tuple[int, int], float] = {}
+    over = 0
+    for start, stop, block in space.similarities(words):
+        rows = np.arange(stop - start)
+        block[rows, rows + start] = -1.0  # a tool and itself
+        mask = block >= DESCRIPTION_SIMILARITY
+        over += int(mask.sum())
+        keep = min(MAX_PARTNERS, block.shape[1] - 1)
+        if keep < 1:
+            continue
+        top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
+        for row in np.nonzero(mask.any(axis=1))[0]:
+            for column in top[row]:
+                similarity = float(block[row, column])
+                if similarity >= DESCRIPTION_SIMILARITY:
+                    i, j = sorted((start + int(row), int(column)))
+                    best[(i, j)] = similarity
     out = []
-    for i, j in sorted(kept):
-        similarity = _pair_similarity(partners, i, j)
+    for (i, j), similarity in sorted(best.items()):
         shared = _shared_words(space, words[i], words[j])
         out.append(
             (
@@ -386,23 +407,7 @@ def _similar_descriptions(
                 "other does not",
             )
         )
-    return out
-
-
-def pair_count(tools_words: Sequence[Sequence[str]], space: DescriptionSpace) -> int:
-    """How many pairs of these tools are over :data:`DESCRIPTION_SIMILARITY` (before the per-tool cap)."""
-    total = 0
-    for start, _, block in space.similarities(tools_words):
-        rows, columns = (block >= DESCRIPTION_SIMILARITY).nonzero()
-        total += int(((rows + start) < columns).sum())
-    return total
-
-
-def _pair_similarity(partners: dict[int, list[tuple[float, int]]], i: int, j: int) -> float:
-    for similarity, other in partners.get(i, []):
-        if other == j:
-            return similarity
-    return 0.0
+    return out, over // 2
 
 
 def _shared_words(space: DescriptionSpace, first: Sequence[str], second: Sequence[str], limit: int = 5) -> list[str]:
@@ -426,8 +431,9 @@ def lint_suite(suite: Suite) -> LintReport:
     catalog = suite.catalog
     if catalog:
         catalogs += 1
-        keyed.extend((key, warning, 1) for key, warning in _lint(catalog, _catalog_sources(suite), "", space))
-        pairs += pair_count([stemmed_words(t.description) for t in catalog], space)
+        found, over = _lint(catalog, _catalog_sources(suite), "", space)
+        keyed.extend((key, warning, 1) for key, warning in found)
+        pairs += over
     tasks_file = display_path(suite.tasks_file)
     groups: dict[tuple[str, ...], list] = {}
     for task in suite.tasks:
@@ -438,8 +444,9 @@ def lint_suite(suite: Suite) -> LintReport:
         first = tasks[0]
         line = suite.task_lines.get(first.id)
         sources = [ToolSource(file=tasks_file, path=("tools", i), line=line) for i in range(len(first.tools))]
-        keyed.extend((key, warning, len(tasks)) for key, warning in _lint(first.tools, sources, tasks_file, space))
-        pairs += pair_count([stemmed_words(t.description) for t in first.tools], space)
+        found, over = _lint(first.tools, sources, tasks_file, space)
+        keyed.extend((key, warning, len(tasks)) for key, warning in found)
+        pairs += over
     seen: dict[tuple, int] = {}
     merged: list[LintWarning] = []
     occurrences: Counter[tuple] = Counter()
