@@ -13,7 +13,13 @@ episodes that expected one chose the other, both directions added, reach ``k`` (
 "any model" when one model reaches it. The lint's flagged pairs are those of its ``similar_descriptions`` and
 ``similar_names`` warnings (reported apart: ``description_names_tool``, and ``all`` three). Precision = flagged pairs that are
 confused / flagged pairs; recall = confused pairs flagged / confused pairs; ``base_rate`` = confused pairs / all
-pairs, the precision of flagging pairs at random. Writes ``benchmarks/results/catalog_lint_worth.json``.
+pairs, the precision of flagging pairs at random.
+
+Also, on catalogs nobody here wrote: BFCL's ``multiple`` sample (200 tasks, each with its own catalog of 2-4
+functions; ``toolchoice_pipeline_tests/data/bfcl``, imported with ``toolchoice import bfcl``). There a unit is a
+task and one of the other tools of its catalog: *flagged* when the lint pairs it with the expected tool in that
+catalog, *confused* when a model called it first. ``--no-bfcl`` leaves it out.
+Writes ``benchmarks/results/catalog_lint_worth.json``.
 """
 
 from __future__ import annotations
@@ -206,11 +212,79 @@ def measure(source: Path, suite: str, variant: str, models: str | None) -> dict:
     return result
 
 
+BFCL_SAMPLE = ROOT / "toolchoice_pipeline_tests" / "data" / "bfcl"
+
+
+def toolchoice(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-c", "from toolchoice_pipeline.cli import main; main()", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+
+
+def measure_bfcl(source: Path, models: str | None) -> dict:
+    """Per (task, other tool of its catalog) on BFCL's ``multiple`` sample (see the module doc)."""
+    import duckdb
+
+    from toolchoice_pipeline.suites.lint import PAIR_KINDS, lint_catalog
+    from toolchoice_pipeline.suites.lint_similarity import DescriptionSpace, stemmed_words
+    from toolchoice_pipeline.suites.suite import load_suite
+
+    with tempfile.TemporaryDirectory(prefix="lint-worth-bfcl-") as tmp:
+        data_dir = Path(tmp)
+        shutil.copy(source / "toolchoice.yaml", data_dir / "toolchoice.yaml")
+        done = toolchoice(
+            "import",
+            "bfcl",
+            str(BFCL_SAMPLE / "BFCL_v4_multiple.json"),
+            str(BFCL_SAMPLE / "possible_answer" / "BFCL_v4_multiple.json"),
+            "--suite",
+            "bfcl_multiple",
+            "--data-dir",
+            str(data_dir),
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"toolchoice import bfcl failed:\n{done.stderr[-2000:]}")
+        suite = load_suite(data_dir, "bfcl_multiple")
+        run_release(data_dir, "bfcl_multiple", models)
+        with duckdb.connect(str(data_dir / "warehouse" / "toolchoice.duckdb"), read_only=True) as con:
+            rows = con.execute("select model, task_id, first_tool from task_scores where release_id = 'x'").fetchall()
+    chosen: dict[str, set] = {}
+    for _, task_id, first_tool in rows:
+        chosen.setdefault(task_id, set()).add(first_tool)
+    space = DescriptionSpace([stemmed_words(tool.description) for tool in suite.all_tools()])
+    units = flagged = confused = both = 0
+    for task in suite.tasks:
+        expected = task.expected.tool if task.expected is not None else None
+        if expected is None or not task.tools:
+            continue
+        paired = set()
+        for warning in lint_catalog(task.tools, space=space):
+            if warning.kind in PAIR_KINDS and expected in (warning.tool, warning.other_tool):
+                paired.add(warning.other_tool if warning.tool == expected else warning.tool)
+        for other in (tool.name for tool in task.tools if tool.name != expected):
+            is_flagged, is_confused = other in paired, other in chosen.get(task.id, set())
+            units += 1
+            flagged += is_flagged
+            confused += is_confused
+            both += is_flagged and is_confused
+    return {
+        "tasks": len(suite.tasks),
+        "units": units,
+        "flagged": flagged,
+        "confused": confused,
+        "flagged_and_confused": both,
+        "precision": round(both / flagged, 3) if flagged else None,
+        "recall": round(both / confused, 3) if confused else None,
+        "base_rate": round(confused / units, 3) if units else None,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
     parser.add_argument("--suite", default="coding_agent")
     parser.add_argument("--models", default=None, help="comma-separated; default: the run configuration's")
+    parser.add_argument("--no-bfcl", action="store_true", help="leave out BFCL's multiple sample")
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     result = {
@@ -236,6 +310,9 @@ def main() -> int:
             totals["base_rate"] = round(totals["confused"] / totals["pairs"], 3)
             pooled.setdefault(k, {})[group] = totals
     result["pooled_any_model"] = pooled
+    if not args.no_bfcl:
+        result["bfcl_multiple"] = measure_bfcl(args.data_dir, args.models)
+        print(f"bfcl multiple: {result['bfcl_multiple']}")
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     for variant, measured in result["catalogs"].items():
