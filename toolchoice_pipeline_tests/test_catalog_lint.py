@@ -440,6 +440,7 @@ def test_validate_prints_the_lint_summary_and_the_first_warnings(demo_copy, monk
     assert lines[start + 7].startswith("judge canary ")
 
 
+@pytest.mark.slow
 def test_lint_imports_neither_litellm_nor_dagster_nor_duckdb(repo_data_dir):
     probe = (
         "import sys\nfrom toolchoice_pipeline.cli import main\n"
@@ -493,7 +494,7 @@ _tool = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_tool, max_size=8, unique_by=lambda tool: tool.name))
 def test_lint_never_crashes_on_a_valid_catalog(tools):
     warnings = lint_catalog(tools, file="c.yaml")

@@ -41,6 +41,8 @@ from toolchoice_pipeline.suites.lint_similarity import (
 )
 from toolchoice_pipeline.suites.model import Suite
 from toolchoice_pipeline.util.errors import display_path, field_path
+from toolchoice_pipeline.util.json_text import load_json
+from toolchoice_pipeline.util.text_files import read_utf8
 from toolchoice_pipeline.util.yaml_lines import Lines, line_of, load_yaml, node_lines
 
 WarningKind = Literal[
@@ -174,7 +176,7 @@ def _lint(
     for i, j, similarity, message in similar:
         found.append(
             (
-                (("similar_descriptions"), *sorted((hashes[i], hashes[j]))),
+                ("similar_descriptions", *sorted((hashes[i], hashes[j]))),
                 _pair(tools, places, i, j, "similar_descriptions", similarity, message),
             )
         )
@@ -487,9 +489,9 @@ def _catalog_sources(suite: Suite) -> list[ToolSource]:
     where: dict[str, ToolSource] = {}
     for dump in suite.spec.live_catalogs:
         path = suite.directory / dump
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)  # as the suite's loading read it: the same checks, so no new failure here
         dump_lines = node_lines(text) or {}
-        for name, field in _dump_paths(json.loads(text)):
+        for name, field in _dump_paths(load_json(text, display_path(path))):
             where.setdefault(name, ToolSource(file=display_path(path), path=field, lines=dump_lines))
     for tool in suite.catalog[len(suite.curated) :]:
         sources.append(where.get(tool.name) or ToolSource(file="<live catalog>", path=()))
