@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.lint import (
     DESCRIPTION_SIMILARITY,
     NAME_SIMILARITY,
+    PAIR_KINDS,
     WARNING_KINDS,
     lint_catalog,
     lint_suite,
@@ -461,7 +463,9 @@ def test_lint_imports_neither_litellm_nor_dagster_nor_duckdb(repo_data_dir):
 # --- property test: any valid catalog --------------------------------------------------------------------------
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
-_value = st.one_of(st.integers(-5, 5), st.text(max_size=4), st.booleans(), st.none(), st.floats(allow_nan=False))
+_value = st.one_of(
+    st.integers(-5, 5), st.text(max_size=4), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False)
+)
 
 
 def _schema(depth: int):
@@ -506,3 +510,37 @@ def test_lint_never_crashes_on_a_valid_catalog(tools):
             assert warning.other_tool in names and warning.other_tool != warning.tool
         if warning.similarity is not None:
             assert 0.0 <= warning.similarity <= 1.0 + 1e-6
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_tool, min_size=1, max_size=4, unique_by=lambda tool: tool.name), min_size=1, max_size=6))
+def test_inline_catalogs_lint_once_per_distinct_catalog_and_count_every_task(catalogs):
+    tasks = [
+        {
+            "id": f"t{index}",
+            "messages": [{"role": "user", "content": "q"}],
+            "expected": {"tool": tools[0].name},
+            "tools": [tool.as_dict() for tool in tools],
+        }
+        for index, tools in enumerate(catalogs + catalogs[:2])  # two catalogs repeated
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = write_suite(Path(tmp), "[]\n", tasks=tasks)
+        report = lint_suite(load_suite(data_dir, "crafted"))
+    distinct = {tuple(tool.definition_hash for tool in tools) for tools in catalogs}
+    assert report.catalogs == len(distinct)
+    for warning in report.warnings:
+        assert warning.file.endswith("crafted/tasks.jsonl") and 1 <= warning.line <= len(tasks)
+        assert warning.field.startswith("tools[")
+        # a warning found once per task holding that tool (or pair) is reported once, its other tasks in `also`
+        holders = [task for task in tasks if any(tool["name"] == warning.tool for tool in task["tools"])]
+        assert 0 <= warning.also < len(holders)
+    per_task = {
+        (w.kind, w.tool, w.other_tool, w.field, w.message)
+        for index, tools in enumerate(catalogs)
+        for w in lint_catalog(tools)
+        if w.kind not in PAIR_KINDS
+    }
+    reported = {(w.kind, w.tool, w.other_tool, w.field.split(".", 1)[-1], w.message) for w in report.warnings}
+    for kind, tool, other, field, message in per_task:
+        assert (kind, tool, other, field.split(".", 1)[-1], message) in reported
