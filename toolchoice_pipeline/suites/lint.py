@@ -389,7 +389,7 @@ def _similar_descriptions(
         keep = min(MAX_PARTNERS, block.shape[1] - 1)
         if keep < 1:
             continue
-        top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
+        top = np.argpartition(block, -keep, axis=1)[:, -keep:]
         for row in np.nonzero(mask.any(axis=1))[0]:
             for column in top[row]:
                 similarity = float(block[row, column])
@@ -397,8 +397,15 @@ def _similar_descriptions(
                     i, j = sorted((start + int(row), int(column)))
                     best[(i, j)] = similarity
     out = []
+    vectors: dict[int, dict[str, float]] = {}
+
+    def vector(index: int) -> dict[str, float]:
+        if index not in vectors:
+            vectors[index] = space.weights(words[index])
+        return vectors[index]
+
     for (i, j), similarity in sorted(best.items()):
-        shared = _shared_words(space, words[i], words[j])
+        shared = _shared_words(vector(i), vector(j))
         out.append(
             (
                 i,
@@ -412,8 +419,8 @@ def _similar_descriptions(
     return out, over // 2
 
 
-def _shared_words(space: DescriptionSpace, first: Sequence[str], second: Sequence[str], limit: int = 5) -> list[str]:
-    a, b = space.weights(first), space.weights(second)
+def _shared_words(a: dict[str, float], b: dict[str, float], limit: int = 5) -> list[str]:
+    """The words two weighted descriptions share, the heaviest (by product of weights) first."""
     return [
         word for word, _ in sorted(((w, a[w] * b[w]) for w in a.keys() & b.keys()), key=lambda x: (-x[1], x[0]))[:limit]
     ]
