@@ -63,8 +63,9 @@ PAIR_KINDS = ("similar_descriptions", "similar_names")
 #: degraded catalog (docs/lint.md): in the demo catalog only Edit/Write (0.39: each description says when to use
 #: the other) crosses it, the next pairs (Grep/Glob, Read/Bash) are at 0.30 and 0.29.
 DESCRIPTION_SIMILARITY = 0.35
-#: Name similarity from which two names are said to be too alike: ``get_user``/``get_users``-style pairs (one
-#: edit in eight letters, 0.875) and beyond; ``Edit``/``Exit`` (0.75) and ``WebSearch``/``WebFetch`` (0.67) pass.
+#: Name similarity from which two names are said to be too alike: a typo-level edit such as ``list_files`` /
+#: ``list_tiles`` (one edit in nine letters, 0.89) and beyond; ``Edit``/``Exit`` (0.75), ``WebSearch``/``WebFetch``
+#: (0.67) and ``get_weather``/``get_weather_forecast`` (0.56) pass. Same stemmed word parts score 1.0.
 NAME_SIMILARITY = 0.8
 #: A description with fewer content words (stop words, numbers and single letters left out) is too short to say
 #: what the tool is for and what it is not: "A utility." has one, "Read a file." two.
