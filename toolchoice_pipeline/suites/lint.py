@@ -59,9 +59,9 @@ MAX_SCHEMA_DEPTH = 8
 WARNING_KINDS: tuple[WarningKind, ...] = WarningKind.__args__  # type: ignore[attr-defined]
 PAIR_KINDS = ("similar_descriptions", "similar_names")
 
-#: TF-IDF cosine of two descriptions from which they are said to read alike; chosen before any model ran on a
-#: degraded catalog (docs/lint.md): in the demo catalog only Edit/Write (0.39: each description says when to use
-#: the other) crosses it, the next pairs (Grep/Glob, Read/Bash) are at 0.30 and 0.29.
+#: TF-IDF cosine of two descriptions from which they are said to read alike, set on the demo catalog's own pairs
+#: (docs/lint.md, with how it was chosen): only Edit/Write (0.39: each description says when to use the other)
+#: crosses it, the next pairs (Grep/Glob, Read/Bash) are at 0.30 and 0.29.
 DESCRIPTION_SIMILARITY = 0.35
 #: Name similarity from which two names are said to be too alike: a typo-level edit such as ``list_files`` /
 #: ``list_tiles`` (one edit in nine letters, 0.89) and beyond; ``Edit``/``Exit`` (0.75), ``WebSearch``/``WebFetch``
