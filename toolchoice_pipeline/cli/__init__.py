@@ -16,6 +16,7 @@ from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, run_guarded
 from toolchoice_pipeline.cli.gate import gate_command
 from toolchoice_pipeline.cli.import_cmd import import_command
 from toolchoice_pipeline.cli.ingest import ingest_command
+from toolchoice_pipeline.cli.lint import lint_command
 from toolchoice_pipeline.cli.report import report_command
 from toolchoice_pipeline.cli.run import run_command
 from toolchoice_pipeline.cli.validate import schema_command, validate_command
@@ -33,6 +34,7 @@ for command in (
     gate_command,
     report_command,
     validate_command,
+    lint_command,
     schema_command,
     import_command,
     ingest_command,

@@ -48,6 +48,10 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
     click.echo(f"fixture_version {suite.fixture_version}")
     models = config.for_suite(None, suite.spec.models).model_names()
     click.echo(f"models {', '.join(models)}; judge {config.judge.model.model} x{config.judge.polls} polls")
+    from toolchoice_pipeline.cli.lint import echo_lint
+    from toolchoice_pipeline.suites.lint import lint_suite
+
+    echo_lint(lint_suite(suite), limit=5)  # warnings only: `toolchoice lint` lists them all
     click.echo(describe_canary(data_dir))
     return EXIT_OK
 
