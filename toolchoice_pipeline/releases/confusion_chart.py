@@ -117,7 +117,7 @@ def heatmap_figure(
     fontsize = max(5.5, min(9.0, 150 / n))
     names = [_label(label) for label in now.labels]
     counts = np.array(now.counts, dtype=float).reshape(len(now.labels), len(now.labels))
-    grids = [(counts, f"{release_id}: episodes", "Blues", None)]
+    grids: list[tuple[Any, str, str, Any]] = [(counts, f"{release_id}: episodes", "Blues", None)]
     if baseline is not None:
         change = counts - np.array(baseline.counts, dtype=float).reshape(counts.shape)
         limit = max(1.0, float(np.abs(change).max(initial=0)))
