@@ -12,7 +12,8 @@ it) and two releases run with ``--no-judge`` (models ``local/bm25-router`` and `
 README's walk-through), whose gate fails. Then ``toolchoice report --html <file> --release r2`` runs ``--rounds``
 times as a whole process (the console script's entry point, the checkout on ``PYTHONPATH``) under
 ``/usr/bin/time -v``: wall, CPU (user + system) and peak RSS; the build alone (``build_html_report``, in
-process, after one warm-up) is timed with ``time.perf_counter``. Medians go to
+process, after one warm-up) is timed with ``time.perf_counter`` (wall) and ``time.process_time`` (CPU), with the
+pictures and without them (what drawing the trend and the heatmaps costs). Medians go to
 ``benchmarks/results/html_report.json`` (``--out`` to change) with the file's size in bytes and what it holds.
 """
 
@@ -82,16 +83,18 @@ def prepare(n_tasks: int) -> Path:
     return data_dir
 
 
-def build_time(data_dir: Path, rounds: int) -> list[float]:
-    """Seconds per in-process build of r2's report (after one warm-up build)."""
+def build_time(data_dir: Path, rounds: int, pictures: bool = True) -> dict[str, list[float]]:
+    """Wall and CPU seconds per in-process build of r2's report (after one warm-up build: matplotlib imported);
+    without ``pictures`` the page has no trend and no heatmaps (what it costs apart from drawing)."""
     from toolchoice_pipeline.releases.html_report import build_html_report
 
-    times = []
+    times: dict[str, list[float]] = {"wall_s": [], "cpu_s": []}
     for i in range(rounds + 1):
-        started = time.perf_counter()
-        build_html_report(data_dir, "r2")
+        wall, cpu = time.perf_counter(), time.process_time()
+        build_html_report(data_dir, "r2", pictures=pictures)
         if i:
-            times.append(round(time.perf_counter() - started, 3))
+            times["wall_s"].append(round(time.perf_counter() - wall, 3))
+            times["cpu_s"].append(round(time.process_time() - cpu, 3))
     return times
 
 
@@ -135,13 +138,17 @@ def main() -> None:
         out = data_dir / "report.html"
         runs = [command_run(data_dir, out) for _ in range(args.rounds)]
         builds = build_time(data_dir, args.rounds)
+        bare = build_time(data_dir, args.rounds, pictures=False)
         html = out.read_text(encoding="utf-8")
         entry = {
             "bytes": out.stat().st_size,
             "images": html.count("data:image/png;base64,"),
             "flipped_task_rows": html.count('class="flip"'),
-            "build_s": builds,
-            "build_s_median": statistics.median(builds),
+            "build": builds,
+            "build_wall_s_median": statistics.median(builds["wall_s"]),
+            "build_cpu_s_median": statistics.median(builds["cpu_s"]),
+            "build_without_pictures": bare,
+            "build_without_pictures_cpu_s_median": statistics.median(bare["cpu_s"]),
             "command_runs": runs,
             **{
                 f"command_{key}_median": statistics.median(r[key] for r in runs)
@@ -149,7 +156,11 @@ def main() -> None:
             },
         }
         report["sizes"][str(n_tasks)] = entry
-        print(n_tasks, {k: v for k, v in entry.items() if k not in ("command_runs", "build_s")}, flush=True)
+        print(
+            n_tasks,
+            {k: v for k, v in entry.items() if k not in ("command_runs", "build", "build_without_pictures")},
+            flush=True,
+        )
     report["uptime_after"] = uptime()
     if not args.prepare_only:
         args.out.parent.mkdir(parents=True, exist_ok=True)
