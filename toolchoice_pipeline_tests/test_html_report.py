@@ -311,3 +311,17 @@ def test_report_html_of_an_unknown_release_or_into_a_missing_directory_exits_2(t
     code, _, stderr = run_cli(capsys, "report", "--data-dir", str(data_dir), "--html", str(tmp_path / "no" / "p.html"))
     assert code == 2 and "--html" in stderr and "Traceback" not in stderr
     assert not out.exists()
+
+
+def test_a_first_release_has_no_changes_section_and_no_flips():
+    document = ReleaseDocument(
+        release_id="r1",
+        kind="release",
+        suite="s",
+        models={"local/a": figures(60.0)},
+        gate=GateDocument(passed=True, max_drop_points=2.0),
+    )
+    words = " ".join(" ".join(Page(render_html(ReportData(document=document))).text).split())
+    assert "Gate PASSED against no baseline" in words
+    assert "What moved" not in words and "Flipped tasks" not in words and "Tool confusion per model" not in words
+    assert "The judge did not run" in words

@@ -150,10 +150,15 @@ def _read_calls(data_dir: Path, data: ReportData) -> None:
     release_id, baseline_id = data.document.release_id, baseline_of(data.document)
     warehouse = Warehouse(data_dir)
     for rid in (release_id, baseline_id):
-        if rid is None or warehouse.commit(rid) is None:
+        if rid is None:
+            continue
+        if warehouse.commit(rid) is None:
             data.notes.append(f"release {rid} is not in the warehouse: its calls are not shown")
             continue
-        data.calls[rid] = _rows_of(warehouse.read_table("agent_calls", rid, CALL_COLUMNS), keys)
+        try:
+            data.calls[rid] = _rows_of(warehouse.read_table("agent_calls", rid, CALL_COLUMNS), keys)
+        except (KeyError, ValueError):  # an agent_calls file written before one of CALL_COLUMNS existed
+            data.notes.append(f"release {rid}'s agent_calls lack columns the page shows: its calls are not shown")
     if warehouse.commit(release_id) is not None:
         try:
             scores = warehouse.read_table("task_scores", release_id, ["model", "task_id", "sample", "expected_tool"])
