@@ -27,6 +27,7 @@ from toolchoice_pipeline.scoring.summary import ModelScores
 NO_CALL = "no call"
 LABEL_CHARS = 28  # longer tool names are cut (BFCL's dotted function names), the full name stays in the data
 DPI = 100
+STACK_ABOVE = 15  # labels (tools + "no call") above which the release and the change panels are stacked
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ def heatmap_figure(
 ):
     """The figure: the counts of ``now`` (expected rows × chosen columns, counts written in the non-zero cells,
     the diagonal, the right choices, boxed), and with ``baseline`` (same labels) the change now − baseline
-    beside it (red: more episodes now, blue: fewer). Readable up to about 30 tools: cells keep about 0.36 in."""
+    beside it (red: more episodes now, blue: fewer); past :data:`STACK_ABOVE` labels the change panel goes below.
+    Readable up to about 30 tools: cells keep 0.4 in and the cell text at least 7 points."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -109,12 +111,21 @@ def heatmap_figure(
     import numpy as np
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.patches import Rectangle
+    from matplotlib.ticker import MaxNLocator
 
     n = max(len(now.labels), 1)
-    side = max(3.2, 0.36 * n)
+    side = max(3.2, 0.4 * n)
     panels = 1 if baseline is None else 2
-    fig, axes = plt.subplots(1, panels, figsize=(panels * side + 2.6 * panels, side + 2.4), squeeze=False)
-    fontsize = max(5.5, min(9.0, 150 / n))
+    # Past STACK_ABOVE labels the two panels go one above the other, so a page or a screen shows them at full size.
+    rows, columns = (panels, 1) if n > STACK_ABOVE else (1, panels)
+    fig, axes = plt.subplots(
+        rows,
+        columns,
+        figsize=(columns * (side + 2.8), rows * (side + 2.2) + 0.4),
+        squeeze=False,
+        layout="constrained",  # room for long tool names, the colour bars and the title, however many labels
+    )
+    fontsize = max(7.0, min(9.0, 150 / n))
     names = [_label(label) for label in now.labels]
     counts = np.array(now.counts, dtype=float).reshape(len(now.labels), len(now.labels))
     grids: list[tuple[Any, str, str, Any]] = [(counts, f"{release_id}: episodes", "Blues", None)]
@@ -124,7 +135,7 @@ def heatmap_figure(
         grids.append(
             (change, f"change against {baseline_id} (now − baseline)", "RdBu_r", TwoSlopeNorm(0, -limit, limit))
         )
-    for axis, (grid, title, cmap, norm) in zip(axes[0], grids):
+    for axis, (grid, title, cmap, norm) in zip(axes.flat, grids, strict=False):
         shown = grid if grid.size else np.zeros((1, 1))
         image = axis.imshow(shown, cmap=cmap, norm=norm, vmin=None if norm else 0, aspect="equal")
         top = float(np.abs(shown).max(initial=0)) or 1.0
@@ -140,9 +151,10 @@ def heatmap_figure(
         axis.set_xlabel("chosen first", fontsize=9)
         axis.set_ylabel("expected first", fontsize=9)
         axis.set_title(title, fontsize=10)
-        fig.colorbar(image, ax=axis, fraction=0.046, pad=0.03).ax.tick_params(labelsize=7)
+        bar = fig.colorbar(image, ax=axis, shrink=0.8)
+        bar.ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of episodes: whole numbers
+        bar.ax.tick_params(labelsize=7)
     fig.suptitle(f"{model}: tool confusion (boxed diagonal: right first tool)", fontsize=11)
-    fig.tight_layout()
     return fig
 
 
