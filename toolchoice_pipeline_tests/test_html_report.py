@@ -325,3 +325,29 @@ def test_a_first_release_has_no_changes_section_and_no_flips():
     assert "Gate PASSED against no baseline" in words
     assert "What moved" not in words and "Flipped tasks" not in words and "Tool confusion per model" not in words
     assert "The judge did not run" in words
+
+
+def test_the_page_lists_regressions_first_and_at_most_thirty_tasks_per_model():
+    better = [f"a{i:02d}" for i in range(20)]  # sort before the regressions by id
+    worse = [f"z{i:02d}" for i in range(40)]
+    document = ReleaseDocument(
+        release_id="r2",
+        kind="release",
+        suite="s",
+        models={"m": figures(50.0)},
+        gate=GateDocument(
+            passed=False,
+            max_drop_points=2.0,
+            baseline_release_id="r1",
+            flips={
+                "m": {
+                    "right_tool": TaskFlips(right_to_wrong=worse[:25], wrong_to_right=better),
+                    "right_args": TaskFlips(right_to_wrong=worse[20:]),
+                }
+            },
+        ),
+    )
+    page = Page(render_html(ReportData(document=document)))
+    listed = [row[:3] for row in page.rows if row[:1] in ("a", "z")]  # a row's text starts with its task id
+    assert listed == worse[:30]
+    assert "60 tasks flipped" in " ".join(page.text) and "and 30 more" in " ".join(page.text)

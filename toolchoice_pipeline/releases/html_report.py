@@ -55,13 +55,19 @@ class ReportData:
 # --- reading ---------------------------------------------------------------------------------------------------
 
 
+def flipped_tasks(metrics: Mapping[str, Any]) -> list[str]:
+    """One model's flipped tasks (``gate.flips[model]``) in the order the page lists them: those that went right →
+    wrong on any metric first (the regressions a failed gate is about), then wrong → right; by id within each."""
+    worse = {t for flips in metrics.values() for t in flips.right_to_wrong}
+    better = {t for flips in metrics.values() for t in flips.wrong_to_right} - worse
+    return sorted(worse) + sorted(better)
+
+
 def flipped_keys(document: ReleaseDocument, limit: int = FLIPS_SHOWN) -> list[Key]:
-    """The ``(model, task)`` pairs the page lists: per model the tasks flipped on any metric, sorted, at most
-    ``limit`` per model."""
+    """The ``(model, task)`` pairs the page lists: per model :func:`flipped_tasks`, at most ``limit``."""
     keys: list[Key] = []
     for model, metrics in (document.gate.flips if document.gate else {}).items():
-        tasks = sorted({t for flips in metrics.values() for t in (*flips.right_to_wrong, *flips.wrong_to_right)})
-        keys += [(model, task) for task in tasks[:limit]]
+        keys += [(model, task) for task in flipped_tasks(metrics)[:limit]]
     return keys
 
 
@@ -422,7 +428,7 @@ def _flips_section(data: ReportData) -> str:
                 _calls_html(data.calls.get(baseline_id or "", {}).get((model, task))),
                 _calls_html(data.calls.get(document.release_id, {}).get((model, task))),
             ]
-            for task in sorted(labels)
+            for task in flipped_tasks(metrics)
             if (model, task) in shown
         ]
         out.append(f"<h3><code>{_e(model)}</code>: {len(labels)} tasks flipped</h3>")
