@@ -79,6 +79,11 @@ def test_run_draws_its_chart_only_when_asked_and_report_leaves_it_alone(data_dir
     assert f"chart: {runs_chart}" in ran.stdout.replace("\n", "")
     with Image.open(runs_chart) as image:
         assert image.format == "PNG"
+    for model in ("local-bm25-router", "local-name-match"):  # the confusion heatmaps beside it
+        with Image.open(runs_chart.parent / f"confusion-{model}.png") as image:
+            assert image.format == "PNG"
+    page = (runs_chart.parent / "report.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == 3 and "Gate FAILED against baseline r2" in page
     before = runs_chart.read_bytes()
     default = data_dir / "reports" / "coding_agent" / "trend.png"
     done = toolchoice("report", "--data-dir", str(data_dir), "--suite", "coding_agent")
@@ -113,8 +118,8 @@ def test_gate_of_a_passing_release_exits_0_with_junit_xml(data_dir, tmp_path):
 
 
 def test_gate_of_the_degraded_release_exits_1_with_the_regression_in_junit_xml(data_dir, tmp_path):
-    junit = tmp_path / "out.xml"
-    done = toolchoice("gate", "r3", "--data-dir", str(data_dir), "--junit", str(junit))
+    junit, markdown = tmp_path / "out.xml", tmp_path / "summary.md"
+    done = toolchoice("gate", "r3", "--data-dir", str(data_dir), "--junit", str(junit), "--markdown", str(markdown))
     assert done.returncode == 1, done.stdout + done.stderr
     suite, cases = _junit(junit)
     assert suite.get("failures") == "1"
@@ -124,6 +129,11 @@ def test_gate_of_the_degraded_release_exits_1_with_the_regression_in_junit_xml(d
     assert all(task_id in failure.text for task_id in flipped)
     assert cases["local/name-match"].find("failure") is None
     assert flipped[0] in done.stdout  # the Markdown summary
+    # --markdown (a CI job's summary) leads with the confusion changes, Bash's edit beside them
+    summary = markdown.read_text(encoding="utf-8")
+    [largest] = read_scores(data_dir, "r3")["gate"]["confusion_changes"][:1]
+    assert summary.index("What moved") < summary.index("| model | status |")
+    assert f"{largest['baseline']} → {largest['now']}" in summary and "Bash's description changed" in summary
 
 
 def test_gate_of_an_unknown_release_exits_2(data_dir, tmp_path):

@@ -93,8 +93,9 @@ def split_models(values: tuple[str, ...]) -> list[str]:
 @click.option(
     "--chart",
     is_flag=True,
-    help="Also draw the suite's trend over its last releases to releases/<id>/trend.png once the run scored "
-    "(`toolchoice report` draws it any time).",
+    help="Also draw the suite's trend over its last releases to releases/<id>/trend.png, the confusion heatmaps "
+    "to confusion-<model>.png and the HTML report to report.html there once the run scored (`toolchoice report` "
+    "draws them any time).",
 )
 @data_dir_option
 def run_command(
@@ -233,7 +234,10 @@ def run_command(
 
 
 def _draw_chart(data_dir: Path, store, suite: str, release_id: str) -> None:
-    """``releases/<id>/trend.png``: the suite's trend over its last releases, this one included."""
+    """``releases/<id>/trend.png`` (the suite's trend over its last releases, this one included), the confusion
+    heatmaps ``confusion-<model>.png`` and ``report.html`` (the pictures drawn once, reused in the page)."""
+    from toolchoice_pipeline.releases.confusion_chart import write_heatmaps
+    from toolchoice_pipeline.releases.html_report import REPORT_FILE, collect, release_heatmaps, render_html
     from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart
     from toolchoice_pipeline.util.errors import display_path
 
@@ -241,6 +245,12 @@ def _draw_chart(data_dir: Path, store, suite: str, release_id: str) -> None:
     title = f"{suite}: tool choice over the last releases"
     render_chart(load_trend(data_dir, suite, last=TREND_WINDOW), target, title=title, baseline=store.baseline(suite))
     click.echo(f"chart: {display_path(target)}")
+    data = collect(data_dir, release_id, pictures=False)
+    data.heatmaps = release_heatmaps(data)
+    data.trend_png = target.read_bytes()
+    for path in write_heatmaps(data.heatmaps, target.parent):
+        click.echo(f"confusion heatmap: {display_path(path)}")
+    click.echo(f"HTML report: {display_path(store.write_file(release_id, REPORT_FILE, render_html(data)))}")
 
 
 def unpriced_models(run_config, no_judge: bool) -> frozenset[str]:
