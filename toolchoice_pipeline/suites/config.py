@@ -98,6 +98,11 @@ class ModelSpec(BaseModel):
 
 
 CalibrationMode = Literal["fail", "warn"]
+ProfileName = Literal["key_args", "bfcl"]  # suites.model.MatchProfile
+
+
+def _bfcl_warns() -> dict[ProfileName, CalibrationMode]:
+    return {"bfcl": "warn"}
 
 
 class JudgeConfig(BaseModel):
@@ -115,9 +120,7 @@ class JudgeConfig(BaseModel):
     temperature: float = Field(default=0.7, ge=0, le=2)
     budget_usd: float | None = Field(default=None, ge=0)
     calibration: CalibrationMode = "fail"
-    calibration_by_profile: dict[Literal["key_args", "bfcl"], CalibrationMode] = Field(
-        default_factory=lambda: {"bfcl": "warn"}
-    )
+    calibration_by_profile: dict[ProfileName, CalibrationMode] = Field(default_factory=_bfcl_warns)
 
     def calibration_mode(self, match_profile: str) -> CalibrationMode:
         """The calibration mode (``fail`` or ``warn``) of a suite in ``match_profile``."""
