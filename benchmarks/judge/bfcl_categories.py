@@ -21,8 +21,9 @@ them (each replay is graded from its judge prompt, :func:`agreement.grade`, as t
   be left out", is left out). A task whose gold step still fails the catalog's schema (BFCL's answer leaves
   out a required parameter) is not replayed (``gold_schema_invalid`` lists them): the rubric calls a call the
   tool would refuse incorrect, whatever BFCL's checker says;
-- ``gold_with_distractor`` (right): the same step, with the catalog grown by a function of another task (the
-  next task with a function of another name);
+- ``gold_with_distractor`` (right): the same step, with the catalog grown by a function of a distant task (the
+  first with a function of another name from half the category away: neighbouring live tasks share an API, so
+  a neighbour's function may serve the request as well, and the step would no longer be known right);
 - ``missing_call`` (wrong), when the answer has two or more calls: the gold step without its last call;
 - ``swapped_tool`` (wrong): with the distractor in the catalog, the last gold call replaced by a call of the
   distractor with that other task's own gold arguments;
@@ -214,7 +215,7 @@ def measure(category: str, questions: Path, answers: Path | None, data: Path) ->
         other = next(
             (
                 (tool, golds.get(o.id))
-                for step in range(1, len(order))
+                for step in range(len(order) // 2, len(order) // 2 + len(order))
                 for o in [order[(index + step) % len(order)]]
                 for tool in suite.task_catalog(o)[:1]
                 if tool.name not in names and golds.get(o.id)

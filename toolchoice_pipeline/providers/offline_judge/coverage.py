@@ -3,7 +3,7 @@
 Used by the offline judge (:mod:`.offline`) for rubric step 3 ("the step must make the calls the request
 needs"). Pure functions, no model. A request's *values* are what a call would pass as arguments:
 
-- numbers, by value and without their sign (a unit may follow: "5cm"; "1.2 billion" is also 1.2e9 and "60%"
+- numbers, by value and without their sign, in scientific notation too ("1e-9"; a unit may follow: "5cm"; "1.2 billion" is also 1.2e9 and "60%"
   also 0.6; "a loss of $1000" is served by -1000); not the exponent of a formula ("x^2"), not 0 and not a
   list marker ("1. What is...");
 - quoted text ('The Office', "Solar Beam"), except the name of something in the catalog ('update_user_info');
@@ -33,7 +33,7 @@ from toolchoice_pipeline.providers.offline_judge.arguments import numbers, strin
 
 _ITEM = re.compile(
     r"(?P<quote>['\"])(?P<quoted>[^'\"\n]{2,40})(?P=quote)"
-    r"|(?P<number>(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\d_]|\.\d))"
+    r"|(?P<number>(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\d_]|\.\d))"
     r"|(?P<name>\b[A-Z](?:[\w'-]|\.(?=\w))*(?:\s+(?:of\s+)?[A-Z](?:[\w'-]|\.(?=\w))*)*)"
 )
 _REPEAT = re.compile(
