@@ -268,7 +268,7 @@ def main() -> int:
         "sources": [str(d) for d in directories],
         **results,
         "skipped": skipped,
-        "misjudged_examples": examples,
+        "misjudged_examples": {k: dict(list(v.items())[:20]) for k, v in examples.items()},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

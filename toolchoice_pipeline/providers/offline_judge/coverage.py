@@ -17,7 +17,8 @@ A value is *served* when a call's arguments name it (:func:`.arguments.numbers` 
 case-insensitively). The step *misses a call* when the request asks for several things (a repetition cue:
 "respectively", "also", "then", "another", "the same", "each", "both", ", and"...) and a *part* of the
 request (:func:`request_parts`: split at those cues, at sentence ends and between listed values of one kind)
-names values of a kind the calls do use (numbers, names), none of which any call serves. A value left
+that asks again (it begins at a cue or is a listed value, not merely a new sentence) names values of a kind the
+calls do use (numbers, names), none of which any call serves. A value left
 unserved beside served ones in the same part only qualifies them ("a Comfort Uber from 2020 Addison Street").
 Figures per BFCL category: docs/judge.md (benchmarks/judge/bfcl_categories.py).
 """
@@ -155,19 +156,25 @@ def request_parts(text: str, values: list[Value]) -> list[list[Value]]:
     """The request's values grouped by the part of the request that names them: a part ends at a repetition
     cue ("also", "then", ", and"...), at the end of a sentence, and between two listed values of one kind
     ("5, 10 and 15" is three parts)."""
-    cuts = {m.start() for m in _REPEAT.finditer(text)}
-    cuts |= {m.end() for m in re.finditer(r"[.!?;]\s+|\n", text)}
+    return [part for _, part in _parts(text, values)]
+
+
+def _parts(text: str, values: list[Value]) -> list[tuple[bool, list[Value]]]:
+    """:func:`request_parts`, each with whether it repeats the request (begins at a cue or a listed value)."""
+    repeats = {m.start() for m in _REPEAT.finditer(text)}
     for a, b in zip(values, values[1:]):
         if a.kind == b.kind and _JOINED.fullmatch(text, a.end, b.start) is not None:
-            cuts.add(b.start)
-    parts: list[list[Value]] = [[]]
+            repeats.add(b.start)
+    sentences = {m.end() for m in re.finditer(r"[.!?;]\s+|\n", text)}
+    parts: list[tuple[bool, list[Value]]] = [(False, [])]
     position = 0
     for value in values:
-        if any(position < cut <= value.start for cut in cuts):
-            parts.append([])
-        parts[-1].append(value)
+        repeat = any(position < cut <= value.start for cut in repeats)
+        if repeat or any(position < cut <= value.start for cut in sentences):
+            parts.append((repeat, []))
+        parts[-1][1].append(value)
         position = value.start
-    return [part for part in parts if part]
+    return [(repeat, part) for repeat, part in parts if part]
 
 
 def unserved_values(text: str, calls_arguments: list[dict[str, Any]], catalog_text: str = "") -> list[Value]:
@@ -180,12 +187,14 @@ def unserved_values(text: str, calls_arguments: list[dict[str, Any]], catalog_te
     haystack = "\n".join(strings(calls_arguments)).lower()
     served = {id(v): _served(v, have, haystack) for v in values}
     kinds = {v.kind for v in values if served[id(v)]}
-    # A part of the request none of whose values any call serves: the call that part asks for is missing.
-    # A value left unserved beside served ones ("a Comfort Uber from 2020 Addison Street") qualifies them.
+    # A part of the request that asks again (it begins at a repetition cue or is a listed value) and none of
+    # whose values any call serves: the call that part asks for is missing. A value left unserved beside served
+    # ones ("a Comfort Uber from 2020 Addison Street") qualifies them; a sentence that only gives context
+    # ("my competitor charges $99") asks for nothing.
     missing = [
         v
-        for part in request_parts(text, values)
-        if not any(served[id(p)] for p in part)
+        for repeat, part in _parts(text, values)
+        if repeat and not any(served[id(p)] for p in part)
         for v in part
         if v.kind in kinds
     ]
