@@ -39,7 +39,27 @@ def test_parts_split_at_cues_sentences_and_lists():
         "Then play songs by Adele and Coldplay for 10 and 15 minutes respectively."
     )
     parts = request_parts(text, request_values(text))
-    assert [[v.text for v in part] for part in parts] == [["Taylor Swift", "20"], ["Adele"], ["Coldplay", "10"], ["15"]]
+    assert [[v.text for v in part] for part in parts] == [
+        ["Taylor Swift", "20"],
+        ["Adele"],
+        ["Coldplay"],
+        ["10"],
+        ["15"],
+    ]
+
+
+def test_a_part_asks_by_its_own_values():
+    # "random state of 1" in both parts: the second part's own value is 10, which no call passes
+    trees = (
+        "Build a decision tree with gini criterion, maximum depth of 5 and random state of 1, another with "
+        "entropy criterion, maximum depth of 10 and random state of 1."
+    )
+    assert texts(unserved_values(trees, [{"criterion": "gini", "max_depth": 5, "random_state": 1}])) == ["10"]
+    # the first of a listed series is a part of its own too
+    value = "Calculate the present value of $1000 per year at 5% for 10, 20 and 30 years."
+    assert texts(
+        unserved_values(value, [{"p": 1000, "r": 0.05, "years": 20}, {"p": 1000, "r": 0.05, "years": 30}])
+    ) == ["10"]
 
 
 def test_numbers_in_scientific_notation_are_one_value():

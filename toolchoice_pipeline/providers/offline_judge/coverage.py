@@ -17,8 +17,9 @@ A value is *served* when a call's arguments name it (:func:`.arguments.numbers` 
 case-insensitively). The step *misses a call* when the request asks for several things (a repetition cue:
 "respectively", "also", "then", "another", "the same", "each", "both", ", and"...) and a *part* of the
 request (:func:`request_parts`: split at those cues, at sentence ends and between listed values of one kind)
-that asks again (it begins at a cue or is a listed value, not merely a new sentence) names values of a kind the
-calls do use (numbers, names), none of which any call serves. A value left
+that asks again (it begins at a cue or is a listed value, not merely a new sentence) names values of its own
+(not named elsewhere in the request) of a kind the calls do use (numbers, names), none of which any call
+serves. A value left
 unserved beside served ones in the same part only qualifies them ("a Comfort Uber from 2020 Addison Street").
 Figures per BFCL category: docs/judge.md (benchmarks/judge/bfcl_categories.py).
 """
@@ -164,7 +165,7 @@ def _parts(text: str, values: list[Value]) -> list[tuple[bool, list[Value]]]:
     repeats = {m.start() for m in _REPEAT.finditer(text)}
     for a, b in zip(values, values[1:]):
         if a.kind == b.kind and _JOINED.fullmatch(text, a.end, b.start) is not None:
-            repeats.add(b.start)
+            repeats |= {a.start, b.start}  # every listed value is a part of its own, the first one too
     sentences = {m.end() for m in re.finditer(r"[.!?;]\s+|\n", text)}
     parts: list[tuple[bool, list[Value]]] = [(False, [])]
     position = 0
@@ -191,13 +192,15 @@ def unserved_values(text: str, calls_arguments: list[dict[str, Any]], catalog_te
     # whose values any call serves: the call that part asks for is missing. A value left unserved beside served
     # ones ("a Comfort Uber from 2020 Addison Street") qualifies them; a sentence that only gives context
     # ("my competitor charges $99") asks for nothing.
-    missing = [
-        v
-        for repeat, part in _parts(text, values)
-        if repeat and not any(served[id(p)] for p in part)
-        for v in part
-        if v.kind in kinds
-    ]
+    # A part's own values are those the rest of the request does not name too ("random state of 1" twice).
+    count: dict[tuple[str, Any], int] = {}
+    for v in values:
+        count[(v.kind, v.value)] = count.get((v.kind, v.value), 0) + 1
+    missing = []
+    for repeat, part in _parts(text, values):
+        own = [v for v in part if count[(v.kind, v.value)] == 1 and v.kind in kinds]
+        if repeat and own and not any(served[id(v)] for v in own):
+            missing.extend(own)
     return list({(v.kind, v.value): v for v in missing}.values())
 
 
