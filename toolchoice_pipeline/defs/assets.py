@@ -292,7 +292,10 @@ def release_scores(
             "rubric_version": RUBRIC_VERSION,
             "budget_usd": judge.budget_usd,
             "calibration": release_calibration(
-                judge_votes, right_tool, canary_problem(toolchoice.path), judge.calibration
+                judge_votes,
+                right_tool,
+                canary_problem(toolchoice.path),
+                judge.calibration_mode(snapshot.suite_spec.match_profile),
             ),
             **preflight_judge_cost(judge_votes),
         }

@@ -108,9 +108,20 @@ class ModelSpec(BaseModel):
         return params
 
 
+CalibrationMode = Literal["fail", "warn"]
+ProfileName = Literal["key_args", "bfcl"]  # suites.model.MatchProfile
+
+
+def _bfcl_warns() -> dict[ProfileName, CalibrationMode]:
+    return {"bfcl": "warn"}
+
+
 class JudgeConfig(BaseModel):
     """ChainPoll judge settings (DESIGN §5). ``budget_usd`` caps the judge's spend per run, canary included (null
-    = no cap); ``calibration``: ``fail`` (a failed calibration fails the run and blocks promotion) or ``warn``."""
+    = no cap); ``calibration``: ``fail`` (a failed calibration fails the run and blocks promotion) or ``warn``;
+    ``calibration_by_profile``: the mode for suites of a matching profile, overriding ``calibration`` (default
+    ``{bfcl: warn}``: on BFCL suites right tool, the calibration's reference, says almost nothing, see
+    docs/judge.md); :meth:`calibration_mode` gives the mode of a suite."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -119,7 +130,12 @@ class JudgeConfig(BaseModel):
     max_attempts: int = Field(default=3, ge=1, le=10)
     temperature: float = Field(default=0.7, ge=0, le=2)
     budget_usd: float | None = Field(default=None, ge=0)
-    calibration: Literal["fail", "warn"] = "fail"
+    calibration: CalibrationMode = "fail"
+    calibration_by_profile: dict[ProfileName, CalibrationMode] = Field(default_factory=_bfcl_warns)
+
+    def calibration_mode(self, match_profile: str) -> CalibrationMode:
+        """The calibration mode (``fail`` or ``warn``) of a suite in ``match_profile``."""
+        return self.calibration_by_profile.get(match_profile, self.calibration)  # type: ignore[call-overload]
 
     @field_validator("model", mode="before", json_schema_input_type=str | ModelSpec)
     @classmethod
