@@ -20,7 +20,9 @@ from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
 from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.metadata import (
     catalog_diff_against_baseline,
+    per_model_figures,
     scores_markdown,
+    warehouse_table_metadata,
 )
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
@@ -37,6 +39,7 @@ from toolchoice_pipeline.defs.shards import (
     stage_shard,
 )
 from toolchoice_pipeline.defs.staging import Records, StagedRecords
+from toolchoice_pipeline.defs.versions import code_version
 from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
@@ -45,10 +48,29 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
-CODE_VERSION = "3"  # 3: agent_runs, judge_votes and task_scores staged per shard
-COMMON = dict(
-    partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION, io_manager_key="staged_io"
-)
+#: Who answers for the release assets, and their tags (shown on every asset's page and searchable in the UI).
+OWNERS = ["team:toolchoice"]
+TAGS = {"domain": "llm-eval", "pipeline": "toolchoice"}
+
+
+def described(name: str, **extra) -> dict:
+    """The arguments every release asset shares: the release partitions, the group, owners, tags, its code
+    version (:mod:`~.versions`) and, for an asset whose rows land in a warehouse table, that table's name and
+    column schema."""
+    return dict(
+        partitions_def=release_partitions,
+        group_name=RELEASE_GROUP,
+        code_version=code_version(name),
+        owners=OWNERS,
+        tags=TAGS,
+        metadata=warehouse_table_metadata(name),
+        **extra,
+    )
+
+
+def staged(name: str) -> dict:
+    """:func:`described` for an asset whose output is staged by the ``staged_io`` IO manager."""
+    return described(name, io_manager_key="staged_io")
 
 
 def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lineage:
@@ -61,7 +83,7 @@ def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lin
 
 
 @dg.asset(
-    **COMMON,
+    **staged("release_snapshot"),
     kinds={"json"},
     deps=["suite_files"],
     description="What the release evaluates, resolved once and pinned in releases/<id>/snapshot.json: the "
@@ -99,7 +121,7 @@ def release_snapshot(
 
 
 @dg.asset(
-    **COMMON,
+    **staged("tool_catalog"),
     kinds={"json", "python"},
     description="The tool catalog the agents choose from, as pinned by release_snapshot: the suite's curated "
     "tools merged with its live dumps (curated wins). Its data version is the catalog_version, "
@@ -130,7 +152,7 @@ def tool_catalog(
 
 
 @dg.asset(
-    **COMMON,
+    **staged("eval_tasks"),
     kinds={"python"},
     deps=[tool_catalog],
     description="The eval tasks as pinned by release_snapshot: a conversation and the tool (with key "
@@ -168,9 +190,7 @@ def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnaps
 
 
 @dg.graph_asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("agent_runs"),
     kinds={"litellm", "python"},
     description="Every configured model on every task through LiteLLM: episodes of up to max_steps model "
     "calls, every call recorded with tokens, cost (USD) and latency (ms). Fans out over shards (a model × "
@@ -185,9 +205,7 @@ def agent_runs(release_snapshot, tool_catalog, eval_tasks):
 
 
 @dg.graph_asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("judge_votes"),
     kinds={"litellm", "python"},
     description="ChainPoll: the judge grades each episode's first step several times (independent "
     "chain-of-thought votes, never cached), one step per agent_runs shard, then the canary session; every "
@@ -215,7 +233,7 @@ def shard_pairs(agent_runs: Records, judge_votes: Records):
 
 
 @dg.asset(
-    **COMMON,
+    **staged("task_scores"),
     kinds={"python"},
     description="One score per episode: right tool and right arguments of the first call (matching "
     "profile of the suite), calls per task, TSQ, flags. Scored shard by shard on the columnar path.",
@@ -256,9 +274,7 @@ def task_scores(
 
 
 @dg.asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("release_scores"),
     kinds={"duckdb", "parquet"},
     description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
     "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
@@ -326,6 +342,7 @@ def release_scores(
         "gate_report": dg.MetadataValue.md(published.gate_markdown),
         "trend": dg.MetadataValue.md(trend_markdown(trend, current_baseline)),
         "scores_json": dg.MetadataValue.path(_shown(published.scores_path)),
+        "dagster/row_count": len(published.scores.models),  # the release's rows of the release_scores table
         "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
         "judge_cost_usd": round(
             sum(m.judge_cost_usd for m in published.scores.models.values())
@@ -333,15 +350,15 @@ def release_scores(
             + (judge_document or {}).get("preflight_judge_cost_usd", 0.0),
             6,
         ),
+        # flat numbers per model, "<model>/right_tool_pct" etc.: the Plots tab charts them over releases
+        **per_model_figures(published.scores),
     }
     document = published.scores.model_dump(mode="json", exclude={"run_id", "evaluated_at"})
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(short_hash(document)))
 
 
 @dg.asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("baseline"),
     kinds={"python"},
     deps=[release_scores],
     description="Promotion: a `release`-kind release whose gate passed becomes its suite's baseline. Runs "

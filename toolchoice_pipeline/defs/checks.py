@@ -1,6 +1,7 @@
 """Asset checks: the release gate (blocking), judge calibration, row counts and table schemas."""
 
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -8,7 +9,7 @@ from toolchoice_pipeline.defs.assets import agent_runs, release_scores, release_
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.staging import Records
-from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
+from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, Comparison, comparisons_markdown
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
@@ -62,13 +63,17 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
     gate = scores.gate
     failures = gate.failures if gate is not None else []
     lines = [f"{f.model}: {f.metric} {f.baseline} → {f.now} (drop {f.drop})" for f in failures]
+    limit = gate.max_drop_points if gate is not None else MAX_DROP_POINTS
     return dg.AssetCheckResult(
         passed=scores.gate_passed,
         severity=ERROR,
         description=("gate passed" if scores.gate_passed else "gate failed: " + "; ".join(lines)),
         metadata={
             "baseline_release_id": scores.baseline_release_id or "none yet",
-            "max_drop_points": gate.max_drop_points if gate is not None else MAX_DROP_POINTS,
+            # the limit, named as such; "max_drop_points" kept for readers of the earlier key
+            "drop_limit_points": limit,
+            "max_drop_points": limit,
+            **_largest_drop(gate.comparisons if gate is not None else []),
             "n_failures": len(failures),
             "noise": gate.noise if gate is not None else "report",
             "n_within_noise_warnings": len(gate.warnings) if gate is not None else 0,
@@ -78,6 +83,15 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "gate_report_file": dg.MetadataValue.path(_gate_report_file(toolchoice.path, context.partition_key)),
         },
     )
+
+
+def _largest_drop(comparisons: list[Comparison]) -> dict[str, Any]:
+    """``largest_drop_points`` (baseline − now, points; negative: every metric rose) and ``largest_drop_at``
+    (model and metric) over the gate's comparisons; "n/a" with nothing compared (no baseline yet)."""
+    if not comparisons:
+        return {"largest_drop_points": "n/a (nothing compared)", "largest_drop_at": "n/a"}
+    worst = max(comparisons, key=lambda c: c.drop)
+    return {"largest_drop_points": float(worst.drop), "largest_drop_at": f"{worst.model} {worst.metric}"}
 
 
 def _gate_report_file(data_dir, release_id: str) -> str:

@@ -11,7 +11,6 @@ machines). With the warehouse on an object store, staging and each shard's journ
 (:func:`~.staging.shard_journal`), so a step needs no shared volume.
 """
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,8 +21,10 @@ from toolchoice_pipeline.defs.metadata import episode_metadata, judge_metadata
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
 from toolchoice_pipeline.defs.staging import (
     Records,
+    RowsDigest,
     StagedRecords,
     location,
+    rows_version,
     shard_journal,
     shard_path,
     staging_dir,
@@ -85,8 +86,9 @@ def spend_ledger(context: dg.OpExecutionContext, data_dir: Path, release_id: str
 def stage_shard(
     data_dir: Path, release_id: str, asset: str, order: int, key: str, records, record_type, **counts: int
 ) -> ShardResult:
-    """Write one shard's records to its staged file; the version hashes their JSON as written."""
-    digest = hashlib.sha256()
+    """Write one shard's records to its staged file; the version hashes their rows in a canonical order
+    (:class:`~.staging.RowsDigest`): the same rows in another order are the same version."""
+    digest = RowsDigest()
     path = shard_path(data_dir, release_id, asset, key)
     rows = write_records(path, records, record_type, digest)
     return ShardResult(order=order, key=key, path=str(path), rows=rows, version=digest.hexdigest()[:12], counts=counts)
@@ -390,7 +392,7 @@ def gather_judge_votes(
         key=PREFLIGHT_SHARD,
         path=str(preflight),
         rows=len(preflight_votes),
-        version=short_hash([vote.model_dump(mode="json") for vote in preflight_votes]),
+        version=rows_version(preflight_votes),
     )
     votes, version = gathered([*shards, canary_result, preflight_result])
     summary = judge_metadata(gathered(shards)[0])  # the episodes' votes (the canary's and the preflight's apart)

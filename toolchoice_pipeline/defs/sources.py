@@ -49,6 +49,7 @@ def release_suite(toolchoice: ToolchoiceResource, release_id: str) -> str | None
     name="suite_files",
     partitions_def=release_partitions,
     group_name=SOURCES_GROUP,
+    tags={"domain": "llm-eval", "pipeline": "toolchoice"},
     description="The suite files a release reads (catalog, live dumps, tasks, matching profile), observed: the "
     "data version of a release partition is its suite's current <catalog_version>-<fixture_version>.",
 )
