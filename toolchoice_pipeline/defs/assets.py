@@ -24,8 +24,9 @@ from toolchoice_pipeline.defs.metadata import (
     scores_markdown,
     warehouse_table_metadata,
 )
-from toolchoice_pipeline.defs.partitions import release_partitions
+from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME, release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.defs.run_tags import tag_run
 from toolchoice_pipeline.defs.shards import (
     bad_input,
     gather_agent_runs,
@@ -94,11 +95,16 @@ def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lin
 def release_snapshot(
     context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, config: LaunchpadRequest
 ) -> dg.Output[ReleaseSnapshot]:
+    release_id = context.partition_key
+    if not context.instance.has_dynamic_partition(RELEASE_PARTITIONS_NAME, release_id):
+        # a run of the nightly schedule: its evaluation adds nothing, its run adds the partition (schedules.py)
+        context.instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
     try:
-        config.write_if_new(toolchoice.path, context.partition_key)
-        snapshot, resolved_now = pin_snapshot(toolchoice.path, context.partition_key)
+        config.write_if_new(toolchoice.path, release_id)
+        snapshot, resolved_now = pin_snapshot(toolchoice.path, release_id)
     except InputError as exc:
-        raise bad_input(context.partition_key, exc) from None
+        raise bad_input(release_id, exc) from None
+    tag_run(context, snapshot)
     return dg.Output(
         snapshot,
         data_version=dg.DataVersion(snapshot.content_version()),
@@ -131,6 +137,7 @@ def tool_catalog(
     context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, release_snapshot: ReleaseSnapshot
 ) -> dg.Output[list[ToolDefinition]]:
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     tools = snapshot.suite().all_tools()
     try:
         diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, snapshot.suite(), tools)
@@ -161,6 +168,7 @@ def tool_catalog(
 )
 def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnapshot) -> dg.Output[Records]:
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     tasks = snapshot.tasks  # in a run, the snapshot's staged tasks: listed, not copied
     tags: Counter[str] = Counter()
     n_tasks = no_call = unlabelled = 0
@@ -248,6 +256,7 @@ def task_scores(
     from toolchoice_pipeline.releases.store import score_records
 
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     release_lineage = lineage(context, snapshot)
     results, flags, errors = [], Counter(), 0
     try:
@@ -298,6 +307,7 @@ def release_scores(
     from toolchoice_pipeline.releases.store import publish_release
 
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     judge, request = snapshot.config.judge, snapshot.request
     judge_document = None
     if request.judge:

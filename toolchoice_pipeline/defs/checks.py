@@ -1,5 +1,6 @@
 """Asset checks: the release gate (blocking), judge calibration, row counts and table schemas."""
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,15 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "more than 2 points below the baseline, or more than 5% of its tasks had "
     "infrastructure errors. Blocking: a failed gate stops promotion to baseline.",
 )
-def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
+def release_gate(
+    context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource
+) -> Iterator[dg.AssetCheckResult]:
     scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
     gate = scores.gate
     failures = gate.failures if gate is not None else []
     lines = [f"{f.model}: {f.metric} {f.baseline} → {f.now} (drop {f.drop})" for f in failures]
     limit = gate.max_drop_points if gate is not None else MAX_DROP_POINTS
-    return dg.AssetCheckResult(
+    result = dg.AssetCheckResult(
         passed=scores.gate_passed,
         severity=ERROR,
         description=("gate passed" if scores.gate_passed else "gate failed: " + "; ".join(lines)),
@@ -82,6 +85,27 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
             "gate_report_file": dg.MetadataValue.path(_gate_report_file(toolchoice.path, context.partition_key)),
         },
+    )
+    yield result
+    if not result.passed:
+        raise gate_failure(context.partition_key, result)
+
+
+#: The metadata key that marks a step failure as the gate's verdict (``toolchoice run`` prints the verdict itself).
+GATE_FAILURE_KEY = "gate_failed"
+
+
+def gate_failure(release_id: str, result: dg.AssetCheckResult) -> dg.Failure:
+    """The failure a failed gate ends its step (and run) with: the gate's reason as the description and its
+    figures as metadata, rather than Dagster's blocking-check error and its stack trace. The evaluation was
+    recorded before it (the Checks tab shows the gate failed); the failed step still keeps ``baseline`` from
+    running. Never retried: the same scores fail the same gate."""
+    wanted = ("baseline_release_id", "drop_limit_points", "largest_drop_points", "largest_drop_at", "n_failures")
+    return dg.Failure(
+        description=f"release {release_id}: {result.description} (the gate report is on release_scores' "
+        "release_gate check)",
+        metadata={GATE_FAILURE_KEY: True, **{key: result.metadata[key] for key in wanted}},
+        allow_retries=False,
     )
 
 

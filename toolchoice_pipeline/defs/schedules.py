@@ -2,15 +2,23 @@
 
 Nightly runs ask every provider afresh (agent cache policy ``write_only``) to catch provider drift; they are
 compared with the baseline but never become it.
+
+Evaluating the schedule has no side effect (the UI's "Test schedule" previews it freely): it returns a run
+request for partition ``nightly-YYYY-MM-DD`` whose run config says what the release evaluates
+(``ops.release_snapshot.config``), with the partition tag already resolved. The run's first step,
+``release_snapshot``, adds the partition and writes ``releases/<id>/request.json`` (:mod:`~.launchpad`), so
+only a run that is launched creates them. Dagster schedules cannot add dynamic partitions themselves (sensors
+can, through ``SensorResult``), hence the step.
 """
 
 import dagster as dg
 
 from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 from toolchoice_pipeline.defs.jobs import release_job
-from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
-from toolchoice_pipeline.defs.resources import ToolchoiceResource
-from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+from toolchoice_pipeline.defs.run_tags import release_tags
+from toolchoice_pipeline.releases.request import DEFAULT_SUITE
+
+REQUESTED_BY = "schedule:nightly_eval"
 
 
 @dg.schedule(
@@ -19,20 +27,25 @@ from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
     execution_timezone="UTC",
     job=release_job,
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Adds partition nightly-YYYY-MM-DD (kind nightly, agent cache write_only) and runs it.",
+    description="Runs partition nightly-YYYY-MM-DD (kind nightly, agent cache write_only; the run adds the "
+    "partition and its request).",
 )
-def nightly_eval(context: dg.ScheduleEvaluationContext, toolchoice: ToolchoiceResource) -> dg.RunRequest:
+def nightly_eval(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     fail_dead_runs(context.instance, context.log)
     release_id = f"nightly-{context.scheduled_execution_time:%Y-%m-%d}"
-    write_request(
-        toolchoice.path,
-        ReleaseRequest(
-            release_id=release_id, kind="nightly", cache_policy="write_only", requested_by="schedule:nightly_eval"
-        ),
-    )
-    context.instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
+    request = {
+        "suite": DEFAULT_SUITE,
+        "kind": "nightly",
+        "cache_policy": "write_only",
+        "requested_by": REQUESTED_BY,
+    }
     return dg.RunRequest(
         run_key=release_id,
         partition_key=release_id,
-        tags={"toolchoice/kind": "nightly", "toolchoice/release": release_id},
+        run_config={"ops": {"release_snapshot": {"config": request}}},
+        # the partition tag given here resolves the request's partition without asking that it exist yet
+        tags={
+            "dagster/partition": release_id,
+            **release_tags(release_id, kind="nightly", suite=DEFAULT_SUITE, requested_by=REQUESTED_BY),
+        },
     )

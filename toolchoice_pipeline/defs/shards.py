@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from toolchoice_pipeline.defs.metadata import episode_metadata, judge_metadata
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
+from toolchoice_pipeline.defs.run_tags import tag_run
 from toolchoice_pipeline.defs.staging import (
     Records,
     RowsDigest,
@@ -131,6 +132,7 @@ def plan_agent_shards(
     eval_tasks: Records,
 ):
     snapshot = release_snapshot
+    tag_run(context, snapshot)  # a run of agent_runs alone
     staged = catalog_version(sorted(tool_catalog, key=lambda tool: tool.definition_hash))
     if staged != snapshot.catalog_version or not _same_ids(eval_tasks, snapshot.tasks):
         raise dg.Failure(
