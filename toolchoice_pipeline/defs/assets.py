@@ -27,6 +27,7 @@ from toolchoice_pipeline.defs.metadata import (
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME, release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.run_tags import tag_run
+from toolchoice_pipeline.defs.schedules import NIGHTLY_FRESHNESS
 from toolchoice_pipeline.defs.shards import (
     bad_input,
     gather_agent_runs,
@@ -284,6 +285,7 @@ def task_scores(
 
 @dg.asset(
     **described("release_scores"),
+    freshness_policy=NIGHTLY_FRESHNESS,
     kinds={"duckdb", "parquet"},
     description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
     "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "

@@ -11,6 +11,8 @@ only a run that is launched creates them. Dagster schedules cannot add dynamic p
 can, through ``SensorResult``), hence the step.
 """
 
+from datetime import timedelta
+
 import dagster as dg
 
 from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
@@ -19,11 +21,22 @@ from toolchoice_pipeline.defs.run_tags import release_tags
 from toolchoice_pipeline.releases.request import DEFAULT_SUITE
 
 REQUESTED_BY = "schedule:nightly_eval"
+NIGHTLY_CRON = "0 2 * * *"
+#: By when the nightly's release_scores is due (UTC): four hours after the schedule fires.
+NIGHTLY_DEADLINE_CRON = "0 6 * * *"
+
+#: The nightly's output is overdue when ``release_scores`` has no materialisation since 02:00 UTC by 06:00 UTC:
+#: a stopped schedule, a dead daemon or a nightly that failed before scoring shows on the asset's freshness (the
+#: Freshness daemon, on by default since Dagster 1.12, evaluates it). Dagster's freshness is per asset, not per
+#: partition: any release scored in that window (a ``toolchoice run`` at 03:00, say) counts as well.
+NIGHTLY_FRESHNESS = dg.FreshnessPolicy.cron(
+    deadline_cron=NIGHTLY_DEADLINE_CRON, lower_bound_delta=timedelta(hours=4), timezone="UTC"
+)
 
 
 @dg.schedule(
     name="nightly_eval",
-    cron_schedule="0 2 * * *",
+    cron_schedule=NIGHTLY_CRON,
     execution_timezone="UTC",
     job=release_job,
     default_status=dg.DefaultScheduleStatus.RUNNING,

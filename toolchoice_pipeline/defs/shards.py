@@ -42,6 +42,12 @@ from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
 CANARY_SHARD = "canary"
+
+#: A shard step that fails unexpectedly (a worker process or pod lost, a store hiccup) is tried again, twice, after
+#: 10 s and 20 s. A retry is nearly free: every finished call and poll is journaled, so it asks only what the failed
+#: try had not finished. Failures that are verdicts (bad input, a model or judge unavailable after the calls'
+#: own retries) say ``allow_retries=False`` and fail at once.
+SHARD_RETRY_POLICY = dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL)
 PREFLIGHT_SHARD = "preflight"
 
 
@@ -59,7 +65,7 @@ class ShardResult(BaseModel):
 def bad_input(release_id: str, exc: InputError) -> dg.Failure:
     """The failure of a step stopped by bad input: its problems, one per line (``toolchoice run`` exits 2 on the
     "bad input" prefix)."""
-    return dg.Failure(description=f"bad input for release {release_id}:\n{exc}")
+    return dg.Failure(description=f"bad input for release {release_id}:\n{exc}", allow_retries=False)
 
 
 def judge_rate_limits(data_dir: Path, snapshot: ReleaseSnapshot):
@@ -150,7 +156,10 @@ def plan_agent_shards(
         yield dg.DynamicOutput(AgentShard(order=order, **shard.model_dump()), mapping_key=shard.key)
 
 
-@dg.op(description="Run one model on one block of tasks through LiteLLM; stage the episodes.")
+@dg.op(
+    description="Run one model on one block of tasks through LiteLLM; stage the episodes.",
+    retry_policy=SHARD_RETRY_POLICY,
+)
 def run_agent_shard(
     context: dg.OpExecutionContext,
     toolchoice: ToolchoiceResource,
@@ -203,6 +212,7 @@ def run_agent_shard(
             + "; ".join(unavailable.values())
             + " (the other calls are journaled: fix it and run the same command again)",
             metadata={"unavailable": dg.MetadataValue.json(unavailable)},
+            allow_retries=False,  # asked with retries already (execution.retries): a verdict, not a hiccup
         )
     return stage_shard(toolchoice.path, snapshot.release_id, "agent_runs", shard.order, shard.key, episodes, Episode)
 
@@ -266,7 +276,8 @@ def plan_judge_shards(
         )
     except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
         raise dg.Failure(
-            description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
+            description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}",
+            allow_retries=False,
         ) from None
     finally:
         ledger.close()
@@ -285,7 +296,10 @@ def plan_judge_shards(
         yield dg.DynamicOutput(shard, mapping_key=path.stem)
 
 
-@dg.op(description="ChainPoll over one shard's episodes (first steps); stage the votes.")
+@dg.op(
+    description="ChainPoll over one shard's episodes (first steps); stage the votes.",
+    retry_policy=SHARD_RETRY_POLICY,
+)
 def judge_shard(
     context: dg.OpExecutionContext,
     toolchoice: ToolchoiceResource,
