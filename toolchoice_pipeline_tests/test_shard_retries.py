@@ -65,6 +65,15 @@ def test_a_verdict_fails_the_shard_at_once_without_a_retry(tmp_path):
     data_dir = copy_data(tmp_path / "data")
     with dagster_instance(tmp_path / "home") as instance:
         result = materialise(data_dir, instance, "r1", kind="adhoc", models=["local/no-such-model"], judge=False)
+        # the checks the failed run never reached are recorded against its release only (never partition-less)
+        graph = defs.resolve_asset_graph()
+        records = [
+            record
+            for key in graph.asset_check_keys
+            for record in instance.event_log_storage.get_asset_check_execution_history(key, limit=10)
+        ]
+        assert len(records) == len(graph.asset_check_keys)
+        assert {record.partition for record in records} == {"r1"}
     assert not result.success
     assert not [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]
     [failure] = [e for e in result.all_events if e.is_step_failure]
