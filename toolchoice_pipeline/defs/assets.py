@@ -40,6 +40,7 @@ from toolchoice_pipeline.defs.shards import (
     shard_tasks,
     stage_shard,
 )
+from toolchoice_pipeline.defs.sources import observe_release_files
 from toolchoice_pipeline.defs.staging import Records, StagedRecords
 from toolchoice_pipeline.defs.versions import code_version
 from toolchoice_pipeline.records.episodes import TaskScore
@@ -106,6 +107,7 @@ def release_snapshot(
     except InputError as exc:
         raise bad_input(release_id, exc) from None
     tag_run(context, snapshot)
+    observe_release_files(context, toolchoice, snapshot, resolved_now)
     return dg.Output(
         snapshot,
         data_version=dg.DataVersion(snapshot.content_version()),
