@@ -186,8 +186,9 @@ def run_nightly(data_dir, instance, run: dg.RunRequest):
     return job.execute_in_process(instance=instance, tags=run.tags, run_config=run.run_config, raise_on_error=False)
 
 
-def test_evaluating_the_nightly_schedule_has_no_side_effect(instance, data_dir):
-    """A preview ("Test schedule") adds no partition and writes no request: the request says it all."""
+def test_evaluating_the_nightly_schedule_writes_no_file(instance, data_dir):
+    """A preview ("Test schedule") writes no request: the run request says it all. It adds the partition (a
+    schedule cannot request one, and the run needs it before its first step)."""
     run = nightly_request(instance, datetime(2026, 11, 30, 2, 0, tzinfo=UTC))
     assert run.partition_key == run.run_key == "nightly-2026-11-30"
     assert run.tags["dagster/partition"] == "nightly-2026-11-30"
@@ -199,21 +200,20 @@ def test_evaluating_the_nightly_schedule_has_no_side_effect(instance, data_dir):
         "cache_policy": "write_only",
         "requested_by": "schedule:nightly_eval",
     }
-    assert instance.get_dynamic_partitions("release") == []
+    assert instance.get_dynamic_partitions("release") == ["nightly-2026-11-30"]
     assert not (data_dir / "releases").exists()
 
 
 @pytest.mark.slow
-def test_the_nightly_run_adds_its_partition_and_request_and_asks_every_model_afresh(instance, data_dir):
-    """The launched run adds the partition and writes the request (kind nightly, cache write_only); it ignores
-    the call journal, so provider drift shows up."""
+def test_the_nightly_run_writes_its_request_and_asks_every_model_afresh(instance, data_dir):
+    """The launched run writes the request (kind nightly, cache write_only); it ignores the call journal, so
+    provider drift shows up."""
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)
     assert warm.success
     run = nightly_request(instance, datetime(2026, 12, 1, 2, 0, tzinfo=UTC))
-    assert "nightly-2026-12-01" not in instance.get_dynamic_partitions("release")
+    assert not (data_dir / "releases" / "nightly-2026-12-01").exists()
     result = run_nightly(data_dir, instance, run)
     assert result.success
-    assert "nightly-2026-12-01" in instance.get_dynamic_partitions("release")
     request = read_request(data_dir, "nightly-2026-12-01")
     assert (request.kind, request.cache_policy, request.suite, request.requested_by) == (
         "nightly",

@@ -24,7 +24,7 @@ from toolchoice_pipeline.defs.metadata import (
     scores_markdown,
     warehouse_table_metadata,
 )
-from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME, release_partitions
+from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.run_tags import tag_run
 from toolchoice_pipeline.defs.schedules import NIGHTLY_FRESHNESS
@@ -98,9 +98,6 @@ def release_snapshot(
     context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, config: LaunchpadRequest
 ) -> dg.Output[ReleaseSnapshot]:
     release_id = context.partition_key
-    if not context.instance.has_dynamic_partition(RELEASE_PARTITIONS_NAME, release_id):
-        # a run of the nightly schedule: its evaluation adds nothing, its run adds the partition (schedules.py)
-        context.instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
     try:
         config.write_if_new(toolchoice.path, release_id)
         snapshot, resolved_now = pin_snapshot(toolchoice.path, release_id)

@@ -3,12 +3,12 @@
 Nightly runs ask every provider afresh (agent cache policy ``write_only``) to catch provider drift; they are
 compared with the baseline but never become it.
 
-Evaluating the schedule has no side effect (the UI's "Test schedule" previews it freely): it returns a run
-request for partition ``nightly-YYYY-MM-DD`` whose run config says what the release evaluates
-(``ops.release_snapshot.config``), with the partition tag already resolved. The run's first step,
-``release_snapshot``, adds the partition and writes ``releases/<id>/request.json`` (:mod:`~.launchpad`), so
-only a run that is launched creates them. Dagster schedules cannot add dynamic partitions themselves (sensors
-can, through ``SensorResult``), hence the step.
+Evaluating the schedule writes no file: its run request carries what the release evaluates as run config
+(``ops.release_snapshot.config``), and the run's first step, ``release_snapshot``, writes
+``releases/<id>/request.json`` (:mod:`~.launchpad`). It still adds the partition ``nightly-YYYY-MM-DD``: a
+Dagster schedule cannot request a dynamic partition (a sensor can, through ``SensorResult``), and the run needs
+it before its first step starts (Dagster resolves the step's input versions of ``suite_files``, partitioned by
+release, then). So the UI's "Test schedule" adds that partition, with no request; launching it runs the nightly.
 """
 
 from datetime import timedelta
@@ -17,6 +17,7 @@ import dagster as dg
 
 from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 from toolchoice_pipeline.defs.jobs import release_job
+from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.defs.run_tags import release_tags
 from toolchoice_pipeline.releases.request import DEFAULT_SUITE
 
@@ -40,12 +41,13 @@ NIGHTLY_FRESHNESS = dg.FreshnessPolicy.cron(
     execution_timezone="UTC",
     job=release_job,
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Runs partition nightly-YYYY-MM-DD (kind nightly, agent cache write_only; the run adds the "
-    "partition and its request).",
+    description="Adds partition nightly-YYYY-MM-DD and runs it (kind nightly, agent cache write_only; the run "
+    "writes its request).",
 )
 def nightly_eval(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     fail_dead_runs(context.instance, context.log)
     release_id = f"nightly-{context.scheduled_execution_time:%Y-%m-%d}"
+    context.instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
     request = {
         "suite": DEFAULT_SUITE,
         "kind": "nightly",
@@ -56,7 +58,6 @@ def nightly_eval(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
         run_key=release_id,
         partition_key=release_id,
         run_config={"ops": {"release_snapshot": {"config": request}}},
-        # the partition tag given here resolves the request's partition without asking that it exist yet
         tags={
             "dagster/partition": release_id,
             **release_tags(release_id, kind="nightly", suite=DEFAULT_SUITE, requested_by=REQUESTED_BY),
