@@ -210,7 +210,7 @@ def test_release_scores_publish_scores_json_and_the_checks_read_it(stages, relea
     stored = json.loads((toolchoice.path / "releases" / RELEASE / "scores.json").read_text(encoding="utf-8"))
     assert stored["models"] == document.figures()
 
-    gate = release_gate(check_context(toolchoice), toolchoice=toolchoice)
+    [gate] = release_gate(check_context(toolchoice), toolchoice=toolchoice)  # a passed gate: its result alone
     assert gate.passed and gate.metadata["baseline_release_id"].value == "none yet"
     assert gate.metadata["not_gated"].value == "none"  # every demo model gates
     schema = warehouse_schema(check_context(toolchoice), toolchoice=toolchoice)

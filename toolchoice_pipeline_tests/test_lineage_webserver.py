@@ -230,3 +230,45 @@ def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(
         assert again["release_snapshot"]["dataVersion"] == fresh["release_snapshot"]["dataVersion"]
         assert again["tool_catalog"]["dataVersion"] == pinned_catalog
         assert {name: again[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(SNAPSHOT_ASSETS, "FRESH")
+
+
+COLUMNS = (
+    '{ assetNodes(assetKeys: [{path: ["task_scores"]}, {path: ["release_scores"]}]) { assetKey { path } '
+    "owners { ... on TeamAssetOwner { team } } "
+    "metadataEntries { label ... on TableSchemaMetadataEntry { schema { columns { name type } } } "
+    "... on TextMetadataEntry { text } } } }"
+)
+PLOTS = (
+    '{ assetOrError(assetKey: {path: ["release_scores"]}) { ... on Asset { assetMaterializations(partitions: '
+    '["m1"]) { metadataEntries { label __typename ... on FloatMetadataEntry { floatValue } '
+    "... on IntMetadataEntry { intValue } } } } } }"
+)
+
+
+def test_the_ui_shows_columns_row_counts_and_per_model_numbers_to_plot(served):
+    """What the Columns and Plots tabs read: the warehouse tables' column schema and table name in the assets'
+    definition metadata, and after a release, each model's figures as float entries of release_scores'
+    materialisation and its row count as an int entry."""
+    import dagster as dg
+
+    from toolchoice_pipeline_tests.pipeline_helpers import materialise, read_scores
+
+    base, data_dir = served["base"], served["data_dir"]
+    nodes = {"/".join(n["assetKey"]["path"]): n for n in graphql(base, COLUMNS)["assetNodes"]}
+    for name in ("task_scores", "release_scores"):
+        entries = {entry["label"]: entry for entry in nodes[name]["metadataEntries"]}
+        assert entries["dagster/table_name"]["text"] == f"toolchoice.main.{name}"
+        columns = [column["name"] for column in entries["dagster/column_schema"]["schema"]["columns"]]
+        assert columns[:4] == ["release_id", "suite", "catalog_version", "run_id"] and "model" in columns
+        assert nodes[name]["owners"] == [{"team": "toolchoice"}]
+    with dg.DagsterInstance.from_config(str(served["home"])) as instance:
+        assert materialise(data_dir, instance, "m1", kind="adhoc", judge=False).success
+    [materialisation] = graphql(base, PLOTS)["assetOrError"]["assetMaterializations"]
+    entries = {entry["label"]: entry for entry in materialisation["metadataEntries"]}
+    models = read_scores(data_dir, "m1")["models"]
+    assert entries["dagster/row_count"]["intValue"] == len(models)
+    for model, figures in models.items():
+        for name in ("right_tool_pct", "right_args_pct", "agent_cost_usd"):
+            entry = entries[f"{model}/{name}"]
+            assert entry["__typename"] == "FloatMetadataEntry" and entry["floatValue"] == figures[name]
+        assert f"{model}/tsq_mean" not in entries  # not judged: no TSQ, rather than a 0 to plot

@@ -111,3 +111,22 @@ def test_the_catalog_diff_against_the_baseline_names_the_changed_tool(two_releas
     _, _, _, second, _ = two_releases
     diff = materialised_assets(second)["tool_catalog"].metadata["catalog_diff_vs_baseline"].value
     assert "r1" in diff and "Bash" in diff
+
+
+def test_the_failed_gates_run_ends_with_the_gates_reason_not_a_blocking_check_error(two_releases):
+    """The run page's failure is the gate's verdict: a ``Failure`` whose description names the model and metric
+    that dropped and whose metadata gives the largest drop and the limit; no step fails with Dagster's
+    blocking-check error (its stack trace) and no other step fails."""
+    data_dir, _, _, second, _ = two_releases
+    failures = [event for event in second.all_events if event.is_step_failure]
+    [failure] = failures
+    data = failure.step_failure_data
+    assert data.error.cls_name == "Failure"
+    assert not any(event.step_failure_data.error.cls_name == "DagsterAssetCheckFailedError" for event in failures)
+    reason = data.user_failure_data.description
+    assert "release r2" in reason and ROUTER in reason and "right_tool_pct" in reason
+    metadata = data.user_failure_data.metadata
+    gate = read_scores(data_dir, "r2")["gate"]
+    worst = max(gate["comparisons"], key=lambda c: c["drop"])
+    assert metadata["largest_drop_points"].value == worst["drop"] > metadata["drop_limit_points"].value
+    assert metadata["baseline_release_id"].value == "r1"

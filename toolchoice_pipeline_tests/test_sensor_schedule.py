@@ -10,7 +10,6 @@ import dagster as dg
 import pytest
 
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
-from toolchoice_pipeline.defs.schedules import nightly_eval
 from toolchoice_pipeline.defs.sensors import catalog_change
 from toolchoice_pipeline.releases.request import read_request
 from toolchoice_pipeline.suites.suite import load_suite
@@ -168,40 +167,60 @@ def test_a_broken_suite_is_skipped_and_the_others_still_watched(instance, data_d
     assert run.tags["toolchoice/suite"] == DEMO_SUITE
 
 
-def test_the_nightly_schedule_adds_its_partition_and_requests_a_write_only_nightly_run(instance, data_dir):
-    with dg.build_schedule_context(
-        instance=instance,
-        scheduled_execution_time=datetime(2026, 11, 30, 2, 0, tzinfo=UTC),
-        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))},
-    ) as context:
-        run = nightly_eval(context)
-    assert isinstance(run, dg.RunRequest)
+def nightly_request(instance, when: datetime) -> dg.RunRequest:
+    """The schedule's run request for the night of ``when``, evaluated as the daemon and "Test schedule" do
+    (``evaluate_tick``: the request's partition resolved, the schedule's tags added)."""
+    from toolchoice_pipeline.definitions import defs
+
+    schedule = defs.resolve_schedule_def("nightly_eval")
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=when) as context:
+        [run] = schedule.evaluate_tick(context).run_requests
+    return run
+
+
+def run_nightly(data_dir, instance, run: dg.RunRequest):
+    """Execute the schedule's run request in-process as the daemon would launch it (its tags and run config)."""
+    from toolchoice_pipeline.definitions import build_definitions
+
+    job = build_definitions(str(data_dir)).resolve_job_def("release_job")
+    return job.execute_in_process(instance=instance, tags=run.tags, run_config=run.run_config, raise_on_error=False)
+
+
+def test_evaluating_the_nightly_schedule_writes_no_file(instance, data_dir):
+    """A preview ("Test schedule") writes no request: the run request says it all. It adds the partition (a
+    schedule cannot request one, and the run needs it before its first step)."""
+    run = nightly_request(instance, datetime(2026, 11, 30, 2, 0, tzinfo=UTC))
     assert run.partition_key == run.run_key == "nightly-2026-11-30"
+    assert run.tags["dagster/partition"] == "nightly-2026-11-30"
     assert run.tags["toolchoice/kind"] == "nightly"
-    assert "nightly-2026-11-30" in instance.get_dynamic_partitions("release")
-    request = read_request(data_dir, "nightly-2026-11-30")
-    assert (request.kind, request.cache_policy, request.suite) == ("nightly", "write_only", DEMO_SUITE)
+    assert run.tags["toolchoice/requested_by"] == "schedule:nightly_eval"
+    assert run.run_config["ops"]["release_snapshot"]["config"] == {
+        "suite": DEMO_SUITE,
+        "kind": "nightly",
+        "cache_policy": "write_only",
+        "requested_by": "schedule:nightly_eval",
+    }
+    assert instance.get_dynamic_partitions("release") == ["nightly-2026-11-30"]
+    assert not (data_dir / "releases").exists()
 
 
 @pytest.mark.slow
-def test_the_nightly_run_asks_every_model_afresh_even_with_a_warm_cache(instance, data_dir):
-    """A nightly run ignores the call journal (cache policy write_only), so provider drift shows up."""
+def test_the_nightly_run_writes_its_request_and_asks_every_model_afresh(instance, data_dir):
+    """The launched run writes the request (kind nightly, cache write_only); it ignores the call journal, so
+    provider drift shows up."""
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)
     assert warm.success
-    with dg.build_schedule_context(
-        instance=instance,
-        scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=UTC),
-        resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))},
-    ) as context:
-        run = nightly_eval(context)
-    from toolchoice_pipeline.definitions import build_definitions
-
-    result = (
-        build_definitions(str(data_dir))
-        .resolve_job_def("release_job")
-        .execute_in_process(partition_key=run.partition_key, instance=instance, tags=run.tags, raise_on_error=False)
-    )
+    run = nightly_request(instance, datetime(2026, 12, 1, 2, 0, tzinfo=UTC))
+    assert not (data_dir / "releases" / "nightly-2026-12-01").exists()
+    result = run_nightly(data_dir, instance, run)
     assert result.success
+    request = read_request(data_dir, "nightly-2026-12-01")
+    assert (request.kind, request.cache_policy, request.suite, request.requested_by) == (
+        "nightly",
+        "write_only",
+        DEMO_SUITE,
+        "schedule:nightly_eval",
+    )
     control = materialise(data_dir, instance, "control", kind="adhoc", judge=False)  # read_write: served warm
     assert control.success
     hits = dict(query(data_dir, "SELECT release_id, avg(cache_hit::INT) FROM agent_calls GROUP BY release_id"))

@@ -400,6 +400,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     a process forked from a server that imported the project once)."""
 
     from toolchoice_pipeline.definitions import build_definitions
+    from toolchoice_pipeline.defs.checks import GATE_FAILURE_KEY
     from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 
@@ -451,7 +452,10 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
                     if event.step_failure_data.user_failure_data
                     else None
                 )
-                if error.cls_name == "DagsterAssetCheckFailedError":
+                gate_verdict = event.step_failure_data.user_failure_data and (
+                    GATE_FAILURE_KEY in event.step_failure_data.user_failure_data.metadata
+                )
+                if error.cls_name == "DagsterAssetCheckFailedError" or gate_verdict:
                     continue  # the blocking gate did its job: the gate's verdict is printed in full
                 text, environment = description, False
                 if not text:

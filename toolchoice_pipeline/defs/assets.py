@@ -20,10 +20,14 @@ from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
 from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.metadata import (
     catalog_diff_against_baseline,
+    per_model_figures,
     scores_markdown,
+    warehouse_table_metadata,
 )
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.defs.run_tags import tag_run
+from toolchoice_pipeline.defs.schedules import NIGHTLY_FRESHNESS
 from toolchoice_pipeline.defs.shards import (
     bad_input,
     gather_agent_runs,
@@ -36,7 +40,9 @@ from toolchoice_pipeline.defs.shards import (
     shard_tasks,
     stage_shard,
 )
+from toolchoice_pipeline.defs.sources import observe_release_files
 from toolchoice_pipeline.defs.staging import Records, StagedRecords
+from toolchoice_pipeline.defs.versions import code_version
 from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
@@ -45,10 +51,29 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
-CODE_VERSION = "3"  # 3: agent_runs, judge_votes and task_scores staged per shard
-COMMON = dict(
-    partitions_def=release_partitions, group_name=RELEASE_GROUP, code_version=CODE_VERSION, io_manager_key="staged_io"
-)
+#: Who answers for the release assets, and their tags (shown on every asset's page and searchable in the UI).
+OWNERS = ["team:toolchoice"]
+TAGS = {"domain": "llm-eval", "pipeline": "toolchoice"}
+
+
+def described(name: str, **extra) -> dict:
+    """The arguments every release asset shares: the release partitions, the group, owners, tags, its code
+    version (:mod:`~.versions`) and, for an asset whose rows land in a warehouse table, that table's name and
+    column schema."""
+    return dict(
+        partitions_def=release_partitions,
+        group_name=RELEASE_GROUP,
+        code_version=code_version(name),
+        owners=OWNERS,
+        tags=TAGS,
+        metadata=warehouse_table_metadata(name),
+        **extra,
+    )
+
+
+def staged(name: str) -> dict:
+    """:func:`described` for an asset whose output is staged by the ``staged_io`` IO manager."""
+    return described(name, io_manager_key="staged_io")
 
 
 def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lineage:
@@ -61,7 +86,7 @@ def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lin
 
 
 @dg.asset(
-    **COMMON,
+    **staged("release_snapshot"),
     kinds={"json"},
     deps=["suite_files"],
     description="What the release evaluates, resolved once and pinned in releases/<id>/snapshot.json: the "
@@ -72,11 +97,14 @@ def lineage(context: dg.AssetExecutionContext, snapshot: ReleaseSnapshot) -> Lin
 def release_snapshot(
     context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, config: LaunchpadRequest
 ) -> dg.Output[ReleaseSnapshot]:
+    release_id = context.partition_key
     try:
-        config.write_if_new(toolchoice.path, context.partition_key)
-        snapshot, resolved_now = pin_snapshot(toolchoice.path, context.partition_key)
+        config.write_if_new(toolchoice.path, release_id)
+        snapshot, resolved_now = pin_snapshot(toolchoice.path, release_id)
     except InputError as exc:
-        raise bad_input(context.partition_key, exc) from None
+        raise bad_input(release_id, exc) from None
+    tag_run(context, snapshot)
+    observe_release_files(context, toolchoice, snapshot, resolved_now)
     return dg.Output(
         snapshot,
         data_version=dg.DataVersion(snapshot.content_version()),
@@ -99,7 +127,7 @@ def release_snapshot(
 
 
 @dg.asset(
-    **COMMON,
+    **staged("tool_catalog"),
     kinds={"json", "python"},
     description="The tool catalog the agents choose from, as pinned by release_snapshot: the suite's curated "
     "tools merged with its live dumps (curated wins). Its data version is the catalog_version, "
@@ -109,6 +137,7 @@ def tool_catalog(
     context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, release_snapshot: ReleaseSnapshot
 ) -> dg.Output[list[ToolDefinition]]:
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     tools = snapshot.suite().all_tools()
     try:
         diff_md, baseline_id = catalog_diff_against_baseline(toolchoice.path, snapshot.suite(), tools)
@@ -130,7 +159,7 @@ def tool_catalog(
 
 
 @dg.asset(
-    **COMMON,
+    **staged("eval_tasks"),
     kinds={"python"},
     deps=[tool_catalog],
     description="The eval tasks as pinned by release_snapshot: a conversation and the tool (with key "
@@ -139,6 +168,7 @@ def tool_catalog(
 )
 def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnapshot) -> dg.Output[Records]:
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     tasks = snapshot.tasks  # in a run, the snapshot's staged tasks: listed, not copied
     tags: Counter[str] = Counter()
     n_tasks = no_call = unlabelled = 0
@@ -168,9 +198,7 @@ def eval_tasks(context: dg.AssetExecutionContext, release_snapshot: ReleaseSnaps
 
 
 @dg.graph_asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("agent_runs"),
     kinds={"litellm", "python"},
     description="Every configured model on every task through LiteLLM: episodes of up to max_steps model "
     "calls, every call recorded with tokens, cost (USD) and latency (ms). Fans out over shards (a model × "
@@ -185,9 +213,7 @@ def agent_runs(release_snapshot, tool_catalog, eval_tasks):
 
 
 @dg.graph_asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("judge_votes"),
     kinds={"litellm", "python"},
     description="ChainPoll: the judge grades each episode's first step several times (independent "
     "chain-of-thought votes, never cached), one step per agent_runs shard, then the canary session; every "
@@ -215,7 +241,7 @@ def shard_pairs(agent_runs: Records, judge_votes: Records):
 
 
 @dg.asset(
-    **COMMON,
+    **staged("task_scores"),
     kinds={"python"},
     description="One score per episode: right tool and right arguments of the first call (matching "
     "profile of the suite), calls per task, TSQ, flags. Scored shard by shard on the columnar path.",
@@ -230,6 +256,7 @@ def task_scores(
     from toolchoice_pipeline.releases.store import score_records
 
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     release_lineage = lineage(context, snapshot)
     results, flags, errors = [], Counter(), 0
     try:
@@ -256,9 +283,8 @@ def task_scores(
 
 
 @dg.asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("release_scores"),
+    freshness_policy=NIGHTLY_FRESHNESS,
     kinds={"duckdb", "parquet"},
     description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
     "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
@@ -282,6 +308,7 @@ def release_scores(
     from toolchoice_pipeline.releases.store import publish_release
 
     snapshot = release_snapshot
+    tag_run(context, snapshot)
     judge, request = snapshot.config.judge, snapshot.request
     judge_document = None
     if request.judge:
@@ -330,6 +357,7 @@ def release_scores(
         "gate_report": dg.MetadataValue.md(published.gate_markdown),
         "trend": dg.MetadataValue.md(trend_markdown(trend, current_baseline)),
         "scores_json": dg.MetadataValue.path(_shown(published.scores_path)),
+        "dagster/row_count": len(published.scores.models),  # the release's rows of the release_scores table
         "agent_cost_usd": round(sum(m.agent_cost_usd for m in published.scores.models.values()), 6),
         "judge_cost_usd": round(
             sum(m.judge_cost_usd for m in published.scores.models.values())
@@ -337,15 +365,15 @@ def release_scores(
             + (judge_document or {}).get("preflight_judge_cost_usd", 0.0),
             6,
         ),
+        # flat numbers per model, "<model>/right_tool_pct" etc.: the Plots tab charts them over releases
+        **per_model_figures(published.scores),
     }
     document = published.scores.model_dump(mode="json", exclude={"run_id", "evaluated_at"})
     return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(short_hash(document)))
 
 
 @dg.asset(
-    partitions_def=release_partitions,
-    group_name=RELEASE_GROUP,
-    code_version=CODE_VERSION,
+    **described("baseline"),
     kinds={"python"},
     deps=[release_scores],
     description="Promotion: a `release`-kind release whose gate passed becomes its suite's baseline. Runs "

@@ -1,6 +1,8 @@
 """Asset checks: the release gate (blocking), judge calibration, row counts and table schemas."""
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -9,7 +11,7 @@ from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.staging import Records
 from toolchoice_pipeline.releases.confusion import confusion_lines
-from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, comparisons_markdown
+from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, Comparison, comparisons_markdown
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
@@ -58,20 +60,26 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "more than 2 points below the baseline, or more than 5% of its tasks had "
     "infrastructure errors. Blocking: a failed gate stops promotion to baseline.",
 )
-def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
+def release_gate(
+    context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource
+) -> Iterator[dg.AssetCheckResult]:
     scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
     gate = scores.gate
     failures = gate.failures if gate is not None else []
     lines = [f"{f.model}: {f.metric} {f.baseline} → {f.now} (drop {f.drop})" for f in failures]
     moved = confusion_lines(gate, 1) if gate is not None else []
-    return dg.AssetCheckResult(
+    limit = gate.max_drop_points if gate is not None else MAX_DROP_POINTS
+    result = dg.AssetCheckResult(
         passed=scores.gate_passed,
         severity=ERROR,
         description=("gate passed" if scores.gate_passed else "gate failed: " + "; ".join(lines))
         + (f"; largest confusion change: {moved[0]}" if moved else ""),
         metadata={
             "baseline_release_id": scores.baseline_release_id or "none yet",
-            "max_drop_points": gate.max_drop_points if gate is not None else MAX_DROP_POINTS,
+            # the limit, named as such; "max_drop_points" kept for readers of the earlier key
+            "drop_limit_points": limit,
+            "max_drop_points": limit,
+            **_largest_drop(gate.comparisons if gate is not None else []),
             "n_failures": len(failures),
             "noise": gate.noise if gate is not None else "report",
             "n_within_noise_warnings": len(gate.warnings) if gate is not None else 0,
@@ -82,6 +90,36 @@ def release_gate(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceR
             "gate_report_file": dg.MetadataValue.path(_gate_report_file(toolchoice.path, context.partition_key)),
         },
     )
+    yield result
+    if not result.passed:
+        raise gate_failure(context.partition_key, result)
+
+
+#: The metadata key that marks a step failure as the gate's verdict (``toolchoice run`` prints the verdict itself).
+GATE_FAILURE_KEY = "gate_failed"
+
+
+def gate_failure(release_id: str, result: dg.AssetCheckResult) -> dg.Failure:
+    """The failure a failed gate ends its step (and run) with: the gate's reason as the description and its
+    figures as metadata, rather than Dagster's blocking-check error and its stack trace. The evaluation was
+    recorded before it (the Checks tab shows the gate failed); the failed step still keeps ``baseline`` from
+    running. Never retried: the same scores fail the same gate."""
+    wanted = ("baseline_release_id", "drop_limit_points", "largest_drop_points", "largest_drop_at", "n_failures")
+    return dg.Failure(
+        description=f"release {release_id}: {result.description} (the gate report is on release_scores' "
+        "release_gate check)",
+        metadata={GATE_FAILURE_KEY: True, **{key: result.metadata[key] for key in wanted}},
+        allow_retries=False,
+    )
+
+
+def _largest_drop(comparisons: list[Comparison]) -> dict[str, Any]:
+    """``largest_drop_points`` (baseline − now, points; negative: every metric rose) and ``largest_drop_at``
+    (model and metric) over the gate's comparisons; "n/a" with nothing compared (no baseline yet)."""
+    if not comparisons:
+        return {"largest_drop_points": "n/a (nothing compared)", "largest_drop_at": "n/a"}
+    worst = max(comparisons, key=lambda c: c.drop)
+    return {"largest_drop_points": float(worst.drop), "largest_drop_at": f"{worst.model} {worst.metric}"}
 
 
 def _gate_report_file(data_dir, release_id: str) -> str:

@@ -23,7 +23,8 @@ from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
 class StagedRecordsIOManager(dg.ConfigurableIOManager):
     """Stores a pydantic record or a list of them per asset and release as ``warehouse/_staging/release_id=<id>/<asset>.parquet``;
     a sharded output (:class:`~.staging.StagedRecords` whose shard files are written already) gets a manifest of
-    its files. Inputs load as :class:`~.staging.StagedRecords` (read when iterated), a single record as itself."""
+    its files. Every output's metadata gives its rows as ``dagster/row_count`` (and ``staged_rows``, as before).
+    Inputs load as :class:`~.staging.StagedRecords` (read when iterated), a single record as itself."""
 
     data_dir: str
 
@@ -39,6 +40,7 @@ class StagedRecordsIOManager(dg.ConfigurableIOManager):
             manifest = write_manifest(Path(self.data_dir), context.asset_partition_key, self._name(context), obj.files)
             context.add_output_metadata(
                 {
+                    "dagster/row_count": len(obj),
                     "staged_rows": len(obj),
                     "staged_files": len(obj.files),
                     "staged_path": dg.MetadataValue.path(str(manifest)),
@@ -54,7 +56,9 @@ class StagedRecordsIOManager(dg.ConfigurableIOManager):
         apart = "tasks" if isinstance(obj, ReleaseSnapshot) else None
         rows = write_records(path, obj, record_type, apart=apart)
         manifest_path(Path(self.data_dir), context.asset_partition_key, self._name(context)).unlink(missing_ok=True)
-        context.add_output_metadata({"staged_rows": rows, "staged_path": dg.MetadataValue.path(str(path))})
+        context.add_output_metadata(
+            {"dagster/row_count": rows, "staged_rows": rows, "staged_path": dg.MetadataValue.path(str(path))}
+        )
 
     def load_input(self, context: dg.InputContext) -> BaseModel | StagedRecords:
         files = staged_files(Path(self.data_dir), context.asset_partition_key, self._name(context))

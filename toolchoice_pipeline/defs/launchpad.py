@@ -14,6 +14,7 @@ evaluation is a new partition).
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import dagster as dg
@@ -25,9 +26,12 @@ from toolchoice_pipeline.releases.request import (
     read_request,
     write_request,
 )
+from toolchoice_pipeline.suites.config import CachePolicy
 from toolchoice_pipeline.util.errors import InputError, Problem
 
-FIELDS = ("suite", "kind", "models", "judge")
+CACHE_POLICIES: tuple[str, ...] = typing.get_args(CachePolicy)
+
+FIELDS = ("suite", "kind", "models", "judge", "cache_policy")
 
 
 class LaunchpadRequest(dg.Config):
@@ -37,6 +41,10 @@ class LaunchpadRequest(dg.Config):
     kind: str | None = None
     models: list[str] | None = None
     judge: bool | None = None
+    #: The agent cache policy (the nightly schedule's runs: write_only); None: the run configuration's.
+    cache_policy: str | None = None
+    #: Who asked (recorded in the request); not compared with an existing request.
+    requested_by: str = "dagster-ui"
 
     def given(self) -> dict:
         return {name: getattr(self, name) for name in FIELDS if getattr(self, name) is not None}
@@ -83,4 +91,12 @@ class LaunchpadRequest(dg.Config):
                     message=f"kind {self.kind!r} is not one of {', '.join(RELEASE_KINDS)}",
                 )
             )
-        write_request(data_dir, ReleaseRequest(release_id=release_id, requested_by="dagster-ui", **given))
+        if self.cache_policy is not None and self.cache_policy not in CACHE_POLICIES:
+            raise InputError(
+                Problem(
+                    file=where,
+                    field="ops.release_snapshot.config.cache_policy",
+                    message=f"cache policy {self.cache_policy!r} is not one of {', '.join(CACHE_POLICIES)}",
+                )
+            )
+        write_request(data_dir, ReleaseRequest(release_id=release_id, requested_by=self.requested_by, **given))

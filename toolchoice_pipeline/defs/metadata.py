@@ -102,3 +102,58 @@ def catalog_diff_against_baseline(data_dir: Path, suite: Suite, tools: list[Tool
         for row in table.to_pylist()
     ]
     return f"Against baseline **{baseline_id}**:\n\n" + diff_catalogs(old, tools).to_markdown(), baseline_id
+
+
+#: The DuckDB catalog of ``warehouse/toolchoice.duckdb`` (its views are in schema ``main``).
+WAREHOUSE_CATALOG = "toolchoice"
+#: The warehouse table each asset's rows are committed to by ``release_scores`` (DESIGN §3).
+ASSET_TABLES = {
+    "tool_catalog": "tool_catalog",
+    "agent_runs": "agent_calls",
+    "judge_votes": "judge_votes",
+    "task_scores": "task_scores",
+    "release_scores": "release_scores",
+}
+#: The per-model figures of ``release_scores`` given as numeric metadata, ``<model>/<figure>`` (the Plots tab).
+PLOTTED_FIGURES = ("right_tool_pct", "right_args_pct", "tsq_mean", "agent_cost_usd")
+
+
+def table_schema(table: str) -> dg.TableSchema:
+    """The warehouse table ``table``'s columns (names, Arrow types, nullability) as a Dagster ``TableSchema``."""
+    from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS
+
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(
+                name=field.name,
+                type=str(field.type),
+                constraints=dg.TableColumnConstraints(nullable=field.nullable),
+            )
+            for field in SCHEMAS[table]
+        ]
+    )
+
+
+def warehouse_table_metadata(asset: str) -> dict[str, Any]:
+    """Definition metadata of an asset whose rows land in a warehouse table: ``dagster/table_name`` (the DuckDB
+    view, ``toolchoice.main.<table>``) and ``dagster/column_schema`` (the Columns tab); empty for other assets."""
+    table = ASSET_TABLES.get(asset)
+    if table is None:
+        return {}
+    return {
+        "dagster/table_name": f"{WAREHOUSE_CATALOG}.main.{table}",
+        "dagster/column_schema": table_schema(table),
+    }
+
+
+def per_model_figures(scores: ReleaseDocument) -> dict[str, float]:
+    """``{"<model>/<figure>": value}`` for :data:`PLOTTED_FIGURES` (floats: shares in points, TSQ a fraction,
+    cost in USD); a figure the release has no value for (TSQ without the judge, shares with no scored task) is
+    left out rather than given as 0."""
+    figures: dict[str, float] = {}
+    for model, row in scores.models.items():
+        for name in PLOTTED_FIGURES:
+            value = getattr(row, name)
+            if value is not None:
+                figures[f"{model}/{name}"] = float(value)
+    return figures

@@ -17,10 +17,13 @@ from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.defs.run_tags import release_tags
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import list_suites, load_suite
 from toolchoice_pipeline.util.errors import InputError
+
+REQUESTED_BY = "sensor:catalog_change"
 
 
 def current_catalog_versions(toolchoice: ToolchoiceResource, log=None) -> dict[str, str]:
@@ -85,16 +88,14 @@ def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceRe
             continue
         write_request(
             toolchoice.path,
-            ReleaseRequest(
-                release_id=release_id, kind="catalog-change", suite=suite, requested_by="sensor:catalog_change"
-            ),
+            ReleaseRequest(release_id=release_id, kind="catalog-change", suite=suite, requested_by=REQUESTED_BY),
         )
         new_partitions.append(release_id)
         run_requests.append(
             dg.RunRequest(
                 run_key=version,
                 partition_key=release_id,
-                tags={"toolchoice/kind": "catalog-change", "toolchoice/suite": suite, "toolchoice/release": release_id},
+                tags=release_tags(release_id, kind="catalog-change", suite=suite, requested_by=REQUESTED_BY),
             )
         )
     for message in recorded:

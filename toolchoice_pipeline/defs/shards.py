@@ -11,7 +11,6 @@ machines). With the warehouse on an object store, staging and each shard's journ
 (:func:`~.staging.shard_journal`), so a step needs no shared volume.
 """
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,10 +19,13 @@ from pydantic import BaseModel
 
 from toolchoice_pipeline.defs.metadata import episode_metadata, judge_metadata
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
+from toolchoice_pipeline.defs.run_tags import tag_run
 from toolchoice_pipeline.defs.staging import (
     Records,
+    RowsDigest,
     StagedRecords,
     location,
+    rows_version,
     shard_journal,
     shard_path,
     staging_dir,
@@ -40,6 +42,12 @@ from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
 CANARY_SHARD = "canary"
+
+#: A shard step that fails unexpectedly (a worker process or pod lost, a store hiccup) is tried again, twice, after
+#: 10 s and 20 s. A retry is nearly free: every finished call and poll is journaled, so it asks only what the failed
+#: try had not finished. Failures that are verdicts (bad input, a model or judge unavailable after the calls'
+#: own retries) say ``allow_retries=False`` and fail at once.
+SHARD_RETRY_POLICY = dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL)
 PREFLIGHT_SHARD = "preflight"
 
 
@@ -57,7 +65,7 @@ class ShardResult(BaseModel):
 def bad_input(release_id: str, exc: InputError) -> dg.Failure:
     """The failure of a step stopped by bad input: its problems, one per line (``toolchoice run`` exits 2 on the
     "bad input" prefix)."""
-    return dg.Failure(description=f"bad input for release {release_id}:\n{exc}")
+    return dg.Failure(description=f"bad input for release {release_id}:\n{exc}", allow_retries=False)
 
 
 def judge_rate_limits(data_dir: Path, snapshot: ReleaseSnapshot):
@@ -85,8 +93,9 @@ def spend_ledger(context: dg.OpExecutionContext, data_dir: Path, release_id: str
 def stage_shard(
     data_dir: Path, release_id: str, asset: str, order: int, key: str, records, record_type, **counts: int
 ) -> ShardResult:
-    """Write one shard's records to its staged file; the version hashes their JSON as written."""
-    digest = hashlib.sha256()
+    """Write one shard's records to its staged file; the version hashes their rows in a canonical order
+    (:class:`~.staging.RowsDigest`): the same rows in another order are the same version."""
+    digest = RowsDigest()
     path = shard_path(data_dir, release_id, asset, key)
     rows = write_records(path, records, record_type, digest)
     return ShardResult(order=order, key=key, path=str(path), rows=rows, version=digest.hexdigest()[:12], counts=counts)
@@ -129,6 +138,7 @@ def plan_agent_shards(
     eval_tasks: Records,
 ):
     snapshot = release_snapshot
+    tag_run(context, snapshot)  # a run of agent_runs alone
     staged = catalog_version(sorted(tool_catalog, key=lambda tool: tool.definition_hash))
     if staged != snapshot.catalog_version or not _same_ids(eval_tasks, snapshot.tasks):
         raise dg.Failure(
@@ -146,7 +156,10 @@ def plan_agent_shards(
         yield dg.DynamicOutput(AgentShard(order=order, **shard.model_dump()), mapping_key=shard.key)
 
 
-@dg.op(description="Run one model on one block of tasks through LiteLLM; stage the episodes.")
+@dg.op(
+    description="Run one model on one block of tasks through LiteLLM; stage the episodes.",
+    retry_policy=SHARD_RETRY_POLICY,
+)
 def run_agent_shard(
     context: dg.OpExecutionContext,
     toolchoice: ToolchoiceResource,
@@ -199,6 +212,7 @@ def run_agent_shard(
             + "; ".join(unavailable.values())
             + " (the other calls are journaled: fix it and run the same command again)",
             metadata={"unavailable": dg.MetadataValue.json(unavailable)},
+            allow_retries=False,  # asked with retries already (execution.retries): a verdict, not a hiccup
         )
     return stage_shard(toolchoice.path, snapshot.release_id, "agent_runs", shard.order, shard.key, episodes, Episode)
 
@@ -262,7 +276,8 @@ def plan_judge_shards(
         )
     except JudgePreflightError as exc:  # every vote would be invalid: say why once (the agent calls are journaled)
         raise dg.Failure(
-            description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}"
+            description=f"judge unavailable for release {snapshot.release_id}, nothing scored: {exc}",
+            allow_retries=False,
         ) from None
     finally:
         ledger.close()
@@ -281,7 +296,10 @@ def plan_judge_shards(
         yield dg.DynamicOutput(shard, mapping_key=path.stem)
 
 
-@dg.op(description="ChainPoll over one shard's episodes (first steps); stage the votes.")
+@dg.op(
+    description="ChainPoll over one shard's episodes (first steps); stage the votes.",
+    retry_policy=SHARD_RETRY_POLICY,
+)
 def judge_shard(
     context: dg.OpExecutionContext,
     toolchoice: ToolchoiceResource,
@@ -390,7 +408,7 @@ def gather_judge_votes(
         key=PREFLIGHT_SHARD,
         path=str(preflight),
         rows=len(preflight_votes),
-        version=short_hash([vote.model_dump(mode="json") for vote in preflight_votes]),
+        version=rows_version(preflight_votes),
     )
     votes, version = gathered([*shards, canary_result, preflight_result])
     summary = judge_metadata(gathered(shards)[0])  # the episodes' votes (the canary's and the preflight's apart)

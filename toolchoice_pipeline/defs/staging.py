@@ -18,6 +18,7 @@ before. Paths are ``Path`` locally and ``UPath`` on a store (:func:`location` tu
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import json
 import os
@@ -105,6 +106,41 @@ def shard_journal(
         local.unlink(missing_ok=True)
 
 
+#: Fields that say how a record was obtained, not what it holds, per record class name: left out of its data
+#: version (an episode served from the call journal is the episode the provider gave).
+UNVERSIONED: dict[str, Any] = {"Episode": {"steps": {"__all__": {"cache_hit"}}}}
+
+
+class RowsDigest:
+    """The data version of a set of records, whatever order they come in: the SHA-256 of their rows' SHA-256s
+    sorted (a canonical order), each row hashed as its JSON less the :data:`UNVERSIONED` fields. Holds 32 bytes
+    per row. Feed it with :meth:`add`; :meth:`hexdigest` gives 64 hex."""
+
+    def __init__(self) -> None:
+        self._rows: list[bytes] = []
+
+    def add(self, record: BaseModel, text: str | None = None) -> None:
+        """Count ``record``; ``text`` is its ``model_dump_json()`` when the caller has it already."""
+        exclude = UNVERSIONED.get(type(record).__name__)
+        if exclude is not None or text is None:
+            text = record.model_dump_json(exclude=exclude)
+        self._rows.append(hashlib.sha256(text.encode()).digest())
+
+    def hexdigest(self) -> str:
+        total = hashlib.sha256()
+        for row in sorted(self._rows):
+            total.update(row)
+        return total.hexdigest()
+
+
+def rows_version(records: Iterable[BaseModel]) -> str:
+    """:class:`RowsDigest` of ``records``, 12 hex (a shard's or a small output's data version)."""
+    digest = RowsDigest()
+    for record in records:
+        digest.add(record)
+    return digest.hexdigest()[:12]
+
+
 def _parquet_file(path: Any) -> pq.ParquetFile:
     if is_remote(path):
         return pq.ParquetFile(path.path, filesystem=path.fs)
@@ -132,12 +168,12 @@ def write_records(
     path: Path,
     records: BaseModel | Iterable[BaseModel],
     record_type: type[BaseModel],
-    digest: Any = None,
+    digest: RowsDigest | None = None,
     apart: str | None = None,
 ) -> int:
     """Write ``records`` (an iterable, or one record read back as one) atomically (temp file + rename),
     :data:`BATCH_ROWS` at a time, so only one batch of JSON text is held besides the records; returns the row
-    count. ``digest`` (a hashlib object) is fed each record's JSON, for a data version of a streamed output.
+    count. ``digest`` is fed each record, for a data version of a streamed output (independent of row order).
     On an object store the file is uploaded whole under its name (no rename).
 
     ``apart`` names a list field of a single record staged in its own file (:func:`apart_path`), a row per
@@ -182,14 +218,15 @@ def write_records(
     return rows
 
 
-def _write_batches(writer: pq.ParquetWriter, records: Iterable[BaseModel], schema: pa.Schema, digest: Any) -> int:
+def _write_batches(
+    writer: pq.ParquetWriter, records: Iterable[BaseModel], schema: pa.Schema, digest: RowsDigest | None
+) -> int:
     rows = 0
     batch: list[str] = []
     for record in records:
         text = record.model_dump_json()
         if digest is not None:
-            digest.update(text.encode())
-            digest.update(b"\n")
+            digest.add(record, text)
         batch.append(text)
         if len(batch) == BATCH_ROWS:
             writer.write_table(pa.table({"record": batch}, schema=schema))
