@@ -161,6 +161,7 @@ def run_agent_shard(
     k = snapshot.config.repeats_for(spec)
     offset, model_total = shard.task_start * k, len(snapshot.tasks) * k
     report = logged_progress(context, progress, "agents")
+    report(spec.model, offset, model_total)  # the stage has begun: its bar's clock starts now
     unavailable: dict[str, str] = {}
     ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
     tasks = snapshot.tasks[shard.task_start : shard.task_stop]
@@ -297,6 +298,7 @@ def judge_shard(
     judge = snapshot.config.judge
     episodes = list(StagedRecords([location(shard.path)]))
     report = logged_progress(context, progress, "judge")
+    report("all models", shard.offset, shard.total)
     ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
     with shard_journal(
         toolchoice.path,
