@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from toolchoice_pipeline.cli.common import stdout_console
@@ -61,7 +61,7 @@ class RunDisplay:
         # Redrawn only on a terminal: piped into a CI log the bars are printed once, at the end, and no thread
         # re-renders them for nobody.
         self.progress = Progress(
-            TextColumn("{task.description:<40}"),
+            TextColumn("{task.description}", table_column=Column(min_width=40)),
             BarColumn(),
             CountColumn(),
             TimeElapsedColumn(),
@@ -73,6 +73,7 @@ class RunDisplay:
             refresh_per_second=4,
         )
         self.tasks: dict[tuple[str, str], Any] = {}
+        self.failures: dict[tuple[str, str], str] = {}  # (stage, model) -> why it could not be used
         # The run's own line: its clock runs from launch to the end, through the steps that count nothing.
         self.run_line = self.progress.add_task(f"run: {BEFORE_STAGES}", total=None)
         for model in models:
@@ -91,9 +92,26 @@ class RunDisplay:
         if self._own_file:
             self.console.file.close()
 
+    def failed(self, stage: str, model: str, cause: str) -> None:
+        """``model`` could not be used in ``stage``: its bar says FAILED and the cause, its count goes back to 0
+        (its episodes "finished" as errors, not as answers) and its clock stops."""
+        key = (stage, model)
+        if key not in self.tasks:
+            self.tasks[key] = self.progress.add_task("", total=None)
+        task_id = self.tasks[key]
+        self.failures[key] = cause
+        self.progress.update(
+            task_id,
+            completed=0,
+            description=f"[red]{escape(stage)} {escape(model)}: FAILED[/red] ({escape(cause[:80])})",
+        )
+        self.progress.stop_task(task_id)
+
     def __call__(self, stage: str, model: str, done: int, total: int) -> None:
         """One count of ``stage`` for ``model``: ``done`` of ``total`` episodes (or judge polls) finished."""
         key = (stage, model)
+        if key in self.failures:
+            return  # a late count of a failed model's errored episodes
         if key not in self.tasks:
             self.tasks[key] = self.progress.add_task(f"{stage} {model}", total=total)
         task_id = self.tasks[key]
@@ -102,7 +120,8 @@ class RunDisplay:
         # one takes (Rich's update is a few microseconds under a lock; the drawing is the refresh thread's).
         self.progress.update(task_id, completed=done, total=total)
         finished = {task.id: task.finished for task in self.progress.tasks}
-        phase = AFTER_STAGES if all(finished[tid] for tid in self.tasks.values()) else stage
+        over = all(finished[tid] or key in self.failures for key, tid in self.tasks.items())
+        phase = AFTER_STAGES if over else stage
         self.progress.update(self.run_line, description=f"run: {phase}")
 
 
@@ -129,8 +148,20 @@ def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()
         cells = score_cells(figures, agent_priced=model not in unpriced, judge_priced=judge_model not in unpriced)
         if per_model:
             cells.append(judge_kappa_cell(per_model.get(model)))
-        table.add_row(model, *cells)
+        failure = model_failure(scores, model)
+        table.add_row(f"{escape(model)}\n[red]{failure}[/red]" if failure else escape(model), *cells)
     return table
+
+
+def model_failure(scores: ReleaseDocument, model: str) -> str | None:
+    """Why ``model``'s row is not a result, for its model cell: every episode an infrastructure error (its
+    preflight failed, or it never answered), or too many errors for the gate to evaluate it; None otherwise."""
+    figures = scores.models[model]
+    if figures.n_episodes and figures.errors >= figures.n_episodes:
+        return "FAILED: every episode errored"
+    if scores.gate is not None and model in scores.gate.not_evaluated:
+        return "FAILED: not evaluated (errors)"
+    return None
 
 
 def judge_kappa_cell(agreement) -> str:

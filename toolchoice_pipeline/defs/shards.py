@@ -193,6 +193,10 @@ def run_agent_shard(
     finally:
         ledger.close()
     if unavailable:
+        failed = getattr(progress, "failed", None)  # the bar must not read n/n for a model that never answered
+        for model, cause in unavailable.items():
+            if failed is not None:
+                failed("agents", model, cause)
         # Scoring a model that never answered would fail the gate for the wrong reason; every finished call is
         # journaled, so the run after the fix asks only what is missing.
         raise dg.Failure(
