@@ -46,3 +46,43 @@ def test_a_runs_counts_reach_the_display_while_each_stage_runs(tmp_path, monkeyp
         assert all(shown == done for done, _, shown in counts)  # every count is on the bar at once
         dones = [done for done, _, _ in counts]
         assert dones == sorted(dones)
+
+
+@pytest.mark.slow
+def test_a_model_whose_preflight_failed_reads_failed_on_its_bar_after_a_real_run(tmp_path, monkeypatch):
+    """A remote model at an address where nothing listens: its episodes all "finish" at once as errors; the
+    bar must not then read n/n."""
+    import socket
+
+    import yaml
+
+    from toolchoice_pipeline.cli.run import materialise_release
+    from toolchoice_pipeline.releases.request import ReleaseRequest
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data_dir = copy_data(tmp_path / "data")
+    path = data_dir / "toolchoice.yaml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    remote = "openai/gpt-4o-mini"
+    config["models"] = [
+        {"model": "local/bm25-router"},
+        {"model": remote, "params": {"api_base": f"http://127.0.0.1:{port}/v1"}},
+    ]
+    config["retries"] = {"max_attempts": 1, "initial_wait_s": 0, "max_wait_s": 0}
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-" + "placeholder")  # a key must be set; nothing can accept it
+    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
+    monkeypatch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
+    models = ["local/bm25-router", remote]
+    request = ReleaseRequest(release_id="dead-model", kind="adhoc", suite=DEMO_SUITE, models=models, judge=False)
+    display = RecordingDisplay(models=models, n_tasks=73, judge=False)
+    with display:
+        result = materialise_release(data_dir, request, display)
+    assert any("model unavailable" in failure for failure in result.failures)
+    assert list(display.failures) == [("agents", remote)]
+    assert "could not connect" in display.failures[("agents", remote)]
+    bar = display.progress.tasks[display.tasks[("agents", remote)]]
+    assert bar.completed == 0 and "FAILED" in bar.description
+    assert f"{bar.completed:.0f}/{bar.total:.0f}" != "73/73"
