@@ -34,8 +34,12 @@ def test_a_model_whose_preflight_failed_reads_failed_on_its_bar_not_n_of_n():
 
 def test_a_model_name_with_brackets_is_not_read_as_markup():
     display = RunDisplay(models=["m[bold]"], n_tasks=2, judge=False)
+    bar = display.progress.tasks[display.tasks[("agents", "m[bold]")]]
+    assert bar.description == "agents m\\[bold]"  # shown as written, not as bold
+    display("judge", "j[x]", 1, 2)
+    assert display.progress.tasks[display.tasks[("judge", "j[x]")]].description == "judge j\\[x]"
     display.failed("agents", "m[bold]", "cause [red]")
-    assert "m\\[bold]" in display.progress.tasks[display.tasks[("agents", "m[bold]")]].description
+    assert "m\\[bold]" in bar.description and "cause \\[red]" in bar.description
 
 
 def document(models: dict, not_evaluated=()) -> ReleaseDocument:

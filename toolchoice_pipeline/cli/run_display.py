@@ -77,7 +77,7 @@ class RunDisplay:
         # The run's own line: its clock runs from launch to the end, through the steps that count nothing.
         self.run_line = self.progress.add_task(f"run: {BEFORE_STAGES}", total=None)
         for model in models:
-            self.tasks[("agents", model)] = self.progress.add_task(f"agents {model}", total=n_tasks, start=False)
+            self.tasks[("agents", model)] = self.progress.add_task(f"agents {escape(model)}", total=n_tasks, start=False)
         if judge:
             self.tasks[("judge", "all models")] = self.progress.add_task(
                 f"judge ({len(models)} models)", total=n_tasks * len(models), start=False
@@ -113,7 +113,7 @@ class RunDisplay:
         if key in self.failures:
             return  # a late count of a failed model's errored episodes
         if key not in self.tasks:
-            self.tasks[key] = self.progress.add_task(f"{stage} {model}", total=total)
+            self.tasks[key] = self.progress.add_task(f"{escape(stage)} {escape(model)}", total=total)
         task_id = self.tasks[key]
         self.progress.start_task(task_id)  # no-op once started: the clock runs from the stage's first count
         # Each count, not one every so often: a skipped count would stay on screen for as long as the next
