@@ -77,7 +77,9 @@ class RunDisplay:
         # The run's own line: its clock runs from launch to the end, through the steps that count nothing.
         self.run_line = self.progress.add_task(f"run: {BEFORE_STAGES}", total=None)
         for model in models:
-            self.tasks[("agents", model)] = self.progress.add_task(f"agents {escape(model)}", total=n_tasks, start=False)
+            self.tasks[("agents", model)] = self.progress.add_task(
+                f"agents {escape(model)}", total=n_tasks, start=False
+            )
         if judge:
             self.tasks[("judge", "all models")] = self.progress.add_task(
                 f"judge ({len(models)} models)", total=n_tasks * len(models), start=False
