@@ -96,3 +96,13 @@ def test_the_runs_own_line_names_the_stage_and_then_the_steps_after_the_last_cou
     assert run_line.description == "run: judge"
     display("judge", "all models", 4, 4)
     assert "scoring" in run_line.description
+
+
+def test_the_runs_own_line_shows_its_clock_but_no_count_or_eta():
+    display = RunDisplay(models=["m"], n_tasks=4, judge=False)
+    display("agents", "m", 1, 4)
+    table = display.progress.make_tasks_table(display.progress.tasks)
+    run_row = [str(getattr(column._cells[0], "plain", column._cells[0])) for column in table.columns]
+    agents_row = [str(getattr(column._cells[1], "plain", column._cells[1])) for column in table.columns]
+    assert "1/4" in agents_row and "ETA" in agents_row
+    assert "ETA" not in run_row and not any("/" in cell for cell in run_row[2:])

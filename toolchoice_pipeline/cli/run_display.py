@@ -44,6 +44,13 @@ class CountColumn(MofNCompleteColumn):
         return Text("") if task.total is None else super().render(task)
 
 
+class CountedTextColumn(TextColumn):
+    """A text column shown on the counted bars only (the ETA label: the run's own line has no ETA)."""
+
+    def render(self, task):
+        return Text("") if task.total is None else super().render(task)
+
+
 #: What the run's own line names while no stage is counting (before the agents; after the last count).
 BEFORE_STAGES = "preparing: release snapshot, catalog, tasks"
 AFTER_STAGES = "scoring, gate and publishing"
@@ -65,7 +72,7 @@ class RunDisplay:
             BarColumn(),
             CountColumn(),
             TimeElapsedColumn(),
-            TextColumn("ETA"),
+            CountedTextColumn("ETA"),
             TimeRemainingColumn(),
             console=self.console,
             transient=False,
