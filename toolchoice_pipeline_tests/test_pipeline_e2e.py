@@ -153,7 +153,8 @@ def test_materialisations_carry_versions_models_costs_and_the_scores_table(demo)
     table = release["scores"].value
     assert table.startswith("| model |")
     for model in DEMO_MODELS:
-        assert f"| {model} | {len(suite.tasks)} | 0 | {scores['models'][model]['right_tool_pct']:.2f} |" in table
+        n = len(suite.tasks)  # every demo task is labelled: labelled n, unlabelled 0
+        assert f"| {model} | {n} | 0 | {n} | 0 | {scores['models'][model]['right_tool_pct']:.2f} |" in table
     assert release["scores_json"].value == str(data_dir / "releases" / "r1" / "scores.json")
     # the trend is Markdown in the metadata; the chart is drawn only when asked (`run --chart`, `report`)
     assert release["trend"].value.startswith("| release | kind | gate |")

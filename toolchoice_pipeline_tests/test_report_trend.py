@@ -24,6 +24,8 @@ def _points() -> list[TrendPoint]:
             right_args_pct=v - 10 - i,
             tsq_mean=None,
             gate_passed=passed,
+            model_failed=not passed and m == "local/a",  # r3's gate failed on local/a's drops only
+            calibration="pass",
         )
         for r, passed, v in rows
         for i, m in enumerate(("local/a", "local/b"))
@@ -37,7 +39,9 @@ def test_the_chart_marks_failed_gates_and_the_baseline():
             ticks = {t.get_text(): mcolors.to_hex(t.get_color()) for t in axis.get_xticklabels()}
             assert ticks == {"r1": "#000000", "r2 (baseline)": "#000000", "r3": "#ff0000"}
             crosses = [tuple(xy) for c in axis.collections for xy in c.get_offsets()]
-            assert len(crosses) == 2 and {x for x, _ in crosses} == {2}  # one per model line, at r3 (failed)
+            assert len(crosses) == 1 and round(crosses[0][0]) == 2  # at r3, on the line of the model that failed
+            [failing] = [line for line in axis.get_lines() if line.get_label() == "local/a"]
+            assert crosses[0][0] == failing.get_xdata()[2] and crosses[0][1] == failing.get_ydata()[2]
             dashed = [line for line in axis.get_lines() if line.get_linestyle() == "--"]
             assert [tuple(line.get_xdata()) for line in dashed] == [(1, 1)]  # the baseline, r2
         legend = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -60,11 +64,12 @@ def test_without_a_failed_gate_or_baseline_nothing_is_marked(tmp_path):
 
 def test_the_trend_markdown_names_the_baseline_and_the_failed_gate():
     assert trend_markdown(_points(), baseline="r2").splitlines() == [
-        "| release | kind | gate | local/a (right tool % / right args %) | local/b (right tool % / right args %) |",
-        "|---|---|---|---:|---:|",
-        "| r1 | release | pass | 80.00 / 70.00 | 79.00 / 69.00 |",
-        "| r2 (baseline) | release | pass | 82.50 / 72.50 | 81.50 / 71.50 |",
-        "| r3 | release | FAIL | 60.00 / 50.00 | 59.00 / 49.00 |",
+        "| release | kind | gate | calibration | local/a (right tool % / right args %) "
+        "| local/b (right tool % / right args %) |",
+        "|---|---|---|---|---:|---:|",
+        "| r1 | release | pass | pass | 80.00 / 70.00 | 79.00 / 69.00 |",
+        "| r2 (baseline) | release | pass | pass | 82.50 / 72.50 | 81.50 / 71.50 |",
+        "| r3 | release | FAIL | pass | 60.00 / 50.00 | 59.00 / 49.00 |",
     ]
 
 
@@ -88,8 +93,8 @@ def test_the_dagster_ui_shows_the_trend_and_the_gate_report_and_paths_are_absolu
     metadata = materialised_assets(result)["release_scores"].metadata
     assert isinstance(metadata["trend"], dg.MarkdownMetadataValue)
     rows = metadata["trend"].value.splitlines()
-    assert rows[0].startswith("| release | kind | gate | local/bm25-router (right tool % / right args %)")
-    assert rows[2].startswith("| r1 | release | pass | 45.21 / 38.36 |")
+    assert rows[0].startswith("| release | kind | gate | calibration | local/bm25-router (right tool % / right args %)")
+    assert rows[2].startswith("| r1 | release | pass | – | 45.21 / 38.36 |")  # not judged
     assert Path(metadata["scores_json"].value).is_absolute() and Path(metadata["scores_json"].value).is_file()
     assert "trend_chart" not in metadata  # drawn only when asked: `toolchoice run --chart`, `toolchoice report`
     gate = check_evaluations(result)["release_gate"].metadata

@@ -134,6 +134,7 @@ def trend_table(suite: str, points: list[TrendPoint], baseline: str | None = Non
     table.add_column("release", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("gate")
+    table.add_column("calibration")
     for model in models:
         table.add_column(model, justify="right")
     for row in rows:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import time
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from toolchoice_pipeline.cli.common import stdout_console
 from toolchoice_pipeline.releases.confusion import confusion_lines
@@ -19,23 +21,58 @@ from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.report import SCORE_COLUMNS, score_cells
 from toolchoice_pipeline.releases.store import ReleaseStore
 
-#: Seconds between two moves of one bar: an episode finishes every few milliseconds, the eye needs no more.
-UPDATE_INTERVAL_S = 0.1
+
+def terminal_stderr():
+    """A file of its own on the terminal that file descriptor 2 points at now, or ``None`` off a terminal.
+
+    Dagster's in-process executor points descriptor 2 at its compute-log file for the whole run (and mirrors
+    the file back with ``tail -F``); Rich then sees no terminal and draws nothing until the run ends. A
+    duplicate of the descriptor taken before the run keeps writing to the terminal itself."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a captured or replaced stderr (tests, notebooks)
+        return None
+    if not os.isatty(fd):
+        return None
+    return os.fdopen(os.dup(fd), "w", encoding=sys.stderr.encoding or "utf-8", errors="replace", closefd=True)
+
+
+class CountColumn(MofNCompleteColumn):
+    """``done/total``; nothing for the run's own line, which has no count."""
+
+    def render(self, task):
+        return Text("") if task.total is None else super().render(task)
+
+
+class CountedTextColumn(TextColumn):
+    """A text column shown on the counted bars only (the ETA label: the run's own line has no ETA)."""
+
+    def render(self, task):
+        return Text("") if task.total is None else super().render(task)
+
+
+#: What the run's own line names while no stage is counting (before the agents; after the last count).
+BEFORE_STAGES = "preparing: release snapshot, catalog, tasks"
+AFTER_STAGES = "scoring, gate and publishing"
 
 
 class RunDisplay:
-    """Progress bars (tasks done/total per model, ETA) fed by the assets' progress callbacks."""
+    """Progress bars (tasks done/total per model, elapsed time, ETA) fed by the assets' progress callbacks.
 
-    def __init__(self, models: list[str], n_tasks: int, judge: bool):
-        self.console = Console(stderr=True)
-        # Redrawn only on a terminal (4 times a second): piped into a CI log the bars are printed once, at the
-        # end, and no thread re-renders them for nobody.
+    Every count is shown as it arrives (a bar's clock starts with its stage's first count); on a terminal a
+    thread redraws the bars 4 times a second, so the clocks run between counts too."""
+
+    def __init__(self, models: list[str], n_tasks: int, judge: bool, file=None):
+        self._own_file = file is None and (file := terminal_stderr()) is not None
+        self.console = Console(file=file) if file is not None else Console(stderr=True)
+        # Redrawn only on a terminal: piped into a CI log the bars are printed once, at the end, and no thread
+        # re-renders them for nobody.
         self.progress = Progress(
-            TextColumn("{task.description:<40}"),
+            TextColumn("{task.description}", table_column=Column(min_width=40)),
             BarColumn(),
-            MofNCompleteColumn(),
+            CountColumn(),
             TimeElapsedColumn(),
-            TextColumn("ETA"),
+            CountedTextColumn("ETA"),
             TimeRemainingColumn(),
             console=self.console,
             transient=False,
@@ -43,12 +80,16 @@ class RunDisplay:
             refresh_per_second=4,
         )
         self.tasks: dict[tuple[str, str], Any] = {}
-        self.updated: dict[tuple[str, str], float] = {}  # when each bar was last moved (time.monotonic())
+        self.failures: dict[tuple[str, str], str] = {}  # (stage, model) -> why it could not be used
+        # The run's own line: its clock runs from launch to the end, through the steps that count nothing.
+        self.run_line = self.progress.add_task(f"run: {BEFORE_STAGES}", total=None)
         for model in models:
-            self.tasks[("agents", model)] = self.progress.add_task(f"agents {model}", total=n_tasks)
+            self.tasks[("agents", model)] = self.progress.add_task(
+                f"agents {escape(model)}", total=n_tasks, start=False
+            )
         if judge:
             self.tasks[("judge", "all models")] = self.progress.add_task(
-                f"judge ({len(models)} models)", total=n_tasks * len(models)
+                f"judge ({len(models)} models)", total=n_tasks * len(models), start=False
             )
 
     def __enter__(self) -> RunDisplay:
@@ -57,16 +98,40 @@ class RunDisplay:
 
     def __exit__(self, *exc_info) -> None:
         self.progress.stop()
+        if self._own_file:
+            self.console.file.close()
+
+    def failed(self, stage: str, model: str, cause: str) -> None:
+        """``model`` could not be used in ``stage``: its bar says FAILED and the cause, its count goes back to 0
+        (its episodes "finished" as errors, not as answers) and its clock stops."""
+        key = (stage, model)
+        if key not in self.tasks:
+            self.tasks[key] = self.progress.add_task("", total=None)
+        task_id = self.tasks[key]
+        self.failures[key] = cause
+        self.progress.update(
+            task_id,
+            completed=0,
+            description=f"[red]{escape(stage)} {escape(model)}: FAILED[/red] ({escape(cause[:80])})",
+        )
+        self.progress.stop_task(task_id)
 
     def __call__(self, stage: str, model: str, done: int, total: int) -> None:
+        """One count of ``stage`` for ``model``: ``done`` of ``total`` episodes (or judge polls) finished."""
         key = (stage, model)
-        now = time.monotonic()
-        if key in self.tasks and done < total and now - self.updated.get(key, 0.0) < UPDATE_INTERVAL_S:
-            return  # a bar moves at most every UPDATE_INTERVAL_S, and always to its full count
-        self.updated[key] = now
+        if key in self.failures:
+            return  # a late count of a failed model's errored episodes
         if key not in self.tasks:
-            self.tasks[key] = self.progress.add_task(f"{stage} {model}", total=total)
-        self.progress.update(self.tasks[key], completed=done, total=total)
+            self.tasks[key] = self.progress.add_task(f"{escape(stage)} {escape(model)}", total=total)
+        task_id = self.tasks[key]
+        self.progress.start_task(task_id)  # no-op once started: the clock runs from the stage's first count
+        # Each count, not one every so often: a skipped count would stay on screen for as long as the next
+        # one takes (Rich's update is a few microseconds under a lock; the drawing is the refresh thread's).
+        self.progress.update(task_id, completed=done, total=total)
+        finished = {task.id: task.finished for task in self.progress.tasks}
+        over = all(finished[tid] or key in self.failures for key, tid in self.tasks.items())
+        phase = AFTER_STAGES if over else stage
+        self.progress.update(self.run_line, description=f"run: {phase}")
 
 
 # Said when a suite has no baseline: not "first release", since adhoc, nightly and failed runs never become one.
@@ -92,8 +157,20 @@ def scores_table(scores: ReleaseDocument, unpriced: frozenset[str] = frozenset()
         cells = score_cells(figures, agent_priced=model not in unpriced, judge_priced=judge_model not in unpriced)
         if per_model:
             cells.append(judge_kappa_cell(per_model.get(model)))
-        table.add_row(model, *cells)
+        failure = model_failure(scores, model)
+        table.add_row(f"{escape(model)}\n[red]{failure}[/red]" if failure else escape(model), *cells)
     return table
+
+
+def model_failure(scores: ReleaseDocument, model: str) -> str | None:
+    """Why ``model``'s row is not a result, for its model cell: every episode an infrastructure error (its
+    preflight failed, or it never answered), or too many errors for the gate to evaluate it; None otherwise."""
+    figures = scores.models[model]
+    if figures.n_episodes and figures.errors >= figures.n_episodes:
+        return "FAILED: every episode errored"
+    if scores.gate is not None and model in scores.gate.not_evaluated:
+        return "FAILED: not evaluated (errors)"
+    return None
 
 
 def judge_kappa_cell(agreement) -> str:

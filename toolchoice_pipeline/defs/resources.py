@@ -46,6 +46,10 @@ class ProgressReporter:
     def __call__(self, stage: str, model: str, done: int, total: int) -> None:  # pragma: no cover - default no-op
         return None
 
+    def failed(self, stage: str, model: str, cause: str) -> None:  # pragma: no cover - default no-op
+        """``model`` could not be used in ``stage`` (its preflight failed, or it stopped answering): ``cause``."""
+        return None
+
 
 def logged_progress(context: dg.AssetExecutionContext, reporter: ProgressReporter, stage: str) -> Progress:
     """A progress callback that feeds ``reporter`` and logs each model's progress at every 25%."""

@@ -174,6 +174,7 @@ def run_agent_shard(
     k = snapshot.config.repeats_for(spec)
     offset, model_total = shard.task_start * k, len(snapshot.tasks) * k
     report = logged_progress(context, progress, "agents")
+    report(spec.model, offset, model_total)  # the stage has begun: its bar's clock starts now
     unavailable: dict[str, str] = {}
     ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
     tasks = snapshot.tasks[shard.task_start : shard.task_stop]
@@ -205,6 +206,10 @@ def run_agent_shard(
     finally:
         ledger.close()
     if unavailable:
+        failed = getattr(progress, "failed", None)  # the bar must not read n/n for a model that never answered
+        for model, cause in unavailable.items():
+            if failed is not None:
+                failed("agents", model, cause)
         # Scoring a model that never answered would fail the gate for the wrong reason; every finished call is
         # journaled, so the run after the fix asks only what is missing.
         raise dg.Failure(
@@ -315,6 +320,7 @@ def judge_shard(
     judge = snapshot.config.judge
     episodes = list(StagedRecords([location(shard.path)]))
     report = logged_progress(context, progress, "judge")
+    report("all models", shard.offset, shard.total)
     ledger = spend_ledger(context, toolchoice.path, snapshot.release_id)
     with shard_journal(
         toolchoice.path,

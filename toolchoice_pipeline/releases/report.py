@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolchoice_pipeline.releases.document import ReleaseDocument
+from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS
+from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.object_store import is_remote, releases_root
 from toolchoice_pipeline.releases.store import SCORES_FILE
 from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
@@ -69,6 +71,11 @@ class TrendPoint:
     right_args_pct: float | None
     tsq_mean: float | None
     gate_passed: bool | None
+    #: Whether this model is one whose drops failed the release's gate (``gate.failures``' models).
+    model_failed: bool = False
+    #: The release's judge calibration: "pass", "FAIL" (failed in ``fail`` mode: exit 4, not promoted), "warn"
+    #: (failed in ``warn`` mode), or None (not judged, or no calibration recorded).
+    calibration: str | None = None
 
 
 def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None) -> list[TrendPoint]:
@@ -106,6 +113,8 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
     points = []
     for _, _, scores in scored:
         gate_passed = scores.gate.passed if scores.gate is not None else None
+        failing = set(failed_models(scores.gate)) if scores.gate is not None else set()
+        calibration = calibration_status(scores)
         for model, figures in scores.models.items():
             points.append(
                 TrendPoint(
@@ -117,27 +126,43 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
                     right_args_pct=figures.right_args_pct,
                     tsq_mean=figures.tsq_mean,
                     gate_passed=gate_passed,
+                    model_failed=model in failing,
+                    calibration=calibration,
                 )
             )
     return points
 
 
+def calibration_status(scores: ReleaseDocument) -> str | None:
+    """The release's judge calibration as :attr:`TrendPoint.calibration` says."""
+    calibration = scores.judge.calibration if scores.judge is not None else None
+    if calibration is None:
+        return None
+    if calibration.passed:
+        return "pass"
+    return "FAIL" if calibration.blocks_promotion else "warn"
+
+
 def trend_rows(points: list[TrendPoint], baseline: str | None = None) -> tuple[list[str], list[list[str]]]:
-    """The trend as ``(models, rows)``: one row per release (oldest first) of ``[release, kind, gate, cell per
-    model]``, a cell ``right tool % / right args %``, the gate ``pass``/``FAIL``/``–``; the release
-    ``baseline`` (the suite's current baseline) has `` (baseline)`` after its id."""
+    """The trend as ``(models, rows)``: one row per release (oldest first) of ``[release, kind, gate,
+    calibration, cell per model]``, a cell ``right tool % / right args %``, the gate ``pass``/``FAIL``/``–``
+    (``FAIL (calibration)`` when the gate passed but the judge calibration failed the run: exit 4, never
+    promoted), the calibration ``pass``/``FAIL``/``warn``/``–``; the release ``baseline`` (the suite's
+    current baseline) has `` (baseline)`` after its id."""
     models = list(dict.fromkeys(p.model for p in points))
     rows = []
     for release_id in dict.fromkeys(p.release_id for p in points):
         by_model = {p.model: p for p in points if p.release_id == release_id}
         first = next(iter(by_model.values()))
         gate = "–" if first.gate_passed is None else ("pass" if first.gate_passed else "FAIL")
+        if gate == "pass" and first.calibration == "FAIL":
+            gate = "FAIL (calibration)"
         cells = [
             f"{_pct(by_model[m].right_tool_pct)} / {_pct(by_model[m].right_args_pct)}" if m in by_model else ""
             for m in models
         ]
         name = f"{release_id} (baseline)" if release_id == baseline else release_id
-        rows.append([name, first.kind, gate, *cells])
+        rows.append([name, first.kind, gate, first.calibration or "–", *cells])
     return models, rows
 
 
@@ -148,8 +173,8 @@ def _pct(value: float | None) -> str:
 def trend_markdown(points: list[TrendPoint], baseline: str | None = None) -> str:
     """:func:`trend_rows` as a Markdown table (shown in the Dagster UI's metadata)."""
     models, rows = trend_rows(points, baseline)
-    header = ["release", "kind", "gate", *(f"{m} (right tool % / right args %)" for m in models)]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 3 + "---:|" * len(models)]
+    header = ["release", "kind", "gate", "calibration", *(f"{m} (right tool % / right args %)" for m in models)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 4 + "---:|" * len(models)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -174,10 +199,37 @@ def render_chart(
     return path
 
 
+#: The smallest span of the chart's share axis (points): four times the gate's largest allowed drop, so a drop
+#: that fails the gate is a fifth of the axis or more (with the padding), never flattened by a fixed 0–100 axis.
+MIN_AXIS_SPAN_POINTS = 4 * MAX_DROP_POINTS
+#: Per model in turn: marker, line style and marker size (shrinking, so a model drawn over an equal one leaves
+#: the one below visible around it), and a small sideways offset (fraction of a release step).
+LINE_STYLES = (("o", "-", 9), ("s", ":", 7), ("^", "-.", 6), ("D", "-", 5), ("v", ":", 4))
+MODEL_OFFSET = 0.08
+
+
+def share_limits(values: list[float]) -> tuple[float, float]:
+    """The share axis's limits (points) for ``values``: the data range padded by a tenth of its span on each
+    side, at least :data:`MIN_AXIS_SPAN_POINTS` wide, kept within 0–100."""
+    low, high = min(values), max(values)
+    span = max(high - low, MIN_AXIS_SPAN_POINTS)
+    middle = (low + high) / 2
+    low, high = middle - 0.6 * span, middle + 0.6 * span
+    if low < 0:
+        low, high = 0.0, min(100.0, high - low)
+    if high > 100:
+        low, high = max(0.0, low - (high - 100)), 100.0
+    return low, high
+
+
 def trend_figure(points: list[TrendPoint], title: str = "Tool choice over releases", baseline: str | None = None):
-    """A matplotlib figure of the trend: one line per model, right tool and right arguments side by side (points,
-    0-100). A release whose gate failed gets a red cross on every line and a red tick label; the ``baseline``
-    release (the suite's current baseline) a dashed vertical line, and its tick label says so."""
+    """A matplotlib figure of the trend: one line per model, right tool and right arguments side by side (points).
+
+    Every line stays visible: each model has its own marker, line style and marker size, and is shifted a little
+    sideways, so a line under an equal one shows. A release whose gate failed gets a red tick label, and a red
+    cross on the lines of the models that failed it (``gate.failures``' models) only. The share axis spans
+    the data (:func:`share_limits`), so a drop the size of the gate's threshold shows. The ``baseline``
+    release (the suite's current baseline) gets a dashed vertical line, and its tick label says so."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -187,22 +239,32 @@ def trend_figure(points: list[TrendPoint], title: str = "Tool choice over releas
     models = list(dict.fromkeys(p.model for p in points))
     failed = {p.release_id for p in points if p.gate_passed is False}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    plotted: list[float] = []
+    crossed = False
     for axis, share, label in zip(axes, SHARES, ("right tool (points)", "right arguments (points)")):
-        for model in models:
-            by_release = {p.release_id: getattr(p, share) for p in points if p.model == model}
+        for order, model in enumerate(models):
+            marker, style, size = LINE_STYLES[order % len(LINE_STYLES)]
+            shift = (order - (len(models) - 1) / 2) * MODEL_OFFSET
+            of_model = {p.release_id: p for p in points if p.model == model}
+            by_release = {r: getattr(p, share) for r, p in of_model.items()}
             xs = [i for i, r in enumerate(releases) if by_release.get(r) is not None]
-            axis.plot(xs, [by_release[releases[i]] for i in xs], marker="o", label=model)
-            failed_xs = [i for i in xs if releases[i] in failed]
+            ys = [by_release[releases[i]] for i in xs]
+            plotted += ys
+            axis.plot(
+                [x + shift for x in xs], ys, marker=marker, linestyle=style, markersize=size, label=model, zorder=2
+            )
+            failed_xs = [i for i in xs if of_model[releases[i]].model_failed]
             if failed_xs:
                 axis.scatter(
-                    failed_xs,
+                    [x + shift for x in failed_xs],
                     [by_release[releases[i]] for i in failed_xs],
                     marker="x",
                     s=90,
                     color="red",
                     zorder=3,
-                    label="gate failed" if model == models[0] else None,
+                    label=None if crossed else "gate failed",
                 )
+                crossed = True
         if baseline in releases:
             axis.axvline(
                 releases.index(baseline),
@@ -217,10 +279,15 @@ def trend_figure(points: list[TrendPoint], title: str = "Tool choice over releas
         for tick, release_id in zip(axis.get_xticklabels(), releases):
             if release_id in failed:
                 tick.set_color("red")
-        axis.set_ylim(0, 100)
         axis.grid(alpha=0.3)
-    axes[0].set_ylabel("share (points, 0–100)")
+    if plotted:
+        axes[0].set_ylim(*share_limits(plotted))
+    axes[0].set_ylabel("share (points)")
     handles, labels = axes[0].get_legend_handles_labels()
+    if crossed and "gate failed" not in labels:  # the crosses are only on the right-arguments panel
+        extra_handles, extra_labels = axes[1].get_legend_handles_labels()
+        handles.append(extra_handles[extra_labels.index("gate failed")])
+        labels.append("gate failed")
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.08, 1, 1))

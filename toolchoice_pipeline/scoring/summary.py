@@ -127,8 +127,9 @@ class ModelScores(BaseModel):
 
     n_tasks: int = metric("tasks")
     errors: int = metric("errors")
-    n_scored: int = metric(default=0)
-    n_unlabelled: int = metric(default=0)
+    # Beside the task count (issue 29): the shares are of the labelled tasks that ran, not of every task.
+    n_scored: int = metric("labelled", default=0)
+    n_unlabelled: int = metric("unlabelled", default=0)
     right_tool_pct: float | None = metric("right tool %", 2)
     right_args_pct: float | None = metric("right args %", 2)
     right_tool_ci95_pct: list[float] | None = metric(default=None)
