@@ -392,6 +392,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     from toolchoice_pipeline.definitions import build_definitions
     from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+    from toolchoice_pipeline.defs.sources import observe_files
 
     home = dagster_home(data_dir)
     os.environ["DAGSTER_HOME"] = str(home)
@@ -410,6 +411,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     with opened_instance(home) as instance:
         fail_dead_runs(instance)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
+        observe_files(instance, data_dir)  # the UI shows the files this run pins, and every release against them
         if workers is None:
             outcome = defs.resolve_job_def("release_job").execute_in_process(
                 partition_key=request.release_id,

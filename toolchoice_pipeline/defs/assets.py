@@ -36,6 +36,7 @@ from toolchoice_pipeline.defs.shards import (
     shard_tasks,
     stage_shard,
 )
+from toolchoice_pipeline.defs.sources import pinned_input
 from toolchoice_pipeline.defs.staging import Records, StagedRecords
 from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.releases.lineage import Lineage
@@ -80,6 +81,7 @@ def release_snapshot(
     return dg.Output(
         snapshot,
         data_version=dg.DataVersion(snapshot.content_version()),
+        tags=pinned_input(context, toolchoice.path, snapshot),  # the input recorded is the files pinned
         metadata={
             "suite": snapshot.suite_name,
             "kind": snapshot.request.kind,

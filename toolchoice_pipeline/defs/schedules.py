@@ -10,6 +10,7 @@ from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
+from toolchoice_pipeline.defs.sources import observe_files
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 
 
@@ -31,6 +32,7 @@ def nightly_eval(context: dg.ScheduleEvaluationContext, toolchoice: ToolchoiceRe
         ),
     )
     context.instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
+    observe_files(context.instance, toolchoice.path)  # the UI shows the files the run is about to pin
     return dg.RunRequest(
         run_key=release_id,
         partition_key=release_id,
