@@ -487,13 +487,10 @@ def stderr_to(path: Path):
 
 def multiprocess_config(workers: int) -> dict:
     """Dagster's multiprocess executor with ``workers`` processes at once, each forked from a server that has
-    imported the project and LiteLLM once (:data:`~toolchoice_pipeline.definitions.WORKER_PRELOAD`)."""
-    from toolchoice_pipeline.definitions import WORKER_PRELOAD
+    imported the project and LiteLLM once (:data:`~toolchoice_pipeline.defs.jobs.WORKER_PRELOAD`)."""
+    from toolchoice_pipeline.defs.jobs import PRELOADED_START
 
-    return {
-        "max_concurrent": workers,
-        "start_method": {"forkserver": {"preload_modules": WORKER_PRELOAD}},
-    }
+    return {"max_concurrent": workers, "start_method": PRELOADED_START}
 
 
 def _agent_calls(outcome) -> tuple[int, int] | None:
