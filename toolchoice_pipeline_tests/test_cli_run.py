@@ -108,6 +108,30 @@ def test_the_cli_runs_are_recorded_in_the_data_directorys_dagster_instance(runs,
     assert partitions == {"r1", runs["rerun_id"], "r3"}
 
 
+def test_after_the_edit_the_ui_marks_the_releases_of_the_old_catalog_stale_and_the_cli_release_of_the_new_fresh(
+    runs, monkeypatch
+):
+    """CLI release r1 and the re-run, then an edit, then CLI release r3, nothing observed by anyone else: the
+    CLI's own observation before r3 makes r1 and the re-run STALE and r3 FRESH (Dagster's stale status)."""
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._core.loader import LoadingContextForTest
+
+    from toolchoice_pipeline.definitions import build_definitions
+    from toolchoice_pipeline.defs.sources import current_files_version, last_observed_version
+
+    data_dir = runs["data_dir"]
+    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
+    graph = build_definitions(str(data_dir)).resolve_asset_graph()
+    with dg.DagsterInstance.get() as instance:
+        assert last_observed_version(instance) == current_files_version(data_dir)
+        resolver = CachingStaleStatusResolver(instance, graph, LoadingContextForTest(instance))
+        statuses = {
+            release: resolver.get_status(dg.AssetKey("release_snapshot"), release).value
+            for release in ("r1", runs["rerun_id"], "r3")
+        }
+    assert statuses == {"r1": "STALE", runs["rerun_id"]: "STALE", "r3": "FRESH"}
+
+
 # --- bad input: exit 2, one line naming the problem, nothing earlier lost -------------------------------------
 
 

@@ -11,6 +11,7 @@ import dagster as dg
 import pytest
 
 from toolchoice_pipeline.definitions import defs
+from toolchoice_pipeline.defs.jobs import release_executor
 from toolchoice_pipeline_tests.pipeline_helpers import ASSET_CHAIN, BIN, REPO, copy_data
 
 #: Every dependency edge of the release graph (child: parents). The chain of ASSET_CHAIN plus the shortcuts
@@ -83,7 +84,8 @@ def test_the_release_job_covers_the_whole_graph_and_runs_in_one_process_unless_c
     job = defs.resolve_job_def("release_job")
     assert {key.to_user_string() for key in job.asset_layer.executable_asset_keys} == set(ASSET_CHAIN)
     # Dagster's multi-or-in-process executor, in-process unless the run config asks for worker processes
-    assert job.executor_def.executor_creation_fn is dg.multi_or_in_process_executor.executor_creation_fn
+    assert job.executor_def is release_executor
+    assert job.executor_def.config_schema.config_type is dg.multi_or_in_process_executor.config_field.config_type
     assert job.executor_def.config_schema.as_field().default_value == {"in_process": {}}
     assert isinstance(job.partitions_def, dg.DynamicPartitionsDefinition)
     # the shards of agent_runs and judge_votes are steps of their own (a dynamic fan-out and a fan-in)

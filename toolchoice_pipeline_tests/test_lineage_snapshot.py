@@ -150,14 +150,14 @@ def test_the_snapshot_version_follows_what_is_evaluated_not_when_or_as_what(tmp_
 def ui_launch(data_dir, instance, release_id: str, run_config: dict | None = None):
     """What "Materialize all" on the release group does for one partition: Dagster's default asset job (the
     Definitions' executor), no request written by anyone, run config from the launchpad."""
-    from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
+    from toolchoice_pipeline.defs.jobs import RELEASE_GROUP, release_executor
 
     defs = build_definitions(str(data_dir))
     keys = [
         key for key, spec in ((s.key, s) for s in defs.resolve_all_asset_specs()) if spec.group_name == RELEASE_GROUP
     ]
     job = defs.resolve_implicit_global_asset_job_def()
-    assert job.executor_def is dg.in_process_executor
+    assert job.executor_def is release_executor
     return job.execute_in_process(
         partition_key=release_id,
         instance=instance,

@@ -131,7 +131,7 @@ def test_the_ui_shows_the_lineage_from_the_suite_files_to_baseline(webserver):
     assert parents["release_snapshot"] == {"suite_files"} and parents["suite_files"] == set()
     source = by_name.pop("suite_files")
     assert source["isObservable"] and not source["isMaterializable"] and source["groupName"] == "suites"
-    assert source["partitionDefinition"] == {"name": "release", "type": "DYNAMIC"}
+    assert source["partitionDefinition"] is None and not source["isPartitioned"]
     for node in by_name.values():
         assert node["groupName"] == "release" and node["isPartitioned"]
         assert node["partitionDefinition"] == {"name": "release", "type": "DYNAMIC"}
@@ -173,22 +173,26 @@ def test_the_ui_shows_the_schedule_and_the_sensor_running(webserver):
     assert repository["sensors"] == [{"name": "catalog_change", "sensorState": {"status": "RUNNING"}}]
 
 
-STALENESS = (
-    '{ assetNodes { assetKey { path } staleStatus(partition: "r1") dataVersion(partition: "r1") '
-    'staleCauses(partition: "r1") { key { path } reason } } }'
-)
 SNAPSHOT_ASSETS = ("release_snapshot", "tool_catalog", "eval_tasks")
+SNAPSHOT_KEYS = ", ".join(f'{{path: ["{name}"]}}' for name in SNAPSHOT_ASSETS)
+STALENESS = (
+    "{ assetNodes(assetKeys: [" + SNAPSHOT_KEYS + ']) { assetKey { path } staleStatus(partition: "r1") '
+    'dataVersion(partition: "r1") staleCauses(partition: "r1") { key { path } reason } } '
+    'source: assetNodes(assetKeys: [{path: ["suite_files"]}]) { assetKey { path } dataVersion } }'
+)
 
 
 def _staleness(base: str) -> dict[str, dict]:
-    return {"/".join(n["assetKey"]["path"]): n for n in graphql(base, STALENESS)["assetNodes"]}
+    data = graphql(base, STALENESS)
+    return {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"] + data["source"]}
 
 
 def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(served):
     """Partition r1's first three assets, materialised in the webserver's instance; the suite files observed;
     a description edited and observed again: before any run, the UI marks the release's snapshot stale (cause:
     suite_files), while tool_catalog and eval_tasks stay fresh: they are the pin's. Re-materialising the snapshot
-    returns the pin: its data version and tool_catalog's stay, and nothing is stale."""
+    returns the pin: its data version and tool_catalog's stay, and it stays stale (it still evaluates the old
+    catalog); reverting the edit and observing makes it fresh again."""
     import dagster as dg
 
     from toolchoice_pipeline.definitions import build_definitions
@@ -210,9 +214,9 @@ def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(
         assert {name: fresh[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(SNAPSHOT_ASSETS, "FRESH")
         pinned_catalog = fresh["tool_catalog"]["dataVersion"]
         observed_before = fresh["suite_files"]["dataVersion"]
-        assert observed_before.startswith(pinned_catalog + "-")
+        assert observed_before.startswith(f"coding_agent={pinned_catalog}-")
 
-        set_description(data_dir, "Read", "Deletes the repository. Never call this.")
+        original = set_description(data_dir, "Read", "Deletes the repository. Never call this.")
         assert observe.execute_in_process(instance=instance).success
         stale = _staleness(base)
         assert stale["suite_files"]["dataVersion"] != observed_before
@@ -229,7 +233,19 @@ def test_a_description_edit_shows_stale_in_the_ui_and_the_pin_keeps_the_release(
         again = _staleness(base)
         assert again["release_snapshot"]["dataVersion"] == fresh["release_snapshot"]["dataVersion"]
         assert again["tool_catalog"]["dataVersion"] == pinned_catalog
-        assert {name: again[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(SNAPSHOT_ASSETS, "FRESH")
+        assert {name: again[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == {
+            "release_snapshot": "STALE",
+            "tool_catalog": "FRESH",
+            "eval_tasks": "FRESH",
+        }
+
+        set_description(data_dir, "Read", original)
+        assert observe.execute_in_process(instance=instance).success
+        reverted = _staleness(base)
+        assert reverted["suite_files"]["dataVersion"] == observed_before
+        assert {name: reverted[name]["staleStatus"] for name in SNAPSHOT_ASSETS} == dict.fromkeys(
+            SNAPSHOT_ASSETS, "FRESH"
+        )
 
 
 COLUMNS = (

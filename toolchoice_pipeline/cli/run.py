@@ -403,6 +403,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     from toolchoice_pipeline.defs.checks import GATE_FAILURE_KEY
     from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+    from toolchoice_pipeline.defs.sources import observe_files
 
     home = dagster_home(data_dir)
     os.environ["DAGSTER_HOME"] = str(home)
@@ -421,6 +422,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     with opened_instance(home) as instance:
         fail_dead_runs(instance)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
+        observe_files(instance, data_dir)  # the UI shows the files this run pins, and every release against them
         if workers is None:
             outcome = defs.resolve_job_def("release_job").execute_in_process(
                 partition_key=request.release_id,
@@ -499,13 +501,10 @@ def stderr_to(path: Path):
 
 def multiprocess_config(workers: int) -> dict:
     """Dagster's multiprocess executor with ``workers`` processes at once, each forked from a server that has
-    imported the project and LiteLLM once (:data:`~toolchoice_pipeline.definitions.WORKER_PRELOAD`)."""
-    from toolchoice_pipeline.definitions import WORKER_PRELOAD
+    imported the project and LiteLLM once (:data:`~toolchoice_pipeline.defs.jobs.WORKER_PRELOAD`)."""
+    from toolchoice_pipeline.defs.jobs import PRELOADED_START
 
-    return {
-        "max_concurrent": workers,
-        "start_method": {"forkserver": {"preload_modules": WORKER_PRELOAD}},
-    }
+    return {"max_concurrent": workers, "start_method": PRELOADED_START}
 
 
 def _agent_calls(outcome) -> tuple[int, int] | None:

@@ -40,7 +40,7 @@ from toolchoice_pipeline.defs.shards import (
     shard_tasks,
     stage_shard,
 )
-from toolchoice_pipeline.defs.sources import observe_release_files
+from toolchoice_pipeline.defs.sources import pinned_input
 from toolchoice_pipeline.defs.staging import Records, StagedRecords
 from toolchoice_pipeline.defs.versions import code_version
 from toolchoice_pipeline.records.episodes import TaskScore
@@ -104,10 +104,10 @@ def release_snapshot(
     except InputError as exc:
         raise bad_input(release_id, exc) from None
     tag_run(context, snapshot)
-    observe_release_files(context, toolchoice, snapshot, resolved_now)
     return dg.Output(
         snapshot,
         data_version=dg.DataVersion(snapshot.content_version()),
+        tags=pinned_input(context, toolchoice.path, snapshot),  # the input recorded is the files pinned
         metadata={
             "suite": snapshot.suite_name,
             "kind": snapshot.request.kind,

@@ -18,7 +18,9 @@ import dagster as dg
 from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.run_tags import release_tags
+from toolchoice_pipeline.defs.sources import observe_files
 from toolchoice_pipeline.releases.request import DEFAULT_SUITE
 
 REQUESTED_BY = "schedule:nightly_eval"
@@ -44,7 +46,7 @@ NIGHTLY_FRESHNESS = dg.FreshnessPolicy.cron(
     description="Adds partition nightly-YYYY-MM-DD and runs it (kind nightly, agent cache write_only; the run "
     "writes its request).",
 )
-def nightly_eval(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+def nightly_eval(context: dg.ScheduleEvaluationContext, toolchoice: ToolchoiceResource) -> dg.RunRequest:
     fail_dead_runs(context.instance, context.log)
     release_id = f"nightly-{context.scheduled_execution_time:%Y-%m-%d}"
     context.instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [release_id])
@@ -54,6 +56,7 @@ def nightly_eval(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
         "cache_policy": "write_only",
         "requested_by": REQUESTED_BY,
     }
+    observe_files(context.instance, toolchoice.path)  # the UI shows the files the run is about to pin
     return dg.RunRequest(
         run_key=release_id,
         partition_key=release_id,

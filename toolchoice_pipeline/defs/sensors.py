@@ -1,7 +1,7 @@
 """``catalog_change``: when a suite's tool catalog (curated + live dumps) gets a new version, evaluate it.
 
 The cursor keeps the last seen ``catalog_version`` of every suite. A suite seen for the first time is only
-recorded. A new version adds partition ``catalog-<version>`` (kind ``catalog-change``) and requests a run with
+recorded. Every tick observes ``suite_files`` (:mod:`.sources`) when the files changed. A new version adds partition ``catalog-<version>`` (kind ``catalog-change``) and requests a run with
 the version as run key, so one catalog version never runs twice: a version whose partition already exists
 (it ran before, or another suite reached the same catalog first), or that a finished release of the suite
 already evaluated (any kind: a reverted edit goes back to the baseline's catalog), is only recorded, and the
@@ -18,6 +18,7 @@ from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.run_tags import release_tags
+from toolchoice_pipeline.defs.sources import observation_if_changed
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.suite import list_suites, load_suite
@@ -100,7 +101,10 @@ def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceRe
         )
     for message in recorded:
         context.log.info(message)
+    # Every tick observes the suite files, before any run it requests starts: an edit shows stale within 30 s.
+    observed = observation_if_changed(context.instance, toolchoice.path)
     return dg.SensorResult(
+        asset_events=[observed] if observed is not None else [],
         run_requests=run_requests,
         skip_reason="; ".join(recorded) if recorded and not run_requests else None,
         cursor=json.dumps({**seen, **now}, sort_keys=True),

@@ -1,100 +1,131 @@
-"""``suite_files``: the suite files as an observable source asset, so an edit shows in the UI before any run.
+"""``suite_files``: the suite files as one observable source asset, compared by value.
 
-Partitioned like the release graph: the version observed for release ``r`` is the current
-``<catalog_version>-<fixture_version>`` of the files of ``r``'s suite (its pinned snapshot's suite, else its
-request's). ``release_snapshot`` depends on it, so after a description edit and an observation ("Observe
-sources" in the UI, or the ``observe_suite_files`` job) every release of that suite shows
-``release_snapshot`` stale: the files moved on since the release pinned them. Re-materialising it returns the
-pin (same data version), which clears the mark without changing anything downstream; evaluating the edited
-files is a new partition. ``release_snapshot`` observes its own partition before it materialises
-(:func:`observe_release_files`), so a release records the version it evaluated on every launch path, with no
-observation needed before it.
+Its data version is a token of what the files say now, per suite: ``<suite>=<catalog_version>-<fixture_version>``,
+sorted and joined by ``;`` (``unreadable`` for a suite that does not load). Dagster compares the input version a
+materialisation recorded with the source's current version by value (the source is unpartitioned), so:
+
+- ``release_snapshot`` records as its input the files it *pinned*, not what was last observed
+  (:func:`pinned_input_tags`): its own suite's ``<catalog_version>-<fixture_version>`` from the pin, the other
+  suites as they are now. A re-materialisation returns the pin and so records the same input.
+- every launch path observes the files before the run starts: ``toolchoice run``, the nightly schedule, the
+  ``catalog_change`` sensor (through ``SensorResult(asset_events=...)``, also on its 30-second timer, so an edit
+  shows without a run) and the run itself (``release_snapshot`` logs the observation it pinned against).
+
+After an edit, every finished release whose pin differs from the current files shows ``release_snapshot`` stale
+and every release that pinned the current files shows it fresh, in whatever order the edit, the observation
+and the runs happened; reverting the edit makes the old releases fresh again. A data directory with several
+suites shares the one version: an edit to one suite marks the releases of the others stale too (Dagster cannot
+map a dynamic release partition to its suite).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 import dagster as dg
 
-from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME, release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
-from toolchoice_pipeline.releases.request import has_request, read_request
-from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, read_snapshot
-from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
+from toolchoice_pipeline.suites.suite import list_suites, load_suite
 from toolchoice_pipeline.util.errors import InputError
 
-UNREADABLE = "unreadable"
 SUITE_FILES = dg.AssetKey("suite_files")
-DATA_VERSION_TAG = "dagster/data_version"  # the tag an observation gives its data version in
+UNREADABLE = "unreadable"
 SOURCES_GROUP = "suites"  # not in release_job, which materialises the group "release"
+# Dagster's provenance tags (dagster._core.definitions.data_version): an observation's version, the version of an
+# input a materialisation recorded.
+DATA_VERSION_TAG = "dagster/data_version"
+USER_PROVIDED_TAG = "dagster/data_version_is_user_provided"
+PINNED_INPUT_TAG = f"dagster/input_data_version/{SUITE_FILES.to_user_string()}"
 
 
-def files_version(toolchoice: ToolchoiceResource, suite: str) -> str:
-    """``<catalog_version>-<fixture_version>`` of the suite's files as they are now; ``unreadable`` when they do
-    not load."""
-    try:
-        loaded = load_suite(toolchoice.path, suite, check=False)
-    except InputError:
-        return UNREADABLE
-    return f"{loaded.catalog_version}-{loaded.fixture_version}"
+def suite_versions(data_dir: Path) -> dict[str, str]:
+    """``{suite: "<catalog_version>-<fixture_version>"}`` of every suite's files as they are now (``unreadable``
+    for a suite that does not load)."""
+    versions: dict[str, str] = {}
+    for suite in list_suites(data_dir):
+        try:
+            loaded = load_suite(data_dir, suite, check=False)
+        except InputError:
+            versions[suite] = UNREADABLE
+            continue
+        versions[suite] = f"{loaded.catalog_version}-{loaded.fixture_version}"
+    return versions
 
 
-def release_suite(toolchoice: ToolchoiceResource, release_id: str) -> str | None:
-    """The suite a release evaluates: its pin's, else its request's; None when neither reads."""
-    try:
-        pinned = read_snapshot(toolchoice.path, release_id)
-        if pinned is not None:
-            return pinned.suite_name
-        return read_request(toolchoice.path, release_id).suite if has_request(toolchoice.path, release_id) else None
-    except InputError:
+def files_token(versions: Mapping[str, str]) -> str:
+    """The data version of ``suite_files`` for ``{suite: version}``: ``a=<v>;b=<v>`` in suite order."""
+    return ";".join(f"{suite}={version}" for suite, version in sorted(versions.items()))
+
+
+def current_files_version(data_dir: Path) -> str:
+    """The data version of ``suite_files`` now."""
+    return files_token(suite_versions(data_dir))
+
+
+def pinned_input_tags(data_dir: Path, snapshot: ReleaseSnapshot) -> dict[str, str]:
+    """Output tags of ``release_snapshot`` recording as its input the files it pinned: the pin's own suite at the
+    pin's versions, every other suite as it is now."""
+    versions = suite_versions(data_dir)
+    versions[snapshot.suite_name] = f"{snapshot.catalog_version}-{snapshot.fixture_version}"
+    return {PINNED_INPUT_TAG: files_token(versions)}
+
+
+def files_observation(data_dir: Path) -> dg.AssetObservation:
+    """An observation of ``suite_files`` carrying its current data version."""
+    return dg.AssetObservation(
+        asset_key=SUITE_FILES,
+        tags={DATA_VERSION_TAG: current_files_version(data_dir), USER_PROVIDED_TAG: "true"},
+    )
+
+
+def last_observed_version(instance: dg.DagsterInstance) -> str | None:
+    """The data version of the latest observation of ``suite_files``; None before the first."""
+    record = instance.get_latest_data_version_record(SUITE_FILES, is_source=True)
+    if record is None or record.asset_observation is None:
         return None
+    return record.asset_observation.tags.get(DATA_VERSION_TAG)
+
+
+def observation_if_changed(instance: dg.DagsterInstance, data_dir: Path) -> dg.AssetObservation | None:
+    """An observation of ``suite_files`` when the files differ from the last one recorded (None when they do not:
+    the event log does not grow on every sensor tick)."""
+    observation = files_observation(data_dir)
+    return None if last_observed_version(instance) == observation.tags[DATA_VERSION_TAG] else observation
+
+
+def observe_files(instance: dg.DagsterInstance, data_dir: Path) -> str:
+    """Record an observation of ``suite_files`` in ``instance`` when the files changed; the version observed."""
+    observation = observation_if_changed(instance, data_dir)
+    if observation is not None:
+        instance.report_runless_asset_event(observation)
+    return current_files_version(data_dir)
 
 
 @dg.observable_source_asset(
     name="suite_files",
-    partitions_def=release_partitions,
     group_name=SOURCES_GROUP,
     tags={"domain": "llm-eval", "pipeline": "toolchoice"},
-    description="The suite files a release reads (catalog, live dumps, tasks, matching profile), observed: the "
-    "data version of a release partition is its suite's current <catalog_version>-<fixture_version>.",
+    description="The suite files releases read (catalog, live dumps, tasks, matching profile), observed: the "
+    "data version is <suite>=<catalog_version>-<fixture_version> of every suite, joined by ';'. Observed before "
+    "every run and by the catalog_change sensor every 30 s.",
 )
-def suite_files(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.DataVersionsByPartition:
-    by_suite: dict[str, str] = {}
-    versions: dict[str, str] = {}
-    for release_id in context.instance.get_dynamic_partitions(RELEASE_PARTITIONS_NAME):
-        suite = release_suite(toolchoice, release_id)
-        if suite is None:
-            versions[release_id] = UNREADABLE
-            continue
-        if suite not in by_suite:
-            by_suite[suite] = files_version(toolchoice, suite)
-        versions[release_id] = by_suite[suite]
-    return dg.DataVersionsByPartition(versions)
-
-
-def observe_release_files(
-    context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, snapshot: ReleaseSnapshot, resolved_now: bool
-) -> None:
-    """Log an observation of ``suite_files`` for the snapshot's release partition, before ``release_snapshot``'s
-    materialisation: the materialisation then records the suite files' version it was made from, whichever way
-    the run was launched (``toolchoice run``, the sensor, the schedule, the launchpad, a backfill), so no
-    "Observe sources" is needed first. A snapshot pinned now observes the versions it pinned (the files as
-    read); a re-materialised pin observes the files as they are now."""
-    if resolved_now:
-        version = f"{snapshot.catalog_version}-{snapshot.fixture_version}"
-    else:
-        version = files_version(toolchoice, snapshot.suite_name)
-    # Stored at once (a runless event), then the step's cached input versions of suite_files are dropped: Dagster
-    # reads an asset step's input versions when the step starts, and records them when its output is handled.
-    context.instance.report_runless_asset_event(
-        dg.AssetObservation(asset_key=SUITE_FILES, partition=snapshot.release_id, tags={DATA_VERSION_TAG: version})
-    )
-    step = getattr(context.op_execution_context, "_step_execution_context", None)  # None: an asset called directly
-    if step is not None:
-        step.wipe_input_asset_version_info(SUITE_FILES)
+def suite_files(toolchoice: ToolchoiceResource) -> dg.DataVersion:
+    return dg.DataVersion(current_files_version(toolchoice.path))
 
 
 observe_suite_files = dg.define_asset_job(
     name="observe_suite_files",
     selection=dg.AssetSelection.assets("suite_files"),
-    description="Observe the suite files of every release partition (a description edit shows as stale).",
+    description="Observe the suite files (a description edit shows as stale at once).",
 )
+
+
+def pinned_input(context: dg.AssetExecutionContext, data_dir: Path, snapshot: ReleaseSnapshot) -> dict[str, str]:
+    """For ``release_snapshot``: observe the files (so a run launched from the UI observes too) and return the
+    output tags recording the pinned files as its input (:func:`pinned_input_tags`)."""
+    observation = observation_if_changed(context.instance, data_dir)
+    if observation is not None:
+        context.log_event(observation)
+    return pinned_input_tags(data_dir, snapshot)
