@@ -168,20 +168,38 @@ def classify(category: str, ours: bool, bfcl: dict, calls: list[dict], reason: s
     return "unexplained"
 
 
-def grade_category(data_dir: Path, checker: BfclChecker, category: str, questions: list[str], run_s: float) -> dict:
+def bfcl_entries(root: Path, category: str) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Every question and possible answer of ``category`` in the wheel's data, by id."""
+    data = root / "bfcl_eval" / "data"
+    questions = {json.loads(q)["id"]: json.loads(q) for q in read_lines(data / f"BFCL_v4_{category}.json")}
+    answers: dict[str, dict] = {}
+    if category not in NO_ANSWERS:
+        path = data / "possible_answer" / f"BFCL_v4_{category}.json"
+        answers = {json.loads(a)["id"]: json.loads(a) for a in read_lines(path)}
+    return questions, answers
+
+
+def grade_category(
+    data_dir: Path, root: Path, checker: BfclChecker, category: str, release: str, run_s: float | None
+) -> dict:
     import duckdb
 
     from toolchoice_pipeline.records.calls import Reply, ToolCall
     from toolchoice_pipeline.scoring.matching.bfcl import match_bfcl
-    from toolchoice_pipeline.suites.suite import load_suite
+    from toolchoice_pipeline.suites.catalog import ToolDefinition
+    from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
+    from toolchoice_pipeline.suites.tasks import Task
 
-    suite = load_suite(data_dir, f"bfcl_{category}")
-    by_id = {json.loads(q)["id"]: json.loads(q) for q in questions}
-    answers: dict[str, dict] = {}
-    if category not in NO_ANSWERS:
-        answer_file = data_dir.parent / "bfcl" / category / "possible_answer" / f"BFCL_v4_{category}.json"
-        answers = {json.loads(a)["id"]: json.loads(a) for a in read_lines(answer_file)}
-    release = f"needle-{category}"
+    by_id, answers = bfcl_entries(root, category)
+    # the tasks the release ran with (its pinned snapshot), not the suite as it is on disk now
+    snapshot = json.loads((data_dir / "releases" / release / "snapshot.json").read_text(encoding="utf-8"))
+    suite = Suite(
+        spec=SuiteSpec.model_validate(snapshot["suite_spec"]),
+        directory=Path(snapshot["suite_directory"]),
+        curated=[ToolDefinition.model_validate(t) for t in snapshot["curated"]],
+        live=[],
+        tasks=[Task.model_validate(t) for t in snapshot["tasks"]],
+    )
     with duckdb.connect(str(data_dir / "warehouse" / "toolchoice.duckdb"), read_only=True) as con:
         rows = con.execute(
             "SELECT s.task_id, s.right_tool, s.right_args, c.calls_json, c.content, c.confidence, c.provider_ms "
@@ -190,7 +208,12 @@ def grade_category(data_dir: Path, checker: BfclChecker, category: str, question
             [release, MODEL],
         ).fetchall()
     tasks = {t.id: t for t in suite.tasks}
-    out = {"category": category, "tasks": len(rows), "run_wall_s": round(run_s, 1)}
+    out = {
+        "category": category,
+        "release": release,
+        "tasks": len(rows),
+        "run_wall_s": round(run_s, 1) if run_s else None,
+    }
     right_tool = right_args = bfcl_valid = agree = 0
     disagreements = []
     provider_ms = []
@@ -246,6 +269,7 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "toolchoice" / "bfcl-eval")
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--grade-only", metavar="RELEASE", help="grade this finished release of --work-dir only")
     args = parser.parse_args()
     root = fetch_bfcl(args.cache_dir)
     checker = load_checker(root)
@@ -258,21 +282,26 @@ def main() -> None:
         copy_data(data_dir)
     results = []
     for category in args.categories.split(","):
-        questions, files = write_sample(root, category, work / "bfcl" / category, args.per_category, args.seed)
+        if args.grade_only:
+            results.append(grade_category(data_dir, root, checker, category, args.grade_only, None))
+            write_results(args, results)
+            continue
+        _, files = write_sample(root, category, work / "bfcl" / category, args.per_category, args.seed)
         done = toolchoice(
             "import", "bfcl", *map(str, files), "--suite", f"bfcl_{category}", "--data-dir", str(data_dir), "--force"
         )
         if done.returncode != 0:
             raise SystemExit(f"import of {category} failed:\n{done.stdout}{done.stderr}")
+        release = f"needle-{category}-{args.per_category}-s{args.seed}"  # a new pin for each sample
         started = time.perf_counter()
         done = toolchoice(
             "run", "--data-dir", str(data_dir), "--suite", f"bfcl_{category}", "--models", MODEL, "--no-judge",
-            "--release", f"needle-{category}", "--force",
+            "--release", release, "--force",
         )  # fmt: skip
         run_s = time.perf_counter() - started
         if done.returncode not in (0, 1):
             raise SystemExit(f"run of {category} failed:\n{done.stdout}{done.stderr}")
-        result = grade_category(data_dir, checker, category, questions, run_s)
+        result = grade_category(data_dir, root, checker, category, release, run_s)
         results.append(result)
         write_results(args, results)  # after each category: a long run stopped half-way keeps what it measured
         print(
