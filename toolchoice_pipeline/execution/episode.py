@@ -165,6 +165,7 @@ async def run_episode(task: Task, view: ToolView, setup: EpisodeSetup, sample: i
                 latency_ms=done.latency_ms,
                 provider_ms=done.provider_ms,
                 queued_ms=done.queued_ms,
+                confidence=done.confidence,
                 prompt_tokens=done.prompt_tokens,
                 completion_tokens=done.completion_tokens,
                 cost_usd=done.cost_usd,

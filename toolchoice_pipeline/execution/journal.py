@@ -25,7 +25,7 @@ Cache policies (``cache.policy`` in ``toolchoice.yaml``, or the caller's overrid
   resumes without asking twice;
 - ``off``: neither read nor write (no file is opened).
 
-A reused reply keeps the tokens, ``cost_usd``, ``latency_ms`` and its split (``provider_ms``, ``queued_ms``) of the
+A reused reply keeps the tokens, ``cost_usd``, ``latency_ms``, its split (``provider_ms``, ``queued_ms``) and ``confidence`` of the
 call that produced it; the step is marked ``cache_hit`` so "spent now" is the sum over steps that are not cache
 hits. Journals written before the split was kept get its columns on open; their rows have no split (NULL).
 """
@@ -61,14 +61,15 @@ CREATE TABLE IF NOT EXISTS agent_calls (
     resume_key TEXT,
     created_at REAL NOT NULL,
     provider_ms REAL,
-    queued_ms REAL
+    queued_ms REAL,
+    confidence REAL
 )
 """
 # Columns added after the first release of the journal, with their types: added to an older file when opened.
-_ADDED_COLUMNS = {"provider_ms": "REAL", "queued_ms": "REAL"}
+_ADDED_COLUMNS = {"provider_ms": "REAL", "queued_ms": "REAL", "confidence": "REAL"}
 _COLUMNS = (
     "request_key, model, task_id, step, message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, "
-    "attempts, resume_key, created_at, provider_ms, queued_ms"
+    "attempts, resume_key, created_at, provider_ms, queued_ms, confidence"
 )
 _INSERT = f"INSERT OR REPLACE INTO agent_calls ({_COLUMNS}) VALUES ({','.join('?' * len(_COLUMNS.split(',')))})"
 _KEPT_MESSAGE_FIELDS = ("content", "tool_calls", "function_call")
@@ -136,6 +137,8 @@ class JournaledCall:
     # The split of this call's time (see llm.Completion), journaled with it; None in rows of older journals.
     provider_ms: float | None = None
     queued_ms: float = 0.0
+    # The model's confidence in the reply (needle/), journaled with it; None when not reported.
+    confidence: float | None = None
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
@@ -207,13 +210,21 @@ class CallJournal:
         assert self._conn is not None
         row = self._conn.execute(
             "SELECT message_json, prompt_tokens, completion_tokens, cost_usd, latency_ms, attempts, provider_ms, "
-            "queued_ms FROM agent_calls WHERE request_key = ?",
+            "queued_ms, confidence FROM agent_calls WHERE request_key = ?",
             (key,),
         ).fetchone()
         if row is None:
             return None
         return JournaledCall(
-            json.loads(row[0]), row[1], row[2], row[3], row[4], row[5], provider_ms=row[6], queued_ms=row[7] or 0.0
+            json.loads(row[0]),
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            provider_ms=row[6],
+            queued_ms=row[7] or 0.0,
+            confidence=row[8],
         )
 
     def record(self, key: str, *, model: str, task_id: str, step: int, call: JournaledCall) -> None:
@@ -258,6 +269,7 @@ class CallJournal:
             time.time(),
             call.provider_ms,
             call.queued_ms,
+            call.confidence,
         )
 
     def keys(self) -> set[str]:

@@ -8,7 +8,7 @@ bad-request errors. LiteLLM's own retries and the OpenAI SDK's hidden ones are s
 A reply with no ``choices`` (or a first choice without a message) is a :class:`MalformedReply`: a transient
 provider fault, retried like a 5xx, then an infrastructure error that names the cause.
 
-In-process deterministic models (``local/``, ``replay/``) get one attempt: their errors would only repeat.
+In-process deterministic models (``local/``, ``replay/``, ``needle/``) get one attempt: their errors would only repeat.
 A call that fails for good raises LiteLLM's exception with ``attempts`` (int) set on it.
 """
 
@@ -29,7 +29,7 @@ from toolchoice_pipeline.execution.rate_limits import CallRateLimit
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
-SINGLE_ATTEMPT_PROVIDERS = ("local", "replay")
+SINGLE_ATTEMPT_PROVIDERS = ("local", "replay", "needle")
 T = TypeVar("T")
 
 
@@ -60,7 +60,10 @@ class Completion:
     - ``latency_ms``: around ``litellm.acompletion``, as our client saw it (includes event-loop waits);
     - ``provider_ms``: the provider's own time (:func:`provider_time_ms`), None when nobody reported it;
     - ``queued_ms``: the time spent in our client: waiting for an in-flight slot and for the rate limits
-      (:mod:`.rate_limits`), plus ``latency_ms`` minus ``provider_ms``."""
+      (:mod:`.rate_limits`), plus ``latency_ms`` minus ``provider_ms``.
+
+    ``confidence`` is the model's own confidence in its reply (0-1) when its provider reports one (``needle/``),
+    else None."""
 
     message: dict[str, Any]
     prompt_tokens: int = 0
@@ -71,6 +74,7 @@ class Completion:
     raw: Any = field(default=None, repr=False)
     provider_ms: float | None = None
     queued_ms: float = 0.0
+    confidence: float | None = None
 
 
 def provider_time_ms(response: Any) -> float | None:
@@ -87,6 +91,15 @@ def provider_time_ms(response: Any) -> float | None:
     if isinstance(total, (int, float)) and isinstance(overhead, (int, float)):
         return max(0.0, float(total) - float(overhead))
     return None
+
+
+def reply_confidence(response: Any) -> float | None:
+    """The confidence (0-1) an in-process provider reported for its reply (``_hidden_params[CONFIDENCE]``), or
+    None."""
+    from toolchoice_pipeline.providers.needle import CONFIDENCE
+
+    value = (getattr(response, "_hidden_params", None) or {}).get(CONFIDENCE)
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -353,4 +366,5 @@ async def complete(
         raw=response,
         provider_ms=provider_ms,
         queued_ms=slot_wait_ms + in_client_ms,
+        confidence=reply_confidence(response),
     )

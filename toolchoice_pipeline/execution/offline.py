@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-LOCAL_PROVIDERS = ("local", "replay", "sim", "scripted")
+LOCAL_PROVIDERS = ("local", "replay", "sim", "scripted", "needle")
 
 
 def is_local_model(model: str) -> bool:
-    """True for models served in-process (``local/``, ``replay/``, ``sim/``, ``scripted/``)."""
+    """True for models served in-process (``local/``, ``replay/``, ``sim/``, ``scripted/``, ``needle/``)."""
     return model.split("/", 1)[0] in LOCAL_PROVIDERS
 
 

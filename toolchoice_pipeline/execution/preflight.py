@@ -3,8 +3,9 @@
 Two parts, each giving ``None`` (usable) or one clear message naming the model:
 
 - :func:`static_problem`, with no network and no provider call: an in-process model is checked where it lives
-  (``local/<name>`` must exist, ``replay/<path>`` must load, ``sim/<name>`` settings must parse, any other
-  in-process provider must be registered); a remote model must have a provider LiteLLM knows
+  (``local/<name>`` must exist, ``replay/<path>`` must load, ``sim/<name>`` settings must parse,
+  ``needle/<name>`` must have its package, engine and weights installed, any other in-process provider must be
+  registered); a remote model must have a provider LiteLLM knows
   (``litellm.get_llm_provider``) and its API key in the environment (``litellm.validate_environment``).
   A replay file that does not load is bad input: :class:`~toolchoice_pipeline.util.errors.InputError` is raised,
   naming file, line and field. With a budget set (``budget_usd``), an unpriced model is refused too
@@ -76,6 +77,12 @@ def model_fingerprint(model: str, data_dir: Path) -> str | None:
         from toolchoice_pipeline.providers import sim
 
         return _file_hash(Path(sim.__file__))
+    if provider == "needle":
+        from toolchoice_pipeline.providers import needle
+
+        return hashlib.sha256(f"{_file_hash(Path(needle.__file__))}:{needle.package_version()}".encode()).hexdigest()[
+            :12
+        ]
     return None
 
 
@@ -137,6 +144,10 @@ def _in_process_problem(spec: ModelSpec, data_dir: Path) -> str | None:
         except ValueError as exc:
             return f"{model}: bad sim settings: {exc}"
         return None
+    if provider == "needle":
+        from toolchoice_pipeline.providers.needle import model_problem
+
+        return model_problem(model, spec.params)
     if provider not in litellm._custom_providers:
         return f"{model}: unknown provider '{provider}': no in-process provider of that name is registered"
     return None

@@ -243,6 +243,7 @@ async def run_suite(
                 attempts=completion.attempts,
                 provider_ms=completion.provider_ms,
                 queued_ms=completion.queued_ms,
+                confidence=completion.confidence,
             )
 
         return EpisodeSetup(

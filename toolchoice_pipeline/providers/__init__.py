@@ -2,7 +2,8 @@
 
 - ``local/<name>``: deterministic baseline agents and the offline judge (:mod:`.local`);
 - ``replay/<path>``: recorded outputs, one line per task (:mod:`.replay`);
-- ``sim/<name>``: simulated latency and errors, for benchmarks (:mod:`.sim`).
+- ``sim/<name>``: simulated latency and errors, for benchmarks (:mod:`.sim`);
+- ``needle/<name>``: Needle 3, a real on-device tool-calling model, with the ``needle`` extra (:mod:`.needle`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,16 @@ def register_providers(extra: dict[str, object] | None = None) -> None:
     import litellm  # here, not at the top: ``toolchoice validate`` reads the local model names without LiteLLM
 
     from toolchoice_pipeline.providers.local import LocalProvider
+    from toolchoice_pipeline.providers.needle import NeedleProvider
     from toolchoice_pipeline.providers.replay import ReplayProvider
     from toolchoice_pipeline.providers.sim import SimProvider
 
-    handlers: dict[str, object] = {"local": LocalProvider(), "replay": ReplayProvider(), "sim": SimProvider()}
+    handlers: dict[str, object] = {
+        "local": LocalProvider(),
+        "replay": ReplayProvider(),
+        "sim": SimProvider(),
+        "needle": NeedleProvider(),
+    }
     handlers.update(extra or {})
     kept = [item for item in litellm.custom_provider_map if item["provider"] not in handlers]
     litellm.custom_provider_map = kept + [

@@ -20,6 +20,8 @@ class StepRecord(BaseModel):
     ``latency_ms`` is the call as our client timed it; ``provider_ms`` the provider's own part of it (None when
     not reported: a failed call, a reply reused from the journal, a provider LiteLLM does not time);
     ``queued_ms`` the part spent in our client (waiting for a slot, the event loop, LiteLLM's own work).
+    ``confidence`` is the model's own confidence in the reply (0-1), None unless its provider reports one
+    (``needle/``).
     """
 
     step: int = Field(ge=0)
@@ -27,6 +29,7 @@ class StepRecord(BaseModel):
     latency_ms: float = 0.0
     provider_ms: float | None = None
     queued_ms: float = 0.0
+    confidence: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0

@@ -10,7 +10,8 @@ dollars, ``_pct`` points (0–100), ``tsq`` a fraction (0–1).
 - ``release_scores``: one row per model (the ``models`` entries of ``scores.json``; the per-tag breakdown
   as JSON text in ``tags_json``, flag counts as ``n_<flag>`` columns).
 - ``agent_calls``: one row per model call (episode step); ``latency_ms`` as our client timed the call,
-  ``provider_ms`` the provider's part (null when not reported), ``queued_ms`` our client's part. ``tool_name`` / ``arguments_json`` /
+  ``provider_ms`` the provider's part (null when not reported), ``queued_ms`` our client's part, ``confidence`` the
+  model's own confidence in the reply (0-1; null unless the provider reports one: ``needle/``). ``tool_name`` / ``arguments_json`` /
   ``arguments_valid`` describe the step's *first* call; ``n_calls`` and ``calls_json`` hold all of them
   with their flags (:func:`calls_json`), so a step's cost and tokens are stored once; ``calls_json`` is null
   when the model call returned no reply; ``sample`` is the episode's sample. An episode that failed before any model
@@ -130,6 +131,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("episode_error", pa.string()),
             pa.field("provider_ms", pa.float64()),
             pa.field("queued_ms", pa.float64()),
+            pa.field("confidence", pa.float64()),
         ]
     ),
     "judge_votes": pa.schema(
@@ -308,6 +310,7 @@ def _agent_call_rows(
                     "episode_error": episode.error,
                     "provider_ms": step.provider_ms,
                     "queued_ms": step.queued_ms,
+                    "confidence": step.confidence,
                 }
             )
 
