@@ -75,7 +75,7 @@ def test_the_sensor_and_the_schedule_request_the_same_tags(launched):
     with dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources) as context:
         [sensor_run] = catalog_change(context).run_requests
     with dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
+        instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=UTC), resources=resources
     ) as context:
         [schedule_run] = defs.resolve_schedule_def("nightly_eval").evaluate_tick(context).run_requests
     for run, requested_by in ((sensor_run, "sensor:catalog_change"), (schedule_run, "schedule:nightly_eval")):

@@ -167,13 +167,14 @@ def test_a_broken_suite_is_skipped_and_the_others_still_watched(instance, data_d
     assert run.tags["toolchoice/suite"] == DEMO_SUITE
 
 
-def nightly_request(instance, when: datetime) -> dg.RunRequest:
+def nightly_request(instance, when: datetime, data_dir) -> dg.RunRequest:
     """The schedule's run request for the night of ``when``, evaluated as the daemon and "Test schedule" do
     (``evaluate_tick``: the request's partition resolved, the schedule's tags added)."""
     from toolchoice_pipeline.definitions import defs
 
     schedule = defs.resolve_schedule_def("nightly_eval")
-    with dg.build_schedule_context(instance=instance, scheduled_execution_time=when) as context:
+    resources = {"toolchoice": ToolchoiceResource(data_dir=str(data_dir))}
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=resources) as context:
         [run] = schedule.evaluate_tick(context).run_requests
     return run
 
@@ -189,7 +190,7 @@ def run_nightly(data_dir, instance, run: dg.RunRequest):
 def test_evaluating_the_nightly_schedule_writes_no_file(instance, data_dir):
     """A preview ("Test schedule") writes no request: the run request says it all. It adds the partition (a
     schedule cannot request one, and the run needs it before its first step)."""
-    run = nightly_request(instance, datetime(2026, 11, 30, 2, 0, tzinfo=UTC))
+    run = nightly_request(instance, datetime(2026, 11, 30, 2, 0, tzinfo=UTC), data_dir)
     assert run.partition_key == run.run_key == "nightly-2026-11-30"
     assert run.tags["dagster/partition"] == "nightly-2026-11-30"
     assert run.tags["toolchoice/kind"] == "nightly"
@@ -210,7 +211,7 @@ def test_the_nightly_run_writes_its_request_and_asks_every_model_afresh(instance
     provider drift shows up."""
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)
     assert warm.success
-    run = nightly_request(instance, datetime(2026, 12, 1, 2, 0, tzinfo=UTC))
+    run = nightly_request(instance, datetime(2026, 12, 1, 2, 0, tzinfo=UTC), data_dir)
     assert not (data_dir / "releases" / "nightly-2026-12-01").exists()
     result = run_nightly(data_dir, instance, run)
     assert result.success

@@ -141,8 +141,9 @@ def test_edit_then_release_with_no_observation_between_from_the_launchpad_and_th
         scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=UTC),
         resources={"toolchoice": ToolchoiceResource(data_dir=str(data_dir))},
     ) as context:
-        nightly = nightly_eval(context).partition_key
-    run_snapshot(defs, instance, nightly)
+        request = nightly_eval(context)
+    nightly = request.partition_key
+    run_snapshot(defs, instance, nightly, request.run_config)  # the request travels as run config
     assert statuses(defs, instance, ["r1", "ui1", nightly]) == {"r1": "STALE", "ui1": "FRESH", nightly: "FRESH"}
 
     set_description(data_dir, TOOL, original)
