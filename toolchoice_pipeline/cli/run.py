@@ -31,6 +31,7 @@ from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.run_lock import release_lock
 
 EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
@@ -146,6 +147,8 @@ def run_command(
         raise InputError(Problem(file="<command line>", field="--gate-models", message=str(exc))) from None
     chosen = run_config.model_names()
     ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
+    # One run per release at a time (held until the command ends): a second is refused before any Dagster run.
+    click.get_current_context().with_resource(release_lock(data_dir, release_id))
     store = ReleaseStore(data_dir)
     store.check_release_id_free(release_id, force)
     _check_stored(store, data_dir, suite.name)
@@ -409,6 +412,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     with opened_instance(home) as instance:
         fail_dead_runs(instance)
+        refuse_running(instance, request.release_id)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
         if workers is None:
             outcome = defs.resolve_job_def("release_job").execute_in_process(
@@ -459,6 +463,28 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
             and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
         ]
         return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+
+
+def refuse_running(instance, release_id: str) -> None:
+    """Refuse (exit 2) when a Dagster run of the release is in progress in the instance (one launched from the
+    UI, a sensor or a schedule, which the CLI's lock file does not see), naming it and, when tagged, its process."""
+    import dagster as dg
+
+    from toolchoice_pipeline.defs.dead_runs import HOST_TAG, IN_PROGRESS, PID_TAG
+
+    for run in instance.get_runs(dg.RunsFilter(statuses=IN_PROGRESS, tags={"dagster/partition": release_id}), limit=1):
+        process = f"pid {run.tags[PID_TAG]} on host {run.tags.get(HOST_TAG, '?')}, " if PID_TAG in run.tags else ""
+        record = instance.get_run_record_by_id(run.run_id)
+        since = record.start_time if record is not None else None
+        started = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if since else "not yet started"
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field="--release",
+                message=f"release '{release_id}' is already running (Dagster run {run.run_id}, {process}since "
+                f"{started}): wait for it to finish, or cancel it and run again to resume",
+            )
+        )
 
 
 def worker_log(home: Path, release_id: str) -> Path:
