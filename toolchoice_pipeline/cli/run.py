@@ -31,6 +31,7 @@ from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.identifiers import control_character
 from toolchoice_pipeline.util.run_lock import release_lock
 
 EXIT_RUN_FAILED = 3
@@ -39,9 +40,16 @@ EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 INTERRUPTED = "DagsterExecutionInterruptedError"
 
 
-def split_models(values: tuple[str, ...]) -> list[str]:
-    """``--models a,b --models c`` → ``[a, b, c]`` (order kept, duplicates dropped)."""
+def split_models(values: tuple[str, ...], option: str = "--models") -> list[str]:
+    """``--models a,b --models c`` → ``[a, b, c]`` (order kept, duplicates dropped). Raises :class:`InputError`
+    for a name holding a control character or an inner line break (it would inject lines into every output)."""
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    for name in names:
+        problem = control_character(name)
+        if problem is not None:
+            raise InputError(
+                Problem(file="<command line>", field=option, message=f"model name {name!r} holds {problem}")
+            )
     return list(dict.fromkeys(names))
 
 
@@ -140,7 +148,7 @@ def run_command(
             )
         )
     run_config = config.for_suite(split_models(models), suite.spec.models).with_repeats(repeats)
-    gating = split_models(gate_models) if gate_models else None
+    gating = split_models(gate_models, "--gate-models") if gate_models else None
     try:
         run_config = run_config.with_gate_models(gating)
     except ValueError as exc:

@@ -8,15 +8,16 @@ object is not JSON Lines at all: :class:`~toolchoice_pipeline.util.errors.InputE
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.json_text import strict_decoder
 
 MAX_KEPT_WARNINGS = 200
+_STRICT = strict_decoder()  # no NaN, Infinity, 1e999 or repeated key (util/json_text.py)
 
 
 @dataclass
@@ -53,7 +54,7 @@ def read_json_lines(path: Path, shown: str, warnings: Warnings) -> Iterator[tupl
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw)
+                value = _STRICT.decode(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 reason = "not UTF-8 text"
             except (ValueError, RecursionError) as exc:

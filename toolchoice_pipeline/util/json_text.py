@@ -33,7 +33,11 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class _Rejected(ValueError):
-    pass
+    """JSON that parses but is not strict; ``msg`` as :class:`json.JSONDecodeError` has it."""
+
+    def __init__(self, msg: str):
+        super().__init__(msg)
+        self.msg = msg
 
 
 def _no_constant(name: str) -> Any:
@@ -56,6 +60,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _Rejected(f"duplicate key {json.dumps(key, ensure_ascii=False)} in one object")
             seen.add(key)
     return result
+
+
+def strict_decoder() -> json.JSONDecoder:
+    """A :class:`json.JSONDecoder` refusing what :func:`load_json` refuses (``NaN``, ``Infinity``, ``1e999``, a
+    repeated key) with a ``ValueError`` whose ``msg`` says why: for readers that report problems their own way
+    (sessions, OTel exports, attribute values holding JSON) or need ``raw_decode``."""
+    return json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
 
 
 def load_json(text: str, file: str, line: int | None = None) -> Any:
