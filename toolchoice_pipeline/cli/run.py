@@ -273,6 +273,10 @@ def _check_stored(store, data_dir: Path, suite: str) -> None:
     if baseline is not None:
         store.read_scores(baseline)
     Warehouse(data_dir).check([baseline] if baseline is not None else [])
+    from toolchoice_pipeline.judge.journal import JOURNAL_FILE, PollJournal
+
+    if (data_dir / JOURNAL_FILE).exists():  # a damaged judge-poll journal would fail the run after the agents ran
+        PollJournal(data_dir, "").close()
 
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
