@@ -21,6 +21,7 @@ from toolchoice_pipeline.releases.request import check_release_id
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.util.identifiers import control_character
+from toolchoice_pipeline.util.json_text import MAX_LINE_BYTES, bounded_lines
 from toolchoice_pipeline_tests.openai_server import OpenAICompatibleServer
 from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, toolchoice
 from toolchoice_pipeline_tests.test_hostile_exit_codes import assert_one_error_line
@@ -193,3 +194,38 @@ def test_a_retry_after_within_the_cap_is_waited_for_and_retried(no_key):
         assert failed.value.attempts == 3 and len(server.requests) == 3
     finally:
         server.close()
+
+
+# --- a size limit per line ------------------------------------------------------------------------------------
+
+
+def test_bounded_lines_refuses_a_long_line_by_number_and_reads_on(tmp_path):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"short\n" + b"x" * 100 + b"\n" + b"exactly10\n" + b"y" * 25 + b"\nlast")
+    with path.open("rb") as handle:
+        got = list(bounded_lines(handle, limit=10))
+    assert got == [(1, b"short\n"), (2, None), (3, b"exactly10\n"), (4, None), (5, b"last")]
+
+
+def test_a_session_line_over_the_limit_is_skipped_and_the_others_are_read(tmp_path):
+    session = tmp_path / "s.jsonl"
+    huge = '{"type": "user", "pad": "' + "x" * (MAX_LINE_BYTES + 10) + '"}'
+    session.write_text('{"type": "user", "n": 1}\n' + huge + '\n{"type": "user", "n": 3}\n')
+    warnings = Warnings()
+    kept = [number for number, _ in read_json_lines(session, "s.jsonl", warnings)]
+    assert kept == [1, 3]
+    assert warnings.items == ["s.jsonl:2: the line is longer than 32 MiB: line skipped (one JSON value per line)"]
+
+
+@pytest.mark.slow
+def test_validate_refuses_a_task_line_over_the_limit_with_file_and_line(data_dir):
+    tasks = data_dir / "suites" / DEMO_SUITE / "tasks.jsonl"
+    saved = tasks.read_bytes()
+    lines = saved.decode().splitlines()
+    lines.insert(2, json.dumps({"id": "big", "messages": [{"role": "user", "content": "x" * (MAX_LINE_BYTES + 1)}]}))
+    try:
+        tasks.write_text("\n".join(lines) + "\n")
+        done = toolchoice("validate", "--data-dir", str(data_dir))
+    finally:
+        tasks.write_bytes(saved)
+    assert_one_error_line(done, 2, "tasks.jsonl:3: the line is longer than 32 MiB")

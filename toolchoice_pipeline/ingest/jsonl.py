@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchoice_pipeline.util.errors import InputError, Problem
-from toolchoice_pipeline.util.json_text import strict_decoder
+from toolchoice_pipeline.util.json_text import bounded_lines, strict_decoder, too_long
 
 MAX_KEPT_WARNINGS = 200
 _STRICT = strict_decoder()  # no NaN, Infinity, 1e999 or repeated key (util/json_text.py)
@@ -48,7 +48,11 @@ def read_json_lines(path: Path, shown: str, warnings: Warnings) -> Iterator[tupl
     good = 0
     first_bad: int | None = None
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in bounded_lines(handle):
+            if raw is None:
+                first_bad = first_bad or number
+                warnings.add(shown, number, too_long(shown, number).message.replace("not read", "line skipped"))
+                continue
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             if not raw.strip():
