@@ -6,7 +6,8 @@ Exit codes: 0 gate passed, 1 gate failed (and nothing else failed), 2 bad input,
 error inside a step: disk full, read-only, no permission), 3 the run failed for another reason (a provider or a
 bug: the failing step's error is printed on one line), 4 the gate passed but the judge calibration failed (the
 judge has no teeth, or could not be checked: the release is not promoted; ``judge.calibration: warn`` makes it a
-warning), 130 interrupted (Ctrl-C).
+warning), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM: handled as Ctrl-C is, then one more line). An
+interrupted run publishes and promotes nothing; the same command resumes it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from toolchoice_pipeline.util.run_lock import release_lock
 EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
+EXIT_TERMINATED = 143  # as a shell reports a command stopped by SIGTERM (128 + 15): a CI job cancelled
 INTERRUPTED = "DagsterExecutionInterruptedError"
 
 
@@ -106,7 +108,65 @@ def split_models(values: tuple[str, ...], option: str = "--models") -> list[str]
     "(`toolchoice report` draws it any time).",
 )
 @data_dir_option
-def run_command(
+def run_command(**options) -> int:
+    """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
+    import signal
+
+    with sigterm_as_interrupt() as signals:
+        try:
+            code = _run_release(**options)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM before or after the Dagster run (inside it: Dagster's)
+            code = EXIT_INTERRUPTED
+            click.echo("error: interrupted outside the Dagster run: run the same command again to resume", err=True)
+    if signals and code not in (EXIT_INTERRUPTED, EXIT_BAD_INPUT, EXIT_RUN_FAILED):
+        # A signal that came at a moment nobody checked for it (inside Dagster, between its checkpoints): the run
+        # went on. It is not reported as a finished run, whatever its gate said.
+        click.echo(
+            "error: interrupted, but the signal came where the run could not stop: check the release's outcome "
+            "with `toolchoice gate`, or run the same command again",
+            err=True,
+        )
+        code = EXIT_INTERRUPTED
+    if signal.SIGTERM in signals and code == EXIT_INTERRUPTED:
+        click.echo(f"terminated (SIGTERM): exit {EXIT_TERMINATED}; run the same command again to resume", err=True)
+        return EXIT_TERMINATED
+    return code
+
+
+@contextmanager
+def sigterm_as_interrupt():
+    """While the block runs, SIGTERM takes the path Ctrl-C takes: inside the Dagster run Dagster's own interrupt
+    handling (it maps SIGTERM to its SIGINT handler: the step stops, nothing is published or promoted), outside
+    it a ``KeyboardInterrupt``. Yields a list that is non-empty after the block when SIGTERM came, so the command
+    can exit 143 instead of 130 (the SIGINT and SIGTERM that came: the signal numbers are read from a wakeup fd (``signal.set_wakeup_fd``), which
+    the interpreter writes for every signal whatever Python handler Dagster has installed at that moment)."""
+    import signal
+    import threading
+
+    terminated: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield terminated
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    os.set_blocking(write_fd, False)
+    previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield terminated
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.set_wakeup_fd(previous_fd)
+        try:
+            received = os.read(read_fd, 1 << 16)
+        except BlockingIOError:
+            received = b""
+        terminated.extend(signum for signum in (signal.SIGINT, signal.SIGTERM) if signum in received)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def _run_release(
     suite_name: str,
     release_id: str | None,
     kind: str,
@@ -120,7 +180,7 @@ def run_command(
     chart: bool,
     data_dir: Path,
 ) -> int:
-    """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
+    """``toolchoice run`` itself (see :func:`run_command`)."""
     # Imported here, not at the top: `toolchoice --help` and the other commands do not pay for them.
     from toolchoice_pipeline.cli.run_display import RunDisplay, print_outcome
     from toolchoice_pipeline.execution.offline import ensure_offline_default
