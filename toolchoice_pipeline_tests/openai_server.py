@@ -3,7 +3,7 @@ Ollama's ``/v1``): ``POST /v1/chat/completions`` answers with a call of the requ
 the last user message (else its first tool), or with text after a tool result. It needs no key and records
 each request's ``Authorization`` header and model; ``delay_s`` makes it slow. Hostile modes (issue 29): ``usage``
 replaces the reply's usage; ``trickle_s`` sends the reply one byte every ``trickle_s`` seconds (a provider that
-sends 1 byte per second); ``retry_after`` answers every request 429 with that ``Retry-After`` header."""
+sends 1 byte per second); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ class OpenAICompatibleServer:
         usage: dict[str, Any] | None = None,
         trickle_s: float = 0.0,
         retry_after: str | None = None,
+        reply_text: str | None = None,
     ):
         self.requests: list[dict[str, Any]] = []
         self.authorization: list[str | None] = []
@@ -66,6 +67,8 @@ class OpenAICompatibleServer:
                 reply = _reply(body)
                 if usage is not None:
                     reply["usage"] = usage
+                if reply_text is not None:
+                    reply["choices"][0]["message"] = {"role": "assistant", "content": reply_text}
                 data = json.dumps(reply).encode()
                 try:
                     if retry_after is not None:

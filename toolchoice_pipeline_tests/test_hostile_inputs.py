@@ -13,7 +13,7 @@ import time
 import litellm
 import pytest
 
-from toolchoice_pipeline.execution.llm import MalformedReply, complete
+from toolchoice_pipeline.execution.llm import MAX_REPLY_CHARS, MalformedReply, complete
 from toolchoice_pipeline.ingest.genai_calls import decoded
 from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
 from toolchoice_pipeline.ingest.otlp_json import documents
@@ -229,3 +229,17 @@ def test_validate_refuses_a_task_line_over_the_limit_with_file_and_line(data_dir
     finally:
         tasks.write_bytes(saved)
     assert_one_error_line(done, 2, "tasks.jsonl:3: the line is longer than 32 MiB")
+
+
+def test_a_reply_over_the_size_limit_is_malformed_and_one_at_the_limit_is_kept(no_key):
+    server = serve(reply_text="x" * (MAX_REPLY_CHARS + 1))
+    try:
+        with pytest.raises(MalformedReply, match="1,000,001 characters"):
+            call(server, RetryConfig(max_attempts=1, timeout_s=60))
+    finally:
+        server.close()
+    server = serve(reply_text="x" * MAX_REPLY_CHARS)
+    try:
+        assert len(call(server, RetryConfig(max_attempts=1, timeout_s=60)).message["content"]) == MAX_REPLY_CHARS
+    finally:
+        server.close()

@@ -32,6 +32,8 @@ TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 SINGLE_ATTEMPT_PROVIDERS = ("local", "replay")
 # The whole attempt's bound is the timeout plus this: LiteLLM's own (per-read) timeout, when it fires, comes first.
 TOTAL_TIMEOUT_GRACE_S = 1.0
+# A reply longer than this (an endless generation, a hostile server) is not stored or judged: a malformed reply.
+MAX_REPLY_CHARS = 1_000_000
 T = TypeVar("T")
 
 
@@ -44,6 +46,15 @@ class MalformedReply(Exception):
     """A provider reply without ``choices`` or without a message in its first choice (a transient fault)."""
 
 
+def reply_size(message: Any) -> int:
+    """Characters of a reply's text and of its calls' names and arguments."""
+    size = len(getattr(message, "content", None) or "")
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        size += len(getattr(function, "name", None) or "") + len(str(getattr(function, "arguments", None) or ""))
+    return size
+
+
 def checked_reply(response: Any) -> Any:
     """``response`` when it holds a first choice with a message; raises :class:`MalformedReply` otherwise."""
     choices = getattr(response, "choices", None)
@@ -51,6 +62,11 @@ def checked_reply(response: Any) -> Any:
         raise MalformedReply("the provider's reply has no choices")
     if getattr(choices[0], "message", None) is None:
         raise MalformedReply("the first choice of the provider's reply has no message")
+    size = reply_size(choices[0].message)
+    if size > MAX_REPLY_CHARS:
+        raise MalformedReply(
+            f"the reply holds {size:,} characters (text and call arguments), more than {MAX_REPLY_CHARS:,}"
+        )
     usage = getattr(response, "usage", None)
     for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
         value = getattr(usage, name, None)
