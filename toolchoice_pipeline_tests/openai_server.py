@@ -1,7 +1,9 @@
 """A tiny OpenAI-compatible chat server on 127.0.0.1 for tests (a stand-in for vLLM, llama.cpp's server or
 Ollama's ``/v1``): ``POST /v1/chat/completions`` answers with a call of the request's tool whose name appears in
 the last user message (else its first tool), or with text after a tool result. It needs no key and records
-each request's ``Authorization`` header and model; ``delay_s`` makes it slow."""
+each request's ``Authorization`` header and model; ``delay_s`` makes it slow. Hostile modes (issue 29): ``usage``
+replaces the reply's usage; ``trickle_s`` sends the reply one byte every ``trickle_s`` seconds (a provider that
+sends 1 byte per second); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text."""
 
 from __future__ import annotations
 
@@ -40,7 +42,14 @@ def _reply(request: dict[str, Any]) -> dict[str, Any]:
 class OpenAICompatibleServer:
     """Started on a free port of 127.0.0.1 (``api_base`` ends in ``/v1``); ``close()`` stops it."""
 
-    def __init__(self, delay_s: float = 0.0):
+    def __init__(
+        self,
+        delay_s: float = 0.0,
+        usage: dict[str, Any] | None = None,
+        trickle_s: float = 0.0,
+        retry_after: str | None = None,
+        reply_text: str | None = None,
+    ):
         self.requests: list[dict[str, Any]] = []
         self.authorization: list[str | None] = []
         outer = self
@@ -55,13 +64,28 @@ class OpenAICompatibleServer:
                 outer.authorization.append(self.headers.get("Authorization"))
                 if delay_s:
                     time.sleep(delay_s)
-                data = json.dumps(_reply(body)).encode()
+                reply = _reply(body)
+                if usage is not None:
+                    reply["usage"] = usage
+                if reply_text is not None:
+                    reply["choices"][0]["message"] = {"role": "assistant", "content": reply_text}
+                data = json.dumps(reply).encode()
                 try:
-                    self.send_response(200)
+                    if retry_after is not None:
+                        data = b'{"error": {"message": "rate limited", "type": "rate_limit_error"}}'
+                        self.send_response(429)
+                        self.send_header("Retry-After", retry_after)
+                    else:
+                        self.send_response(200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    if not trickle_s:
+                        self.wfile.write(data)
+                    for index in range(len(data) if trickle_s else 0):
+                        self.wfile.write(data[index : index + 1])
+                        self.wfile.flush()
+                        time.sleep(trickle_s)
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     pass
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import errno
-import os
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markdown import Markdown
 
+from toolchoice_pipeline.util.environment import flag
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 EXIT_OK = 0
@@ -51,6 +51,7 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
     error (read-only, no permission, no space, a missing directory) and input nested too deeply to read; any
     other failure is one line and exit code 3 (``TOOLCHOICE_DEBUG=1`` re-raises it with its traceback)."""
     try:
+        check_environment()
         result = group.main(args=argv, prog_name="toolchoice", standalone_mode=False)
     except InputError as exc:
         for problem in exc.problems:
@@ -68,25 +69,69 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
         where = display_path(exc.filename) if exc.filename else "<data-dir>"
         click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
         return EXIT_BAD_INPUT
+    except RuntimeError as exc:
+        if not str(exc).startswith("Symlink loop"):  # pathlib's resolve() on a link cycle (Python < 3.13)
+            return _unexpected(exc)
+        where = str(exc).removeprefix("Symlink loop from ").strip("'")
+        click.echo(f"error: {display_path(where)}: symlink loop (a link leads back to itself)", err=True)
+        return EXIT_BAD_INPUT
     except RecursionError:
         click.echo(
             "error: the input is nested too deeply to read (more levels than Python's recursion limit)", err=True
         )
         return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - no traceback from any command: one line, exit 3
-        if os.environ.get(DEBUG_VARIABLE):
-            raise
-        text = " ".join(str(exc).split())[:300]
-        if is_environment_failure(text):
-            click.echo(f"error: bad environment: {type(exc).__name__}: {text}", err=True)
-            return EXIT_BAD_INPUT
-        click.echo(
-            f"error: unexpected {type(exc).__name__}: {text} (a bug, please report it; "
-            f"{DEBUG_VARIABLE}=1 shows the traceback)",
-            err=True,
-        )
-        return EXIT_FAILED
+        return _unexpected(exc)
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _unexpected(exc: Exception) -> int:
+    """One line for a failure nobody foresaw (exit 3), or the environment's (exit 2); the traceback with
+    ``TOOLCHOICE_DEBUG=1``."""
+    if debugging():
+        raise exc
+    text = " ".join(str(exc).split())[:300]
+    if is_environment_failure(text):
+        click.echo(f"error: bad environment: {type(exc).__name__}: {text}", err=True)
+        return EXIT_BAD_INPUT
+    click.echo(
+        f"error: unexpected {type(exc).__name__}: {text} (a bug, please report it; "
+        f"{DEBUG_VARIABLE}=1 shows the traceback)",
+        err=True,
+    )
+    return EXIT_FAILED
+
+
+FLAG_VARIABLES = (DEBUG_VARIABLE, "TOOLCHOICE_ALLOW_OUTSIDE_PATHS", "TOOLCHOICE_RERUN_EVALUATED_CATALOGS")
+STORE_VARIABLES = ("TOOLCHOICE_WAREHOUSE_URL", "TOOLCHOICE_RELEASES_URL")
+
+
+def debugging() -> bool:
+    """``TOOLCHOICE_DEBUG`` on (checked before any command runs, so never a bad value here)."""
+    try:
+        return flag(DEBUG_VARIABLE)
+    except InputError:
+        return False
+
+
+def check_environment() -> None:
+    """Refuse (exit 2) before any command runs when a variable of ours holds a value we cannot read: a flag that
+    is not yes/no (``TOOLCHOICE_DEBUG=maybe``), a store location that is not a usable URL or path. Every problem
+    is one line naming the variable."""
+    from toolchoice_pipeline.releases.object_store import location_problem
+
+    problems = []
+    for name in FLAG_VARIABLES:
+        try:
+            flag(name)
+        except InputError as exc:
+            problems.extend(exc.problems)
+    for name in STORE_VARIABLES:
+        problem = location_problem(name)
+        if problem is not None:
+            problems.append(Problem(file="<environment>", field=name, message=problem))
+    if problems:
+        raise InputError(problems)
 
 
 def check_output_file(path: Path, option: str) -> None:
@@ -124,6 +169,8 @@ ENVIRONMENT_MARKERS = (
     "attempt to write a readonly database",
     "File too large",
     "Input/output error",
+    "Symlink loop",
+    "Too many levels of symbolic links",
 )
 
 

@@ -74,7 +74,7 @@ def gate_command(
     stored = ReleaseStore(data_dir).read_scores(release)
     ungated = None
     if gate_models:
-        gating = split_models(gate_models)
+        gating = split_models(gate_models, "--gate-models")
         unknown = sorted(set(gating) - set(stored.models))
         if unknown or not gating:
             raise InputError(

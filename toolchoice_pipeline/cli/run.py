@@ -6,7 +6,8 @@ Exit codes: 0 gate passed, 1 gate failed (and nothing else failed), 2 bad input,
 error inside a step: disk full, read-only, no permission), 3 the run failed for another reason (a provider or a
 bug: the failing step's error is printed on one line), 4 the gate passed but the judge calibration failed (the
 judge has no teeth, or could not be checked: the release is not promoted; ``judge.calibration: warn`` makes it a
-warning), 130 interrupted (Ctrl-C).
+warning), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM: handled as Ctrl-C is, then one more line). An
+interrupted run publishes and promotes nothing; the same command resumes it.
 """
 
 from __future__ import annotations
@@ -31,16 +32,26 @@ from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.identifiers import control_character
+from toolchoice_pipeline.util.run_lock import release_lock
 
 EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
+EXIT_TERMINATED = 143  # as a shell reports a command stopped by SIGTERM (128 + 15): a CI job cancelled
 INTERRUPTED = "DagsterExecutionInterruptedError"
 
 
-def split_models(values: tuple[str, ...]) -> list[str]:
-    """``--models a,b --models c`` → ``[a, b, c]`` (order kept, duplicates dropped)."""
+def split_models(values: tuple[str, ...], option: str = "--models") -> list[str]:
+    """``--models a,b --models c`` → ``[a, b, c]`` (order kept, duplicates dropped). Raises :class:`InputError`
+    for a name holding a control character or an inner line break (it would inject lines into every output)."""
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    for name in names:
+        problem = control_character(name)
+        if problem is not None:
+            raise InputError(
+                Problem(file="<command line>", field=option, message=f"model name {name!r} holds {problem}")
+            )
     return list(dict.fromkeys(names))
 
 
@@ -98,7 +109,65 @@ def split_models(values: tuple[str, ...]) -> list[str]:
     "draws them any time).",
 )
 @data_dir_option
-def run_command(
+def run_command(**options) -> int:
+    """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
+    import signal
+
+    with sigterm_as_interrupt() as signals:
+        try:
+            code = _run_release(**options)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM before or after the Dagster run (inside it: Dagster's)
+            code = EXIT_INTERRUPTED
+            click.echo("error: interrupted outside the Dagster run: run the same command again to resume", err=True)
+    if signals and code not in (EXIT_INTERRUPTED, EXIT_BAD_INPUT, EXIT_RUN_FAILED):
+        # A signal that came at a moment nobody checked for it (inside Dagster, between its checkpoints): the run
+        # went on. It is not reported as a finished run, whatever its gate said.
+        click.echo(
+            "error: interrupted, but the signal came where the run could not stop: check the release's outcome "
+            "with `toolchoice gate`, or run the same command again",
+            err=True,
+        )
+        code = EXIT_INTERRUPTED
+    if signal.SIGTERM in signals and code == EXIT_INTERRUPTED:
+        click.echo(f"terminated (SIGTERM): exit {EXIT_TERMINATED}; run the same command again to resume", err=True)
+        return EXIT_TERMINATED
+    return code
+
+
+@contextmanager
+def sigterm_as_interrupt():
+    """While the block runs, SIGTERM takes the path Ctrl-C takes: inside the Dagster run Dagster's own interrupt
+    handling (it maps SIGTERM to its SIGINT handler: the step stops, nothing is published or promoted), outside
+    it a ``KeyboardInterrupt``. Yields a list that is non-empty after the block when SIGTERM came, so the command
+    can exit 143 instead of 130 (the SIGINT and SIGTERM that came: the signal numbers are read from a wakeup fd (``signal.set_wakeup_fd``), which
+    the interpreter writes for every signal whatever Python handler Dagster has installed at that moment)."""
+    import signal
+    import threading
+
+    terminated: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield terminated
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    os.set_blocking(write_fd, False)
+    previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield terminated
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.set_wakeup_fd(previous_fd)
+        try:
+            received = os.read(read_fd, 1 << 16)
+        except BlockingIOError:
+            received = b""
+        terminated.extend(signum for signum in (signal.SIGINT, signal.SIGTERM) if signum in received)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def _run_release(
     suite_name: str,
     release_id: str | None,
     kind: str,
@@ -112,7 +181,7 @@ def run_command(
     chart: bool,
     data_dir: Path,
 ) -> int:
-    """Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline."""
+    """``toolchoice run`` itself (see :func:`run_command`)."""
     # Imported here, not at the top: `toolchoice --help` and the other commands do not pay for them.
     from toolchoice_pipeline.cli.run_display import RunDisplay, print_outcome
     from toolchoice_pipeline.execution.offline import ensure_offline_default
@@ -140,13 +209,15 @@ def run_command(
             )
         )
     run_config = config.for_suite(split_models(models), suite.spec.models).with_repeats(repeats)
-    gating = split_models(gate_models) if gate_models else None
+    gating = split_models(gate_models, "--gate-models") if gate_models else None
     try:
         run_config = run_config.with_gate_models(gating)
     except ValueError as exc:
         raise InputError(Problem(file="<command line>", field="--gate-models", message=str(exc))) from None
     chosen = run_config.model_names()
     ensure_offline_default([*chosen, run_config.judge.model.model] if not no_judge else chosen)
+    # One run per release at a time (held until the command ends): a second is refused before any Dagster run.
+    click.get_current_context().with_resource(release_lock(data_dir, release_id))
     store = ReleaseStore(data_dir)
     store.check_release_id_free(release_id, force)
     _check_stored(store, data_dir, suite.name)
@@ -272,6 +343,10 @@ def _check_stored(store, data_dir: Path, suite: str) -> None:
     if baseline is not None:
         store.read_scores(baseline)
     Warehouse(data_dir).check([baseline] if baseline is not None else [])
+    from toolchoice_pipeline.judge.journal import JOURNAL_FILE, PollJournal
+
+    if (data_dir / JOURNAL_FILE).exists():  # a damaged judge-poll journal would fail the run after the agents ran
+        PollJournal(data_dir, "").close()
 
 
 def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
@@ -421,6 +496,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     with opened_instance(home) as instance:
         fail_dead_runs(instance)
+        refuse_running(instance, request.release_id)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
         observe_files(instance, data_dir)  # the UI shows the files this run pins, and every release against them
         if workers is None:
@@ -475,6 +551,28 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
             and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
         ]
         return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+
+
+def refuse_running(instance, release_id: str) -> None:
+    """Refuse (exit 2) when a Dagster run of the release is in progress in the instance (one launched from the
+    UI, a sensor or a schedule, which the CLI's lock file does not see), naming it and, when tagged, its process."""
+    import dagster as dg
+
+    from toolchoice_pipeline.defs.dead_runs import HOST_TAG, IN_PROGRESS, PID_TAG
+
+    for run in instance.get_runs(dg.RunsFilter(statuses=IN_PROGRESS, tags={"dagster/partition": release_id}), limit=1):
+        process = f"pid {run.tags[PID_TAG]} on host {run.tags.get(HOST_TAG, '?')}, " if PID_TAG in run.tags else ""
+        record = instance.get_run_record_by_id(run.run_id)
+        since = record.start_time if record is not None else None
+        started = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if since else "not yet started"
+        raise InputError(
+            Problem(
+                file="<command line>",
+                field="--release",
+                message=f"release '{release_id}' is already running (Dagster run {run.run_id}, {process}since "
+                f"{started}): wait for it to finish, or cancel it and run again to resume",
+            )
+        )
 
 
 def worker_log(home: Path, release_id: str) -> Path:

@@ -332,7 +332,10 @@ def judge_shard(
         models={episode.model for episode in episodes},
         task_ids={episode.task_id for episode in episodes},
     ):
-        journal = PollJournal(toolchoice.path, snapshot.release_id)
+        try:
+            journal = PollJournal(toolchoice.path, snapshot.release_id)
+        except InputError as exc:  # a damaged journal file: bad input (exit 2), named
+            raise bad_input(snapshot.release_id, exc) from None
         try:
             votes = judge_episodes_sync(
                 snapshot.suite(tasks=shard_tasks(snapshot, shard.key)),

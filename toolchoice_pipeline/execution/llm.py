@@ -30,6 +30,10 @@ from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 SINGLE_ATTEMPT_PROVIDERS = ("local", "replay", "needle")
+# The whole attempt's bound is the timeout plus this: LiteLLM's own (per-read) timeout, when it fires, comes first.
+TOTAL_TIMEOUT_GRACE_S = 1.0
+# A reply longer than this (an endless generation, a hostile server) is not stored or judged: a malformed reply.
+MAX_REPLY_CHARS = 1_000_000
 T = TypeVar("T")
 
 
@@ -42,6 +46,15 @@ class MalformedReply(Exception):
     """A provider reply without ``choices`` or without a message in its first choice (a transient fault)."""
 
 
+def reply_size(message: Any) -> int:
+    """Characters of a reply's text and of its calls' names and arguments."""
+    size = len(getattr(message, "content", None) or "")
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        size += len(getattr(function, "name", None) or "") + len(str(getattr(function, "arguments", None) or ""))
+    return size
+
+
 def checked_reply(response: Any) -> Any:
     """``response`` when it holds a first choice with a message; raises :class:`MalformedReply` otherwise."""
     choices = getattr(response, "choices", None)
@@ -49,6 +62,19 @@ def checked_reply(response: Any) -> Any:
         raise MalformedReply("the provider's reply has no choices")
     if getattr(choices[0], "message", None) is None:
         raise MalformedReply("the first choice of the provider's reply has no message")
+    size = reply_size(choices[0].message)
+    if size > MAX_REPLY_CHARS:
+        raise MalformedReply(
+            f"the reply holds {size:,} characters (text and call arguments), more than {MAX_REPLY_CHARS:,}"
+        )
+    usage = getattr(response, "usage", None)
+    for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        value = getattr(usage, name, None)
+        # A negative or non-finite count would lower a run's token totals and cost: the reply is not trusted.
+        if isinstance(value, (int, float)) and not 0 <= value < float("inf"):
+            raise MalformedReply(
+                f"the provider's reply reports usage.{name} = {value}: a token count is never negative"
+            )
     return response
 
 
@@ -303,6 +329,14 @@ async def complete(
     if metadata:
         kwargs["metadata"] = metadata
     max_attempts = 1 if spec.model.split("/", 1)[0] in SINGLE_ATTEMPT_PROVIDERS else retries.max_attempts
+
+    in_process = spec.model.split("/", 1)[0] in {item["provider"] for item in litellm.custom_provider_map}
+
+    def worth_retrying(exc: BaseException) -> bool:
+        # A Retry-After beyond retries.max_retry_after_s (86400: "come back tomorrow") ends the call now.
+        after = retry_after_seconds(exc)
+        return is_transient(exc) and (after is None or after <= retries.max_retry_after_s)
+
     attempts = 1
 
     async def attempt_call() -> tuple[Any, float, float]:
@@ -311,14 +345,27 @@ async def complete(
             if rate_limit is not None:
                 await rate_limit.acquire()
             started = time.perf_counter()
-            response = await litellm.acompletion(
-                model=spec.model,
-                messages=messages,
-                timeout=timeout_s,
-                num_retries=0,
-                max_retries=0,
-                **kwargs,
-            )
+            # LiteLLM's timeout bounds each read, so a reply trickling in a byte at a time would never trip it:
+            # asyncio bounds the whole attempt (connect, headers, body) by the same number of seconds. Not for
+            # our in-process providers (local/, replay/, sim/, tests' scripted ones): no outside data there.
+            try:
+                response = await asyncio.wait_for(
+                    litellm.acompletion(
+                        model=spec.model,
+                        messages=messages,
+                        timeout=timeout_s,
+                        num_retries=0,
+                        max_retries=0,
+                        **kwargs,
+                    ),
+                    None if in_process else timeout_s + TOTAL_TIMEOUT_GRACE_S,
+                )
+            except TimeoutError:
+                raise litellm.Timeout(
+                    message=f"no whole reply within {timeout_s:g} s (the total time of one attempt)",
+                    model=spec.model,
+                    llm_provider=spec.model.split("/", 1)[0],
+                ) from None
             return checked_reply(response), (time.perf_counter() - started) * 1000, (started - waiting) * 1000
 
     try:
@@ -328,11 +375,11 @@ async def complete(
         try:
             response, latency_ms, slot_wait_ms = await attempt_call()
         except Exception as first:
-            if max_attempts == 1 or not is_transient(first):
+            if max_attempts == 1 or not worth_retrying(first):
                 raise
             pending: BaseException | None = first
             async for attempt in AsyncRetrying(
-                retry=retry_if_exception(is_transient),
+                retry=retry_if_exception(worth_retrying),
                 stop=stop_after_attempt(max_attempts),
                 wait=_WaitBackoffOrRetryAfter(retries),
                 sleep=_sleep_hook,

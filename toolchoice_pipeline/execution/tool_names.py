@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-_SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 
 
 def safe_tool_names(names: list[str]) -> dict[str, str]:

@@ -25,12 +25,12 @@ is recorded in :attr:`ModelCall.truncated` with its length.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolchoice_pipeline.ingest.otlp_json import Record, any_value, attributes
+from toolchoice_pipeline.util.json_text import strict_decoder
 
 MODEL_CALL_OPERATIONS = {"chat", "text_completion", "generate_content"}
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
@@ -42,6 +42,7 @@ MESSAGE_EVENTS = {
 }
 CHOICE_EVENT = "gen_ai.choice"
 CONTENT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt", "gen_ai.content.completion": "gen_ai.completion"}
+_STRICT = strict_decoder()  # NaN, 1e999 and repeated keys inside an attribute: not decoded
 RESULT_KEYS = ("response", "result", "content", "output")  # where producers put a tool result
 _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 _FUNCTIONS = re.compile(r"^llm\.request\.functions\.(\d+)\.(name|description|parameters)$")
@@ -102,7 +103,7 @@ def decoded(value: Any) -> Any:
     """An attribute recorded as JSON text or in structured form, decoded (None when it does not decode)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return _STRICT.decode(value)
         except ValueError:
             return None
     return value

@@ -8,15 +8,16 @@ object is not JSON Lines at all: :class:`~toolchoice_pipeline.util.errors.InputE
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.json_text import bounded_lines, strict_decoder, too_long
 
 MAX_KEPT_WARNINGS = 200
+_STRICT = strict_decoder()  # no NaN, Infinity, 1e999 or repeated key (util/json_text.py)
 
 
 @dataclass
@@ -47,13 +48,17 @@ def read_json_lines(path: Path, shown: str, warnings: Warnings) -> Iterator[tupl
     good = 0
     first_bad: int | None = None
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in bounded_lines(handle):
+            if raw is None:
+                first_bad = first_bad or number
+                warnings.add(shown, number, too_long(shown, number).message.replace("not read", "line skipped"))
+                continue
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw)
+                value = _STRICT.decode(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 reason = "not UTF-8 text"
             except (ValueError, RecursionError) as exc:

@@ -16,6 +16,7 @@ from typing import Any
 
 from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
 from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.json_text import bounded_lines, strict_decoder
 
 
 def any_value(value: Any) -> Any:
@@ -78,7 +79,7 @@ def documents(path: Path, shown: str, warnings: Warnings) -> Iterator[tuple[dict
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InputError(Problem(file=shown, message="not OTLP JSON: not UTF-8 text")) from None
-    decoder = json.JSONDecoder()
+    decoder = strict_decoder()
     position = 0
     while True:
         while position < len(text) and text[position].isspace():
@@ -145,7 +146,9 @@ def _int(value: Any) -> int:
 def _is_pretty(path: Path) -> bool:
     """True when the first non-blank line is not a whole JSON value (a pretty-printed export)."""
     with path.open("rb") as handle:
-        for raw in handle:
+        for _, raw in bounded_lines(handle):
+            if raw is None:  # a first line too long to read: JSON Lines, whose reader refuses that line
+                return False
             if raw.strip():
                 try:
                     json.loads(raw)

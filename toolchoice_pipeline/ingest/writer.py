@@ -9,11 +9,12 @@ finishes, nothing is visible under ``suites/``: a failed or interrupted ingest l
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,17 @@ MANIFEST_FILE = "ingest.json"
 def replay_model(suite: str) -> str:
     """The model name of an ingested suite's recorded choices: ``replay/suites/<suite>/replay.jsonl``."""
     return f"replay/suites/{suite}/{REPLAY_FILE}"
+
+
+@contextlib.contextmanager
+def _named(handle: Any) -> Iterator[None]:
+    """Re-raise an OSError of a write to ``handle`` (a full disk: ENOSPC, EFBIG) naming its file."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, handle.name) from None
+        raise
 
 
 class SuiteWriter:
@@ -83,8 +95,10 @@ class SuiteWriter:
 
     def add(self, task: Task, replay_line: dict[str, Any]) -> None:
         """Append one task and its replay line (DESIGN §3 replay format)."""
-        self._tasks.write(task.to_json_line() + "\n")
-        self._replay.write(json.dumps(replay_line, ensure_ascii=False) + "\n")
+        with _named(self._tasks):
+            self._tasks.write(task.to_json_line() + "\n")
+        with _named(self._replay):
+            self._replay.write(json.dumps(replay_line, ensure_ascii=False) + "\n")
         self.task_count += 1
 
     def rewrite_tasks(self, fix: Callable[[Task, dict[str, Any]], Task | None]) -> int:
@@ -123,8 +137,11 @@ class SuiteWriter:
         uses (task format, then :func:`~..validate.task_problems` against the task's catalog), so memory does
         not grow with the number of tasks. Raises :class:`InputError` (and leaves nothing behind) on a problem.
         """
-        self._tasks.close()
-        self._replay.close()
+        for handle in (self._tasks, self._replay):
+            with _named(handle):  # a full disk shows at the last flush or at fsync, never later
+                handle.flush()
+                os.fsync(handle.fileno())
+                handle.close()
         write_catalog_file(self.directory / CATALOG_FILE, catalog)
         spec = SuiteSpec(name=self.suite, description=description, models=[replay_model(self.suite)])
         (self.directory / SUITE_FILE).write_text(
@@ -152,8 +169,9 @@ class SuiteWriter:
 
     def abort(self) -> None:
         """Drop everything written so far."""
-        self._tasks.close()
-        self._replay.close()
+        for handle in (self._tasks, self._replay):
+            with contextlib.suppress(OSError):  # its unwritten buffer (a full disk) is dropped anyway
+                handle.close()
         shutil.rmtree(self.tmp_root, ignore_errors=True)
         _remove_if_empty(self.tmp_root.parent)
         self._done = True

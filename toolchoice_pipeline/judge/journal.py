@@ -19,6 +19,7 @@ from typing import Any
 from toolchoice_pipeline.judge.parse import ABSTAINED
 from toolchoice_pipeline.records.episodes import JudgeVote
 from toolchoice_pipeline.util.canonical import short_hash
+from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 JOURNAL_FILE = "cache/judge_polls.sqlite"
 _SCHEMA = """
@@ -49,11 +50,20 @@ class PollJournal:
         self.resume_key = resume_key
         self.resumed = 0
         self.asked = 0
-        self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:  # not a database (garbage, truncated), or one of another shape
+            raise InputError(
+                Problem(
+                    file=display_path(path),
+                    message=f"the judge-poll journal cannot be opened ({exc}): delete the damaged file (only "
+                    "finished polls of interrupted runs are lost: they are asked again)",
+                )
+            ) from None
 
     def finished(self, model: str, task_id: str, poll: int, shown: str) -> JudgeVote | None:
         row = self._db.execute(

@@ -168,3 +168,31 @@ def read_whole(path: Any) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+
+
+def location_problem(variable: str) -> str | None:
+    """Why the store location in the environment variable ``variable`` (``TOOLCHOICE_WAREHOUSE_URL``,
+    ``TOOLCHOICE_RELEASES_URL``) cannot be used, or None: a control character; a URL whose scheme fsspec does
+    not know, whose package is not installed, or that names no bucket (``s3://``)."""
+    from toolchoice_pipeline.util.identifiers import control_character
+
+    configured = os.environ.get(variable, "").strip()
+    if not configured:
+        return None
+    found = control_character(configured)
+    if found is not None:
+        return f"{configured!r} holds {found}"
+    if not is_url(configured):
+        return None
+    import fsspec
+
+    scheme, _, rest = configured.partition("://")
+    try:
+        fsspec.get_filesystem_class(scheme)
+    except ValueError:
+        return f"{configured!r}: unknown storage scheme {scheme!r} (use s3://, gs://, az:// or a local path)"
+    except ImportError as exc:
+        return f"{configured!r}: the package for {scheme}:// is not installed ({exc})"
+    if not rest.strip("/"):
+        return f"{configured!r} names no bucket or container (e.g. {scheme}://bucket/prefix)"
+    return None

@@ -25,7 +25,7 @@ from toolchoice_pipeline.util.text_files import read_utf8
 
 ReleaseKind = Literal["release", "nightly", "catalog-change", "adhoc"]
 RELEASE_KINDS: tuple[str, ...] = ("release", "nightly", "catalog-change", "adhoc")
-RELEASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a partition key and a directory name
+RELEASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # a partition key and a directory name
 DEFAULT_SUITE = "coding_agent"
 REQUEST_FILE = "request.json"
 

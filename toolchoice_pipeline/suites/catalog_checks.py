@@ -19,7 +19,7 @@ from typing import Any
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.schema_safety import walk_subschemas
 
-PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}\Z")
 
 Finding = tuple[tuple, str, bool]
 

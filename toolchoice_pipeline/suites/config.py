@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from toolchoice_pipeline.util.confined_paths import confinement_problem
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
+from toolchoice_pipeline.util.identifiers import check_identifier
 from toolchoice_pipeline.util.yaml_lines import line_of, load_yaml
 
 CachePolicy = Literal["read_write", "write_only", "off"]
@@ -93,6 +94,11 @@ class ModelSpec(BaseModel):
     # a name for what answers when one model string is served by different weights (docs/local_servers.md).
     timeout_s: float | None = Field(default=None, gt=0, le=3600)
     journal_key: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @field_validator("model", "journal_key")
+    @classmethod
+    def _no_control_characters(cls, value: str | None) -> str | None:
+        return value if value is None else check_identifier(value, "model name")
 
     @field_validator("params")
     @classmethod
@@ -194,6 +200,8 @@ class RetryConfig(BaseModel):
     initial_wait_s: float = Field(default=1.0, ge=0, le=3600)
     max_wait_s: float = Field(default=60.0, ge=0, le=3600)
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    # Issue 29: a provider's Retry-After longer than this ends the call (failed, not retried) instead of waiting.
+    max_retry_after_s: float = Field(default=60.0, ge=0, le=3600)
 
     @model_validator(mode="after")
     def _bounds_in_order(self) -> RetryConfig:

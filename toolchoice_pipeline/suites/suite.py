@@ -99,12 +99,12 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     too, on every task that parsed even when other lines or files have problems. Raises :class:`InputError`
     listing every problem found: ``suite.yaml`` first, then the catalog, the live dumps and the tasks by line.
     """
-    if not SUITE_NAME.match(name or ""):
+    if not SUITE_NAME.fullmatch(name or ""):
         raise InputError(
             Problem(
                 file="<command line>",
                 field="--suite",
-                message=f"'{name}' is not a valid suite name (letters, digits, '_', '.', '-'; "
+                message=f"{name!r} is not a valid suite name (letters, digits, '_', '.', '-'; "
                 "starting with a letter or digit)",
             )
         )

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
+from toolchoice_pipeline.util.identifiers import check_identifier
 from toolchoice_pipeline.util.json_text import json_lines, load_json
 
 FLAG_UNPASSABLE = "flag:unpassable"
@@ -93,7 +94,7 @@ class Task(BaseModel):
     def _id_has_no_surrounding_space(cls, value: str) -> str:
         if value != value.strip():
             raise ValueError("task id has leading or trailing whitespace")
-        return value
+        return check_identifier(value, "task id")
 
     def message_dicts(self) -> list[dict[str, Any]]:
         """The messages as plain dicts in OpenAI chat format (``None`` values dropped except ``content``)."""

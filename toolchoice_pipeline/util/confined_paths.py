@@ -10,14 +10,15 @@ symbolic links inside the directory are followed as placed there.
 
 from __future__ import annotations
 
-import os
 from pathlib import PurePath
 
 ALLOW_VARIABLE = "TOOLCHOICE_ALLOW_OUTSIDE_PATHS"
 
 
 def outside_paths_allowed() -> bool:
-    return os.environ.get(ALLOW_VARIABLE, "").strip().lower() in ("1", "true", "yes")
+    from toolchoice_pipeline.util.environment import flag
+
+    return flag(ALLOW_VARIABLE)
 
 
 def leaves_directory(relative: str) -> bool:

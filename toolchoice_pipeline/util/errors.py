@@ -52,6 +52,8 @@ def display_path(path: str | Path) -> str:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(p)
+    except (RuntimeError, OSError):  # a symlink loop on the way (RuntimeError before Python 3.13): not resolved
+        return str(p)
 
 
 def field_path(parts: tuple | list) -> str:

@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 from toolchoice_pipeline.util.text_files import open_input, utf8_problem
@@ -33,7 +33,11 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class _Rejected(ValueError):
-    pass
+    """JSON that parses but is not strict; ``msg`` as :class:`json.JSONDecodeError` has it."""
+
+    def __init__(self, msg: str):
+        super().__init__(msg)
+        self.msg = msg
 
 
 def _no_constant(name: str) -> Any:
@@ -56,6 +60,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _Rejected(f"duplicate key {json.dumps(key, ensure_ascii=False)} in one object")
             seen.add(key)
     return result
+
+
+def strict_decoder() -> json.JSONDecoder:
+    """A :class:`json.JSONDecoder` refusing what :func:`load_json` refuses (``NaN``, ``Infinity``, ``1e999``, a
+    repeated key) with a ``ValueError`` whose ``msg`` says why: for readers that report problems their own way
+    (sessions, OTel exports, attribute values holding JSON) or need ``raw_decode``."""
+    return json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
 
 
 def load_json(text: str, file: str, line: int | None = None) -> Any:
@@ -99,19 +110,56 @@ def load_json(text: str, file: str, line: int | None = None) -> Any:
     return value
 
 
+#: The longest line a JSON Lines reader takes (tasks, replays, labels, BFCL files, sessions, OTel exports): a
+#: longer one is refused by line number without being held in memory (a 1 GB single line costs 32 MiB at most).
+MAX_LINE_BYTES = 32 * 1024 * 1024
+_SKIP_CHUNK = 1024 * 1024
+
+
+def bounded_lines(handle: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, bytes)`` for each line of the binary ``handle`` (1-based, the ``\n`` kept), or
+    ``(line number, None)`` for a line longer than ``limit`` bytes, which is skipped in chunks and never held
+    whole in memory."""
+    number = 0
+    while True:
+        chunk = handle.readline(limit + 1)
+        if not chunk:
+            return
+        number += 1
+        if len(chunk) <= limit or chunk.endswith(b"\n") and len(chunk) == limit + 1:
+            yield number, chunk
+            continue
+        while chunk and not chunk.endswith(b"\n"):
+            chunk = handle.readline(_SKIP_CHUNK)
+        yield number, None
+
+
+def too_long(file: str, line: int, limit: int = MAX_LINE_BYTES) -> Problem:
+    """The problem of a line longer than ``limit`` bytes."""
+    return Problem(
+        file=file,
+        line=line,
+        message=f"the line is longer than {limit // (1024 * 1024) or limit} "
+        f"{'MiB' if limit >= 1024 * 1024 else 'bytes'}: not read (one JSON value per line)",
+    )
+
+
 def json_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` for each non-blank line of the JSON Lines file at ``path`` (1-based numbers), for
     :func:`load_json`.
 
     Lines are split on ``\\n`` only (U+2028 inside a JSON string is not a line break) and decoded one by one, so a
     line that is not UTF-8 adds its problem (file, line, byte) to ``problems`` and the other lines are still
-    read. A byte-order mark before the first line and a ``\\r`` before each ``\\n`` are dropped. The file is
+    read; a line longer than :data:`MAX_LINE_BYTES` adds its problem unread. A byte-order mark before the first line and a ``\\r`` before each ``\\n`` are dropped. The file is
     streamed: memory does not grow with its length. Raises :class:`InputError` when the file cannot be opened
     (missing, a directory).
     """
     shown = display_path(path)
     with open_input(path) as handle:
-        for number, chunk in enumerate(handle, start=1):
+        for number, chunk in bounded_lines(handle):
+            if chunk is None:
+                problems.append(too_long(shown, number))
+                continue
             try:
                 text = chunk.decode("utf-8").removesuffix("\n").rstrip("\r")
             except UnicodeDecodeError as exc:
