@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import litellm
-
 
 def register_providers(extra: dict[str, object] | None = None) -> None:
     """Register our providers in ``litellm.custom_provider_map`` (idempotent).
 
     ``extra`` maps further provider names to ``CustomLLM`` handlers (tests register scripted judges this way).
     """
+    import litellm  # here, not at the top: importing one provider module must not cost LiteLLM's import
+
     from toolchoice_pipeline.providers.local import LocalProvider
     from toolchoice_pipeline.providers.replay import ReplayProvider
     from toolchoice_pipeline.providers.sim import SimProvider
@@ -50,6 +50,8 @@ def register_free_models(models: Iterable[str]) -> None:
     each call's model up to explain a zero cost; for a model missing from the table that lookup tries every
     fallback (13-14% of a ``sim/`` call's profiled time, ``benchmarks/run/sim_pricing.py``). ``register_providers`` registers the built-in ``local/``
     models; the runner registers the ``sim/`` and ``replay/`` models it calls."""
+    import litellm
+
     missing = {
         model: dict(_FREE, litellm_provider=model.split("/", 1)[0])
         for model in models
