@@ -10,9 +10,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 
-from toolchoice_pipeline.cli import COMMANDS, load_command
+from toolchoice_pipeline.cli import COMMANDS, cli, load_command
 
 REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 # numpy and pyarrow too: the release-table modules brought them into every start before commands were lazy
@@ -69,3 +71,12 @@ def test_lazy_help_table_matches_each_commands_own_help():
         command = load_command(name)
         assert command.name == name
         assert help_text == command.get_short_help_str(limit=10_000)
+
+
+def test_the_lazy_help_is_what_click_prints_with_every_command_imported():
+    eager = click.Group(name="toolchoice", help=cli.help, context_settings=cli.context_settings, params=cli.params)
+    for name in COMMANDS:
+        eager.add_command(load_command(name))
+    runner = CliRunner()
+    shown = [runner.invoke(group, ["--help"], prog_name="toolchoice").output for group in (cli, eager)]
+    assert "Commands:" in shown[0] and shown[0] == shown[1]

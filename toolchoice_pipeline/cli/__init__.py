@@ -60,18 +60,23 @@ def load_command(name: str) -> click.Command:
 
 class LazyGroup(click.Group):
     """A click group whose commands are imported on use (click's documented lazy-loading pattern), listing them
-    in ``--help`` from :data:`COMMANDS` without importing them."""
+    in ``--help`` from :data:`COMMANDS` without importing them. A command added the usual way
+    (``cli.add_command``) is listed and run too."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
+        return sorted({*COMMANDS, *self.commands})  # click's order: by name
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return load_command(cmd_name) if cmd_name in COMMANDS else None
+        return load_command(cmd_name) if cmd_name in COMMANDS else super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
         rows = [
-            (name, click.utils.make_default_short_help(help_text, limit)) for name, (_, help_text) in COMMANDS.items()
+            (name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit))
+            if name in COMMANDS
+            else (name, self.commands[name].get_short_help_str(limit))
+            for name in names
         ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
