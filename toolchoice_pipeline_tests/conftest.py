@@ -1,4 +1,4 @@
-"""Test-wide settings: never reach a provider over the network."""
+"""Test-wide settings: never reach a provider over the network; Hypothesis's profile (``dev`` locally, ``ci`` in CI)."""
 
 import os
 import shutil
@@ -8,6 +8,32 @@ os.environ["LITELLM_OFFLINE_MODE"] = "true"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# Hypothesis profiles: ``ci`` (CI=true, as GitHub Actions and .ci/run set it) runs every property test with the
+# examples its test asks for (Hypothesis's 100 when it names none); ``dev``, the default elsewhere, runs at most
+# DEV_MAX_EXAMPLES per test, for a developer's loop in seconds. HYPOTHESIS_PROFILE=ci runs CI's depth locally.
+DEV_MAX_EXAMPLES = 20
+settings.register_profile("ci", deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None, max_examples=DEV_MAX_EXAMPLES)
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or (
+    "ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "dev"
+)
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``dev``, cap the examples of the tests that name their own (``@settings(max_examples=200)``), which a
+    profile alone does not override. ``_hypothesis_internal_use_settings`` is where ``@settings`` and ``@given``
+    keep a test's settings (read when the test runs); without it the test keeps its own count."""
+    if HYPOTHESIS_PROFILE != "dev":
+        return
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is not None and own.max_examples > DEV_MAX_EXAMPLES:
+            test._hypothesis_internal_use_settings = settings(own, max_examples=DEV_MAX_EXAMPLES)
+
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import duckdb
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -213,6 +214,7 @@ def shared_changes(tasks_now, episodes_now, tasks_before, episodes_before):
     return changes
 
 
+@pytest.mark.slow  # 8 examples, each publishing two releases to a real warehouse: 86 s of the inner loop under load
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

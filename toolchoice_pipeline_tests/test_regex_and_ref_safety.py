@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 import threading
@@ -17,9 +19,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import yaml
 
+from toolchoice_pipeline.cli import cli
+from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline.providers.offline_judge.arguments import schema_problems as judge_schema_problems
 from toolchoice_pipeline.suites.catalog_files import schema_problems as catalog_schema_problems
-from toolchoice_pipeline_tests.test_cli_validate import toolchoice
 
 EVIL = "^(a+)+$"
 VICTIM = "a" * 100 + "!"
@@ -62,9 +65,12 @@ def _catalog_with(demo_copy, parameters: dict) -> None:
 
 
 def _validate_errors(demo_copy) -> tuple[int, list[str]]:
-    done = toolchoice("validate", "--suite", "coding_agent", "--data-dir", "data", cwd=demo_copy)
-    assert "Traceback" not in done.stderr
-    return done.returncode, done.stderr.splitlines()
+    """``toolchoice validate`` run in this process from ``demo_copy`` (a refusal needs no process of its own)."""
+    shown = io.StringIO()
+    with contextlib.chdir(demo_copy), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(shown):
+        code = run_guarded(cli, ["validate", "--suite", "coding_agent", "--data-dir", "data"])
+    assert "Traceback" not in shown.getvalue()
+    return code, shown.getvalue().splitlines()
 
 
 def test_validate_refuses_a_remote_ref_naming_file_line_and_field(demo_copy):

@@ -7,39 +7,89 @@ takes ``--data-dir`` (default ``./data``, environment variable ``TOOLCHOICE_DATA
 from __future__ import annotations
 
 import gc
+import importlib
 import sys
 import warnings
 
 import click
 
 from toolchoice_pipeline.cli.common import EXIT_BAD_INPUT, run_guarded
-from toolchoice_pipeline.cli.gate import gate_command
-from toolchoice_pipeline.cli.import_cmd import import_command
-from toolchoice_pipeline.cli.ingest import ingest_command
-from toolchoice_pipeline.cli.lint import lint_command
-from toolchoice_pipeline.cli.report import report_command
-from toolchoice_pipeline.cli.run import run_command
-from toolchoice_pipeline.cli.validate import schema_command, validate_command
 from toolchoice_pipeline.util.collector import BATCH_THRESHOLDS, freeze_before_exit
 
+# name -> ("module:attribute" of the click command, its one-line help for ``toolchoice --help``). A command's
+# module is imported only when that command runs (or its own --help is asked), so ``toolchoice --help`` imports
+# click and nothing of LiteLLM, Dagster, DuckDB or Arrow. The one-line help is kept here for the same reason;
+# a test checks it equals the command's own. A new command is one more line.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": (
+        "toolchoice_pipeline.cli.run:run_command",
+        "Evaluate a release: run every model on every task, judge, score, store, and gate against the baseline.",
+    ),
+    "gate": (
+        "toolchoice_pipeline.cli.gate:gate_command",
+        "Re-check stored release RELEASE against its baseline: exit 0 passed, 1 failed, 2 bad input.",
+    ),
+    "report": (
+        "toolchoice_pipeline.cli.report:report_command",
+        "Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite.",
+    ),
+    "validate": (
+        "toolchoice_pipeline.cli.validate:validate_command",
+        "Load and check a suite and the run configuration; print the task count, versions, models and the judge's canary (exit 2 on problems).",
+    ),
+    "lint": (
+        "toolchoice_pipeline.cli.lint:lint_command",
+        "Warn about what in a suite's tool catalogs will make a model pick the wrong tool: descriptions or names too alike, empty or too short descriptions, descriptions naming another tool, parameters without a description, enums whose values mean nothing.",
+    ),
+    "schema": (
+        "toolchoice_pipeline.cli.validate:schema_command",
+        "Print the JSON Schemas of the task, catalog, suite and run-configuration formats (for editors and CI).",
+    ),
+    "import": (
+        "toolchoice_pipeline.cli.import_cmd:import_command",
+        "Import eval tasks from other benchmarks as suites.",
+    ),
+    "ingest": (
+        "toolchoice_pipeline.cli.ingest:ingest_command",
+        "Turn recorded agent sessions into a suite: each user prompt a task, the recorded first step its replay.",
+    ),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+
+def load_command(name: str) -> click.Command:
+    """Import the click command registered as ``name`` in :data:`COMMANDS` (``KeyError`` for an unknown name)."""
+    module_name, attribute = COMMANDS[name][0].split(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands are imported on use (click's documented lazy-loading pattern), listing them
+    in ``--help`` from :data:`COMMANDS` without importing them. A command added the usual way
+    (``cli.add_command``) is listed and run too."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})  # click's order: by name
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name) if cmd_name in COMMANDS else super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [
+            (name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit))
+            if name in COMMANDS
+            else (name, self.commands[name].get_short_help_str(limit))
+            for name in names
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(package_name="toolchoice-pipeline")
 def cli() -> None:
     """Evaluate how well LLM agents choose their tools, and gate each release on it."""
-
-
-for command in (
-    run_command,
-    gate_command,
-    report_command,
-    validate_command,
-    lint_command,
-    schema_command,
-    import_command,
-    ingest_command,
-):
-    cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -56,4 +106,4 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
-__all__ = ["cli", "main", "EXIT_BAD_INPUT"]
+__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "cli", "load_command", "main"]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markdown import Markdown
 
 from toolchoice_pipeline.util.environment import flag
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+
+if TYPE_CHECKING:  # rich is imported by the commands that print tables, not by every start of the CLI
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -32,6 +34,8 @@ data_dir_option = click.option(
 def stdout_console() -> Console:
     """A console on stdout for tables; when stdout is not a terminal (a pipe, a CI log), 160 columns wide for
     tables and no line of text broken (a path or a run id cut in two cannot be copied or grepped)."""
+    from rich.console import Console
+
     console = Console()
     return console if console.is_terminal else Console(width=160, soft_wrap=True)
 
@@ -39,6 +43,9 @@ def stdout_console() -> Console:
 def echo_markdown(text: str) -> None:
     """Print Markdown on stdout: rendered (headings, tables, lists) when stdout is a terminal, the text itself
     otherwise, so a pipe, a CI log or ``> file`` gets Markdown that another tool can render."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
     console = Console()
     if console.is_terminal:
         console.print(Markdown(text))

@@ -7,14 +7,37 @@
   Python matcher once per distinct (expectation, first call) pair.
 """
 
-from toolchoice_pipeline.scoring.summary import ModelScores, TagScores, percentile, summarise, wilson_interval
-from toolchoice_pipeline.scoring.task_scores import (
-    FLAG_INFRA_ERROR,
-    FLAG_JUDGE_FAILED,
-    FLAG_ORDER,
-    score_episode,
-    score_episodes,
-    tsq_of,
+from typing import TYPE_CHECKING
+
+from toolchoice_pipeline.util.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from toolchoice_pipeline.scoring.summary import ModelScores, TagScores, percentile, summarise, wilson_interval
+    from toolchoice_pipeline.scoring.task_scores import (
+        FLAG_INFRA_ERROR,
+        FLAG_JUDGE_FAILED,
+        FLAG_ORDER,
+        score_episode,
+        score_episodes,
+        tsq_of,
+    )
+
+# Re-exported on first use (util/lazy.py): importing one light module of the package imports nothing else.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ModelScores": ".summary",
+        "TagScores": ".summary",
+        "percentile": ".summary",
+        "summarise": ".summary",
+        "wilson_interval": ".summary",
+        "FLAG_INFRA_ERROR": ".task_scores",
+        "FLAG_JUDGE_FAILED": ".task_scores",
+        "FLAG_ORDER": ".task_scores",
+        "score_episode": ".task_scores",
+        "score_episodes": ".task_scores",
+        "tsq_of": ".task_scores",
+    },
 )
 
 __all__ = [

@@ -167,11 +167,6 @@ def _json_kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def load_tasks(path: Path) -> list[Task]:
-    """Read ``tasks.jsonl``; see :func:`load_numbered_tasks`."""
-    return [task for _, task in load_numbered_tasks(path)]
-
-
 def load_numbered_tasks(path: Path) -> list[tuple[int, Task]]:
     """Read ``tasks.jsonl``: one task per non-blank line, each with its 1-based line number.
 
