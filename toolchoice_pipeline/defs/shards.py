@@ -11,6 +11,7 @@ machines). With the warehouse on an object store, staging and each shard's journ
 (:func:`~.staging.shard_journal`), so a step needs no shared volume.
 """
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +49,26 @@ CANARY_SHARD = "canary"
 #: try had not finished. Failures that are verdicts (bad input, a model or judge unavailable after the calls'
 #: own retries) say ``allow_retries=False`` and fail at once.
 SHARD_RETRY_POLICY = dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL)
+
+
+def interrupts_not_retried(compute_fn):
+    """Under a ``RetryPolicy`` Dagster retries a step that was interrupted (it reads a preempted pod so), which would
+    keep a ``toolchoice run`` stopped with Ctrl-C or SIGTERM running its shard again and again. An interrupt is the
+    user's stop: it fails the step at once, never retried, named as Dagster names an interrupt (the CLI reports
+    "interrupted" and exits 130/143; nothing is published, the journals keep what finished)."""
+
+    @functools.wraps(compute_fn)
+    def stopped_on_interrupt(*args, **kwargs):
+        try:
+            return compute_fn(*args, **kwargs)
+        except (KeyboardInterrupt, dg.DagsterExecutionInterruptedError):
+            raise dg.Failure(
+                description="DagsterExecutionInterruptedError: interrupted (not retried)", allow_retries=False
+            ) from None
+
+    return stopped_on_interrupt
+
+
 PREFLIGHT_SHARD = "preflight"
 
 
@@ -160,6 +181,7 @@ def plan_agent_shards(
     description="Run one model on one block of tasks through LiteLLM; stage the episodes.",
     retry_policy=SHARD_RETRY_POLICY,
 )
+@interrupts_not_retried
 def run_agent_shard(
     context: dg.OpExecutionContext,
     toolchoice: ToolchoiceResource,
@@ -305,6 +327,7 @@ def plan_judge_shards(
     description="ChainPoll over one shard's episodes (first steps); stage the votes.",
     retry_policy=SHARD_RETRY_POLICY,
 )
+@interrupts_not_retried
 def judge_shard(
     context: dg.OpExecutionContext,
     toolchoice: ToolchoiceResource,
