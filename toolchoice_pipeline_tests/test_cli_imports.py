@@ -60,8 +60,12 @@ def test_cli_start_help_validate_and_schema_never_import_litellm_dagster_duckdb_
     assert loaded["--help exit"] == 0 and "validate" in loaded["--help output"]
     assert loaded["validate exit"] == 0 and "suite coding_agent:" in loaded["validate output"]
     assert loaded["schema exit"] == 0 and json.loads(loaded["schema output"])["type"] == "object"
-    for step in ("import toolchoice_pipeline", "import cli", "--help", "validate", "schema"):
+    for step in ("import toolchoice_pipeline", "import cli", "--help"):
         assert loaded[step] == [], f"{step} imported {loaded[step]}"
+    # validate runs the catalog lint, whose TF-IDF similarity is NumPy's (schema runs after it in this process)
+    for step in ("validate", "schema"):
+        heavy = [m for m in loaded[step] if m.split(".")[0] != "numpy"]
+        assert heavy == [], f"{step} imported {heavy}"
 
 
 def test_lazy_help_table_matches_each_commands_own_help():

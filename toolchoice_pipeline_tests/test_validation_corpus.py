@@ -560,7 +560,7 @@ CASES = [
             f"{CFG}:2: concurrancy: unknown field (did you mean 'concurrency'? allowed: models, judge, concurrency, "
             "rate_limits, retries, max_steps, cache, repeats, budget_usd, gate)",
             f"{CFG}:5: judge.pols: unknown field (did you mean 'polls'? allowed: model, polls, max_attempts, "
-            "temperature, budget_usd, calibration)",
+            "temperature, budget_usd, calibration, calibration_by_profile)",
         ),
         kind="config",
     ),

@@ -31,11 +31,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report": (
         "toolchoice_pipeline.cli.report:report_command",
-        "Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite.",
+        "Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite, "
+        "and the confusion heatmaps of the newest release (or --release); --html writes that release's report.",
     ),
     "validate": (
         "toolchoice_pipeline.cli.validate:validate_command",
-        "Load and check a suite and the run configuration; print the task count, versions, models and the judge's canary (exit 2 on problems).",
+        "Load and check a suite and the run configuration; print the task count, versions, models and the judge's "
+        "canary (exit 2 on problems; warnings are printed on stderr and keep exit 0).",
     ),
     "lint": (
         "toolchoice_pipeline.cli.lint:lint_command",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,8 +126,6 @@ def check_environment() -> None:
     """Refuse (exit 2) before any command runs when a variable of ours holds a value we cannot read: a flag that
     is not yes/no (``TOOLCHOICE_DEBUG=maybe``), a store location that is not a usable URL or path. Every problem
     is one line naming the variable."""
-    from toolchoice_pipeline.releases.object_store import location_problem
-
     problems = []
     for name in FLAG_VARIABLES:
         try:
@@ -134,6 +133,10 @@ def check_environment() -> None:
         except InputError as exc:
             problems.extend(exc.problems)
     for name in STORE_VARIABLES:
+        if not os.environ.get(name, "").strip():
+            continue  # unset: nothing to check, and the object-store module (Arrow) is not imported for it
+        from toolchoice_pipeline.releases.object_store import location_problem
+
         problem = location_problem(name)
         if problem is not None:
             problems.append(Problem(file="<environment>", field=name, message=problem))
