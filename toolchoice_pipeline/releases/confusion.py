@@ -165,11 +165,14 @@ def _name(tool: str | None) -> str:
     return "no call" if tool is None else tool
 
 
-def _quoted(text: str | None) -> str:
+def shortened(text: str | None, limit: int = DESCRIPTION_SHOWN) -> str:
+    """``text`` on one line (runs of whitespace as one space), cut to ``limit`` characters with an ellipsis."""
     text = " ".join((text or "").split())
-    if len(text) > DESCRIPTION_SHOWN:
-        text = text[: DESCRIPTION_SHOWN - 1] + "…"
-    return f"“{text}”"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _quoted(text: str | None) -> str:
+    return f"“{shortened(text)}”"
 
 
 def describe_tool_change(change: ToolChange) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from toolchoice_pipeline.releases.confusion import ConfusionChange, ToolChange, involved_changes
+from toolchoice_pipeline.releases.confusion import ConfusionChange, ToolChange, involved_changes, shortened
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.util.errors import InputError
 
@@ -187,8 +187,7 @@ def _e(value: Any) -> str:
 
 
 def _cut(text: str | None, limit: int = TEXT_SHOWN) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shortened(text, limit)
 
 
 def _tool(name: str | None) -> str:

@@ -72,6 +72,8 @@ PROMOTION_ATTEMPTS = 5  # promotions of a suite that may come first before one g
 PUBLISHING_LEASE = ".publishing.json"
 PUBLISHING_LEASE_S = 600.0  # as long as the local publishing lock waits
 KNOWN_SHOWN = 10  # finished release ids named when an unknown one is asked for
+# The task_scores columns the gate reads of a release and its baseline: pairing, flips and confusion changes.
+GATE_COLUMNS = list(dict.fromkeys(PAIRED_COLUMNS + CONFUSION_COLUMNS))
 
 
 class ReleaseStore:
@@ -501,12 +503,10 @@ def regate(
     catalog: list[ToolChange] = []
     notes = []
     if warehouse.commit(baseline_id) is not None and warehouse.commit(release_id) is not None:
-        now_table, baseline_table = (_paired_columns(warehouse, release_id), _paired_columns(warehouse, baseline_id))
+        now_table, baseline_table = (_gate_columns(warehouse, release_id), _gate_columns(warehouse, baseline_id))
         flips = task_flips(_first_samples(now_table), _first_samples(baseline_table))
         paired = paired_tasks(now_table, baseline_table)
-        confusion = confusion_changes_between(
-            _confusion_columns(warehouse, release_id), _confusion_columns(warehouse, baseline_id)
-        )
+        confusion = confusion_changes_between(now_table, baseline_table)
         if confusion is None:
             notes.append("the release or the baseline predates tool-confusion columns: no confusion changes listed")
         catalog = catalog_changes(_suite_tools(warehouse, baseline_id), _suite_tools(warehouse, release_id))
@@ -530,22 +530,19 @@ def regate(
     return result, baseline.models
 
 
-def _paired_columns(warehouse: Warehouse, release_id: str) -> pa.Table:
-    """A release's ``task_scores`` columns the gate pairs on (no ``sample`` before repeats existed: all 0)."""
+def _gate_columns(warehouse: Warehouse, release_id: str) -> pa.Table:
+    """A release's ``task_scores`` columns the gate pairs on and counts confusion changes from, read once. A release
+    written before ``expected_tool`` gets the paired columns only (:func:`confusion_changes_between` then lists
+    none), and one written before repeats a ``sample`` of 0."""
+    try:
+        return warehouse.read_table("task_scores", release_id, GATE_COLUMNS)
+    except (KeyError, pa.ArrowInvalid):
+        pass
     try:
         return warehouse.read_table("task_scores", release_id, PAIRED_COLUMNS)
     except (KeyError, pa.ArrowInvalid):
         table = warehouse.read_table("task_scores", release_id, [c for c in PAIRED_COLUMNS if c != "sample"])
         return table.append_column("sample", pa.array([0] * table.num_rows, pa.int32()))
-
-
-def _confusion_columns(warehouse: Warehouse, release_id: str) -> pa.Table:
-    """A release's ``task_scores`` columns the confusion changes count (an empty table for a release written
-    before ``expected_tool`` existed: :func:`confusion_changes_between` then lists none)."""
-    try:
-        return warehouse.read_table("task_scores", release_id, CONFUSION_COLUMNS)
-    except (KeyError, pa.ArrowInvalid):
-        return pa.table({"model": pa.array([], pa.string())})
 
 
 def _suite_tools(warehouse: Warehouse, release_id: str) -> dict[str, tuple[str, str | None]]:
