@@ -97,10 +97,11 @@ def observation_if_changed(instance: dg.DagsterInstance, data_dir: Path) -> dg.A
 
 def observe_files(instance: dg.DagsterInstance, data_dir: Path) -> str:
     """Record an observation of ``suite_files`` in ``instance`` when the files changed; the version observed."""
-    observation = observation_if_changed(instance, data_dir)
-    if observation is not None:
+    observation = files_observation(data_dir)  # the suites loaded once: compared, reported and returned
+    version = observation.tags[DATA_VERSION_TAG]
+    if last_observed_version(instance) != version:
         instance.report_runless_asset_event(observation)
-    return current_files_version(data_dir)
+    return version
 
 
 @dg.observable_source_asset(
