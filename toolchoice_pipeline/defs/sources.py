@@ -64,19 +64,24 @@ def current_files_version(data_dir: Path) -> str:
     return files_token(suite_versions(data_dir))
 
 
-def pinned_input_tags(data_dir: Path, snapshot: ReleaseSnapshot) -> dict[str, str]:
+def pinned_input_tags(
+    data_dir: Path, snapshot: ReleaseSnapshot, versions: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Output tags of ``release_snapshot`` recording as its input the files it pinned: the pin's own suite at the
-    pin's versions, every other suite as it is now."""
-    versions = suite_versions(data_dir)
-    versions[snapshot.suite_name] = f"{snapshot.catalog_version}-{snapshot.fixture_version}"
-    return {PINNED_INPUT_TAG: files_token(versions)}
+    pin's versions, every other suite as it is now (``versions``: :func:`suite_versions`, when already read)."""
+    pinned = dict(suite_versions(data_dir) if versions is None else versions)
+    pinned[snapshot.suite_name] = f"{snapshot.catalog_version}-{snapshot.fixture_version}"
+    return {PINNED_INPUT_TAG: files_token(pinned)}
 
 
-def files_observation(data_dir: Path) -> dg.AssetObservation:
-    """An observation of ``suite_files`` carrying its current data version."""
+def files_observation(data_dir: Path, version: str | None = None) -> dg.AssetObservation:
+    """An observation of ``suite_files`` carrying its data version (``version``, else the files' current one)."""
     return dg.AssetObservation(
         asset_key=SUITE_FILES,
-        tags={DATA_VERSION_TAG: current_files_version(data_dir), USER_PROVIDED_TAG: "true"},
+        tags={
+            DATA_VERSION_TAG: current_files_version(data_dir) if version is None else version,
+            USER_PROVIDED_TAG: "true",
+        },
     )
 
 
@@ -126,7 +131,8 @@ observe_suite_files = dg.define_asset_job(
 def pinned_input(context: dg.AssetExecutionContext, data_dir: Path, snapshot: ReleaseSnapshot) -> dict[str, str]:
     """For ``release_snapshot``: observe the files (so a run launched from the UI observes too) and return the
     output tags recording the pinned files as its input (:func:`pinned_input_tags`)."""
-    observation = observation_if_changed(context.instance, data_dir)
-    if observation is not None:
-        context.log_event(observation)
-    return pinned_input_tags(data_dir, snapshot)
+    versions = suite_versions(data_dir)  # the suites loaded once: observed and recorded beside the pin
+    current = files_token(versions)
+    if last_observed_version(context.instance) != current:
+        context.log_event(files_observation(data_dir, current))
+    return pinned_input_tags(data_dir, snapshot, versions)
