@@ -34,9 +34,10 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
 from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
@@ -311,24 +312,29 @@ def run_suite_sync(
 ) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""
-    coroutine_args = dict(
-        data_dir=data_dir,
-        models=models,
-        cache_policy=cache_policy,
-        progress=progress,
-        resume_key=resume_key,
-        unavailable=unavailable,
-        ledger=ledger,
-    )
+
+    def episodes() -> Coroutine[Any, Any, list[Episode]]:
+        return run_suite(
+            suite,
+            config,
+            data_dir=data_dir,
+            models=models,
+            cache_policy=cache_policy,
+            progress=progress,
+            resume_key=resume_key,
+            unavailable=unavailable,
+            ledger=ledger,
+        )
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_sync(run_suite(suite, config, **coroutine_args))
+        return run_sync(episodes())
     outcome: dict[str, object] = {}
 
     def target() -> None:
         try:
-            outcome["episodes"] = run_sync(run_suite(suite, config, **coroutine_args))
+            outcome["episodes"] = run_sync(episodes())
         except BaseException as exc:  # handed back to the caller's thread
             outcome["error"] = exc
 

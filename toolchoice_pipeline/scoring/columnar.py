@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,7 +40,7 @@ from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.util.canonical import canonical_json
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
-Source = pa.Table | str | Path | Sequence[str | Path]
+Source: TypeAlias = pa.Table | str | Path | Sequence[str | Path]
 SUITE_CATALOG = ""
 TASKS_SCHEMA = pa.schema(
     [
