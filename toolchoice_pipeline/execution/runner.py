@@ -54,7 +54,7 @@ from toolchoice_pipeline.execution.preflight import (
     unpriced_under_budget,
 )
 from toolchoice_pipeline.execution.rate_limits import CallRateLimit, rate_limiters
-from toolchoice_pipeline.execution.spend import Budget, SpendLedger
+from toolchoice_pipeline.execution.spend import Budget, RedisSpendLedger, SpendLedger
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
 from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
 from toolchoice_pipeline.suites.suite import Suite
@@ -152,7 +152,7 @@ async def run_suite(
     progress: Progress | None = None,
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
-    ledger: SpendLedger | None = None,
+    ledger: SpendLedger | RedisSpendLedger | None = None,
 ) -> list[Episode]:
     """Run each model on each task of ``suite``, k times (its ``repeats``); one :class:`Episode` per (model,
     task, sample), in model, task, sample order.
@@ -308,7 +308,7 @@ def run_suite_sync(
     progress: Progress | None = None,
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
-    ledger: SpendLedger | None = None,
+    ledger: SpendLedger | RedisSpendLedger | None = None,
 ) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""

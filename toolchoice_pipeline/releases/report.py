@@ -98,7 +98,7 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
                 except OSError:  # a directory without scores.json (an unfinished release), or not a directory
                     continue
     listed.sort(key=lambda item: item[0], reverse=True)
-    scored = []
+    scored: list[tuple[str, float, ReleaseDocument]] = []
     for mtime, path in listed:
         if last is not None and len(scored) >= last:
             break

@@ -173,7 +173,7 @@ class Warehouse:
         self.data_dir = Path(data_dir)
         url = url if url is not None else os.environ.get(WAREHOUSE_URL_VARIABLE) or None
         self.remote = url is not None and is_url(url)
-        if self.remote:
+        if url is not None and self.remote:
             self.root = object_root(url)
             self.cache = self.data_dir / ".warehouse_cache" / cache_name(url)
         else:
