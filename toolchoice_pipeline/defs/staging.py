@@ -353,7 +353,7 @@ class StagedRecords(Sequence):
             self._length = sum(_parquet_file(path).metadata.num_rows for path in self.files)
         return self._length
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         if self._held is not None:
             return self._held[index]
         if isinstance(index, slice) and index.step in (None, 1):

@@ -213,7 +213,9 @@ async def run_suite(
         def describe(exc: BaseException) -> str:
             return describe_failure(spec.model, exc, known_model=known)
 
-        async def call_model(task_id, sample, step, messages, tools) -> JournaledCall:
+        async def call_model(
+            task_id: str, sample: int, step: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        ) -> JournaledCall:
             from toolchoice_pipeline.execution.llm import complete
 
             budget.check()
