@@ -17,6 +17,7 @@ import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -28,12 +29,15 @@ from toolchoice_pipeline.cli.common import (
     is_environment_failure,
 )
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
-from toolchoice_pipeline.suites.config import MAX_REPEATS, load_run_config
+from toolchoice_pipeline.suites.config import MAX_REPEATS, ModelSpec, load_run_config
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem
 from toolchoice_pipeline.util.identifiers import control_character
 from toolchoice_pipeline.util.run_lock import release_lock
+
+if TYPE_CHECKING:
+    from dagster import ExecuteInProcessResult, JobExecutionResult
 
 EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
@@ -362,7 +366,7 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
 
     register_providers()
     roles: dict[str, list[str]] = {}
-    specs = {}
+    specs: dict[str, ModelSpec] = {}
     for role, spec in [
         *(("agent", s) for s in run_config.models),
         *((("judge", run_config.judge.model),) if judge else ()),
@@ -494,6 +498,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     }
     # Our own output says what failed and why; Dagster's console log would repeat it with stack traces.
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    outcome: ExecuteInProcessResult | JobExecutionResult
     with opened_instance(home) as instance:
         fail_dead_runs(instance)
         refuse_running(instance, request.release_id)
@@ -539,7 +544,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
                 if not text:
                     text, environment = step_error_line(error)
                 bad_input = bad_input or environment or text.startswith("bad input")
-                line = f"{event.step_key.split('.')[0]}: {text}"  # a shard's step is named by its asset
+                line = f"{(event.step_key or '').split('.')[0]}: {text}"  # a shard's step is named by its asset
                 if line not in failures:  # the shards of one model fail alike
                     failures.append(line)
         checks = [

@@ -271,10 +271,11 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
             f"{baseline or '(none yet)'}:"
         )
         failures = gate.failures if gate is not None else []
+        flips_by_model = gate.flips if gate is not None else {}
         for failure in failures:
             console.print(f"  {failure.model}: {failure.reason}")
         for model in sorted({failure.model for failure in failures}):
-            flips = gate.flips.get(model, {}).get("right_tool")
+            flips = flips_by_model.get(model, {}).get("right_tool")
             flipped = flips.right_to_wrong if flips is not None else []
             if flipped:
                 console.print(
@@ -285,11 +286,11 @@ def print_outcome(scores: ReleaseDocument, data_dir: Path, result, unpriced: fro
             repeated = any(figures.repeats > 1 for figures in scores.models.values())
             for line in confusion_lines(gate, TERMINAL_CONFUSION_SHOWN, "episodes" if repeated else "tasks"):
                 console.print(f"  {line}", markup=False, highlight=False)
-    for model in getattr(gate, "not_gated", None) or []:
+    for model in gate.not_gated if gate is not None else []:
         console.print(
             f"not gated: {model} (its figures above are reported; its drops do not fail the release)", markup=False
         )
-        for note in gate.notes:
+        for note in gate.notes if gate is not None else []:
             if note.startswith(f"{model}: would fail: "):
                 console.print(f"  {note}", markup=False)
     for model, count, cause in infrastructure_error_causes(scores, data_dir):

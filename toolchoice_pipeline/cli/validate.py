@@ -35,6 +35,7 @@ def validate_command(suite_name: str, data_dir: Path) -> int:
         problems.extend(_models_and_suite_warnings(config, suite, data_dir))
     if problems:
         raise InputError(problems)
+    assert config is not None and suite is not None  # a load that failed added its problems
     catalog = suite.catalog
     inline = sum(1 for task in suite.tasks if task.tools is not None)
     tools = (

@@ -29,6 +29,7 @@ from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.run_tags import tag_run
 from toolchoice_pipeline.defs.schedules import NIGHTLY_FRESHNESS
 from toolchoice_pipeline.defs.shards import (
+    ShardResult,
     bad_input,
     gather_agent_runs,
     gather_judge_votes,
@@ -258,7 +259,9 @@ def task_scores(
     snapshot = release_snapshot
     tag_run(context, snapshot)
     release_lineage = lineage(context, snapshot)
-    results, flags, errors = [], Counter(), 0
+    results: list[ShardResult] = []
+    flags: Counter[str] = Counter()
+    errors = 0
     try:
         for order, (key, episodes, votes) in enumerate(shard_pairs(agent_runs, judge_votes)):
             suite = snapshot.suite(tasks=shard_tasks(snapshot, key))

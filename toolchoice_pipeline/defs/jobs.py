@@ -40,13 +40,15 @@ def with_preload(executor_config: dict) -> dict:
 
 def _create_release_executor(init_context: dg.InitExecutorContext) -> dg.Executor:
     config = with_preload(dict(init_context.executor_config))
-    return dg.multi_or_in_process_executor.executor_creation_fn(init_context._replace(executor_config=config))
+    create = dg.multi_or_in_process_executor.executor_creation_fn
+    assert create is not None  # Optional on ExecutorDefinition; Dagster's built-in executor has one
+    return create(init_context._replace(executor_config=config))
 
 
 release_executor = dg.ExecutorDefinition(
     name="release_executor",
     config_schema=dg.Field(
-        dg.multi_or_in_process_executor.config_field.config_type,
+        dg.multi_or_in_process_executor.get_config_field().config_type,
         default_value={"in_process": {}},
         description="in_process (default) or multiprocess: {max_concurrent: N} (steps forked from a server that "
         "preloaded LiteLLM and the project, unless start_method says otherwise)",

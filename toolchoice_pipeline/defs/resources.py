@@ -51,7 +51,9 @@ class ProgressReporter:
         return None
 
 
-def logged_progress(context: dg.AssetExecutionContext, reporter: ProgressReporter, stage: str) -> Progress:
+def logged_progress(
+    context: dg.AssetExecutionContext | dg.OpExecutionContext, reporter: ProgressReporter, stage: str
+) -> Progress:
     """A progress callback that feeds ``reporter`` and logs each model's progress at every 25%."""
     last_quarter: dict[str, int] = {}
 
@@ -65,7 +67,7 @@ def logged_progress(context: dg.AssetExecutionContext, reporter: ProgressReporte
     return report
 
 
-def step_outputs_io_manager(data_dir: str) -> dict[str, dg.ConfigurableIOManager]:
+def step_outputs_io_manager(data_dir: str) -> dict[str, dg.FilesystemIOManager]:
     """Where Dagster keeps the ops' own outputs between steps (the shard descriptors): under
     ``<warehouse url>/_staging/_step_outputs`` when the warehouse is on an object store, so a step on another
     machine reads what the step before it returned (Dagster's ``FilesystemIOManager`` writes through UPath);

@@ -203,7 +203,8 @@ def write_records(
         except BaseException:
             if hasattr(handle, "discard"):  # fsspec's buffered files: abort the upload, then nothing left to close
                 handle.discard()
-                handle.closed = True
+                # fsspec's files keep ``closed`` as a plain attribute; io's stubs declare a read-only property.
+                handle.closed = True  # type: ignore[misc]
             else:
                 handle.close()
             raise
@@ -212,8 +213,8 @@ def write_records(
     tmp = path.with_suffix(".parquet.tmp")
     with pq.ParquetWriter(tmp, schema) as writer:
         rows = _write_batches(writer, records, schema, digest)
-    with open(tmp, "rb") as handle:
-        os.fsync(handle.fileno())
+    with open(tmp, "rb") as written:
+        os.fsync(written.fileno())
     os.replace(tmp, path)
     return rows
 
@@ -352,7 +353,7 @@ class StagedRecords(Sequence):
             self._length = sum(_parquet_file(path).metadata.num_rows for path in self.files)
         return self._length
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         if self._held is not None:
             return self._held[index]
         if isinstance(index, slice) and index.step in (None, 1):

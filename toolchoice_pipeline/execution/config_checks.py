@@ -24,6 +24,7 @@ a model the suite lists) with the line and field.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,13 @@ def _params_at(where: _Where, path: tuple, key: str, message: str) -> Problem:
 
 
 def _check_spec(
-    spec: ModelSpec, data_dir: Path, name_at, params_at, errors: list, warnings: list, budget: tuple | None = None
+    spec: ModelSpec,
+    data_dir: Path,
+    name_at: Callable[[str], Problem],
+    params_at: Callable[[str, str], Problem],
+    errors: list[Problem],
+    warnings: list[Problem],
+    budget: tuple[float | None, str, str] | None = None,
 ) -> None:
     problem = _model_problem(spec, data_dir, errors)
     if problem is None and budget is not None and budget[0] is not None:

@@ -83,7 +83,8 @@ class ToolView:
         for call in message["tool_calls"]:
             function = call.get("function") or {}
             name = function.get("name")
-            calls.append({**call, "function": {**function, "name": self.to_provider.get(name, name)}})
+            provider_name = self.to_provider.get(name, name) if isinstance(name, str) else name
+            calls.append({**call, "function": {**function, "name": provider_name}})
         return {**message, "tool_calls": calls}
 
 

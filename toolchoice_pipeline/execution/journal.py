@@ -194,7 +194,8 @@ class CallJournal:
 
     def _reusable_keys(self, models: list[str] | None) -> set[str]:
         assert self._conn is not None
-        query, args = "SELECT request_key FROM agent_calls WHERE 1=1", []
+        query = "SELECT request_key FROM agent_calls WHERE 1=1"
+        args: list[str | None] = []
         if models is not None:
             query += f" AND model IN ({','.join('?' * len(models))})"
             args.extend(models)

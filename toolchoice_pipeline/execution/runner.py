@@ -34,9 +34,10 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from toolchoice_pipeline.execution.episode import EpisodeSetup, ModelUnavailable, ToolView, run_episode
 from toolchoice_pipeline.execution.failures import describe_failure, is_model_level
@@ -53,7 +54,7 @@ from toolchoice_pipeline.execution.preflight import (
     unpriced_under_budget,
 )
 from toolchoice_pipeline.execution.rate_limits import CallRateLimit, rate_limiters
-from toolchoice_pipeline.execution.spend import Budget, SpendLedger
+from toolchoice_pipeline.execution.spend import Budget, RedisSpendLedger, SpendLedger
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, Episode
 from toolchoice_pipeline.suites.config import CachePolicy, ModelSpec, RunConfig
 from toolchoice_pipeline.suites.suite import Suite
@@ -151,7 +152,7 @@ async def run_suite(
     progress: Progress | None = None,
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
-    ledger: SpendLedger | None = None,
+    ledger: SpendLedger | RedisSpendLedger | None = None,
 ) -> list[Episode]:
     """Run each model on each task of ``suite``, k times (its ``repeats``); one :class:`Episode` per (model,
     task, sample), in model, task, sample order.
@@ -212,7 +213,9 @@ async def run_suite(
         def describe(exc: BaseException) -> str:
             return describe_failure(spec.model, exc, known_model=known)
 
-        async def call_model(task_id, sample, step, messages, tools) -> JournaledCall:
+        async def call_model(
+            task_id: str, sample: int, step: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        ) -> JournaledCall:
             from toolchoice_pipeline.execution.llm import complete
 
             budget.check()
@@ -307,28 +310,33 @@ def run_suite_sync(
     progress: Progress | None = None,
     resume_key: str | None = None,
     unavailable: dict[str, str] | None = None,
-    ledger: SpendLedger | None = None,
+    ledger: SpendLedger | RedisSpendLedger | None = None,
 ) -> list[Episode]:
     """:func:`run_suite` from synchronous code (Dagster assets, the CLI). Runs its own event loop, in a helper
     thread when the calling thread already has one running."""
-    coroutine_args = dict(
-        data_dir=data_dir,
-        models=models,
-        cache_policy=cache_policy,
-        progress=progress,
-        resume_key=resume_key,
-        unavailable=unavailable,
-        ledger=ledger,
-    )
+
+    def episodes() -> Coroutine[Any, Any, list[Episode]]:
+        return run_suite(
+            suite,
+            config,
+            data_dir=data_dir,
+            models=models,
+            cache_policy=cache_policy,
+            progress=progress,
+            resume_key=resume_key,
+            unavailable=unavailable,
+            ledger=ledger,
+        )
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_sync(run_suite(suite, config, **coroutine_args))
+        return run_sync(episodes())
     outcome: dict[str, object] = {}
 
     def target() -> None:
         try:
-            outcome["episodes"] = run_sync(run_suite(suite, config, **coroutine_args))
+            outcome["episodes"] = run_sync(episodes())
         except BaseException as exc:  # handed back to the caller's thread
             outcome["error"] = exc
 

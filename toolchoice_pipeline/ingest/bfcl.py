@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 from pydantic import ValidationError
@@ -46,7 +46,7 @@ from toolchoice_pipeline.suites.validate import task_problems
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import json_objects
 
-MATCH_PROFILE = "bfcl"
+MATCH_PROFILE: Final = "bfcl"
 CATALOG_FILE = "catalog.yaml"
 TASKS_FILE = "tasks.jsonl"
 
@@ -197,7 +197,8 @@ def to_json_schema(schema: Any, where: str = "parameters") -> dict[str, Any]:
     if converted.get("type") == "array" and "enum" in converted:
         # BFCL lists the allowed item values on the array; JSON Schema checks them on the items.
         enum = converted.pop("enum")
-        items = converted.get("items") if isinstance(converted.get("items"), dict) else {}
+        declared = converted.get("items")
+        items: dict[str, Any] = declared if isinstance(declared, dict) else {}
         converted["items"] = items if "enum" in items else {**items, "enum": enum}
     return converted
 
@@ -311,13 +312,13 @@ def build_task(question: _Line, answer: _Line | None, flags: list[Flag] | None =
         raise InputError(question.problem(bad.message, bad.field)) from None
     if not tools:
         found.append(Flag("no_tools", question.file, question.line, "function"))
-    try:
-        if answer is not None:
+    if answer is not None:
+        try:
             expected = _expected(answer, tools, found)
-        else:
-            expected = Expected(tool=None, any_call=True if _is_relevance(category) else None)
-    except _Bad as bad:
-        raise InputError(answer.problem(bad.message, bad.field)) from None
+        except _Bad as bad:
+            raise InputError(answer.problem(bad.message, bad.field)) from None
+    else:
+        expected = Expected(tool=None, any_call=True if _is_relevance(category) else None)
     tags = [category, *dict.fromkeys(FLAG_TAGS[f.kind] for f in found if f.kind in FLAG_TAGS)]
     try:
         task = Task(id=task_id, messages=messages, expected=expected, tools=tools, tags=tags)

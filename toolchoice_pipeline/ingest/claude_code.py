@@ -163,7 +163,8 @@ def read_claude_code(
         if assembler is None:
             if record.get("isSidechain") and isinstance(record.get("agentId"), str):
                 subagent = record["agentId"]
-            session = record.get("sessionId") if isinstance(record.get("sessionId"), str) else path.stem
+            session_id = record.get("sessionId")
+            session = session_id if isinstance(session_id, str) else path.stem
             assembler = TurnAssembler(
                 source=SOURCE,
                 session_id=session,

@@ -85,7 +85,7 @@ class Conversation:
             self._size += added
             self._trim()
             return
-        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        message = {"role": "assistant", "content": text or None}
         size = len(text or "")
         if calls:
             message["tool_calls"] = [_openai_call(call, self._next_call_index()) for call in calls]

@@ -139,7 +139,8 @@ def from_openai(message: dict[str, Any], role: str | None = None) -> dict[str, A
         found.append({"type": "text"})  # recorded without its content (content capture off)
     for call in message.get("tool_calls") or []:
         if isinstance(call, dict):
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            nested = call.get("function")
+            function = nested if isinstance(nested, dict) else call
             found.append(
                 {
                     "type": "tool_call",
@@ -234,7 +235,8 @@ class CallCollector:
 
     def _message_event(self, call: ModelCall, name: str, body: dict[str, Any], time: int) -> None:
         if name == CHOICE_EVENT:
-            message = body.get("message") if isinstance(body.get("message"), dict) else body
+            choice = body.get("message")
+            message = choice if isinstance(choice, dict) else body
             call._events_out.append(from_openai(message, "assistant"))
         elif name in MESSAGE_EVENTS:
             self._order += 1

@@ -176,8 +176,8 @@ class _TurnBuilder:
             )
         reply = next((m for m in outputs if isinstance(m, dict) and m.get("role", "assistant") == "assistant"), None)
         if reply is not None:
-            text, calls = self._assistant_parts(parts(reply), record=tools is None)
-            turn.first_step = Step(text=text, calls=calls)
+            reply_text, calls = self._assistant_parts(parts(reply), record=tools is None)
+            turn.first_step = Step(text=reply_text, calls=calls)
             for recorded in calls:
                 turn.record_call(recorded.name)
                 result = self.results.get(str(recorded.id)) if recorded.id else None

@@ -45,7 +45,10 @@ def any_value(value: Any) -> Any:
 
 def attributes(record: dict[str, Any]) -> dict[str, Any]:
     """A span's, event's or log record's ``attributes`` as a plain dict."""
-    return {kv.get("key"): any_value(kv.get("value")) for kv in record.get("attributes") or [] if isinstance(kv, dict)}
+    # A nameless entry (no key; not valid OTLP) is kept under "".
+    return {
+        kv.get("key") or "": any_value(kv.get("value")) for kv in record.get("attributes") or [] if isinstance(kv, dict)
+    }
 
 
 @dataclass

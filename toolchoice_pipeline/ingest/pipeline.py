@@ -290,7 +290,7 @@ def ingest_sessions(source: str, files: Sequence[Path], options: IngestOptions) 
             writer.add(task, _replay_line(task_id, turn))
             summary.tasks += 1
 
-        turn_counts = Counter()
+        turn_counts: Counter[tuple[str, str | None]] = Counter()
         for (session, agent, _), summary in sessions.items():
             turn_counts[(session, agent)] += summary.turns
         problems: list[Problem] = []

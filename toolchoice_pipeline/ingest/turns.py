@@ -59,7 +59,7 @@ class ToolLedger:
         for name in sorted(self.arguments):
             if name in known or (name in self.refused and name not in self.answered):
                 continue
-            properties = {argument: {} for argument in sorted(self.arguments[name])}
+            properties: dict[str, dict[str, Any]] = {argument: {} for argument in sorted(self.arguments[name])}
             added.append(
                 ToolDefinition(name=name, description="", parameters={"type": "object", "properties": properties})
             )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolchoice_pipeline.execution.rate_limits import RateLimiters
 from toolchoice_pipeline.execution.spend import Budget
@@ -36,6 +36,9 @@ from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.records.episodes import FLAG_BUDGET_EXHAUSTED, FLAG_JUDGE_FAILED, Episode, JudgeVote, tsq_of
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
+
+if TYPE_CHECKING:
+    from toolchoice_pipeline.suites.suite import Suite
 
 DEFAULT_CONCURRENCY = 8
 
@@ -66,7 +69,7 @@ class JudgeBudget(Budget):
     kind = "judge"
 
 
-def episode_items(suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
+def episode_items(suite: Suite, episodes: Iterable[Episode]) -> list[JudgeItem]:
     """The judge items of ``episodes``: each first-step reply with its task's messages and catalog.
 
     Episodes with an infrastructure error (or no first reply) are not judged. Raises ``ValueError`` for an
@@ -272,7 +275,7 @@ async def judge_items(
 
 
 async def judge_episodes(
-    suite,
+    suite: Suite,
     episodes: Iterable[Episode],
     judge: JudgeConfig,
     *,
@@ -299,7 +302,7 @@ async def judge_episodes(
 
 
 def judge_episodes_sync(
-    suite,
+    suite: Suite,
     episodes: Iterable[Episode],
     judge: JudgeConfig,
     *,

@@ -9,9 +9,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litellm.llms.custom_llm import CustomLLM
 
 
-def register_providers(extra: dict[str, object] | None = None) -> None:
+def register_providers(extra: dict[str, CustomLLM] | None = None) -> None:
     """Register our providers in ``litellm.custom_provider_map`` (idempotent).
 
     ``extra`` maps further provider names to ``CustomLLM`` handlers (tests register scripted judges this way).
@@ -23,7 +27,7 @@ def register_providers(extra: dict[str, object] | None = None) -> None:
     from toolchoice_pipeline.providers.replay import ReplayProvider
     from toolchoice_pipeline.providers.sim import SimProvider
 
-    handlers: dict[str, object] = {
+    handlers: dict[str, CustomLLM] = {
         "local": LocalProvider(),
         "replay": ReplayProvider(),
         "sim": SimProvider(),

@@ -209,7 +209,8 @@ def _build_index(tools: list[dict[str, Any]]) -> CatalogIndex:
             credited.setdefault(name, []).extend(credit)
     indexed, documents = [], []
     for function, name, parts in zip(functions, names, read):
-        parameters = function.get("parameters") if isinstance(function.get("parameters"), dict) else {}
+        declared = function.get("parameters")
+        parameters: dict[str, Any] = declared if isinstance(declared, dict) else {}
         name_words = words(name)
         document = (
             name_words * NAME_WEIGHT
@@ -659,7 +660,8 @@ def _number_for(
 
 def _array_items(schema: dict[str, Any], values: RequestValues) -> list[Any]:
     items = values.quoted or [part.strip() for part in re.split(r",|\band\b|\n", values.text) if words(part)]
-    item_schema = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    declared = schema.get("items")
+    item_schema: dict[str, Any] = declared if isinstance(declared, dict) else {}
     if item_schema.get("type") == "object":
         key = next(
             (

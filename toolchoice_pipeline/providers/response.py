@@ -49,7 +49,8 @@ def fill_response(
     model_response.model = model
     prompt_tokens = estimate_tokens(prompt)
     completion_tokens = estimate_tokens(message)
-    model_response.usage = litellm.Usage(
+    # ModelResponse declares no ``usage`` field: LiteLLM sets it as a pydantic extra, as its own handlers do.
+    model_response.usage = litellm.Usage(  # type: ignore[attr-defined]
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
     )
     model_response._hidden_params["response_cost"] = 0.0

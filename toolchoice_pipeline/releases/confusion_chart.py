@@ -19,10 +19,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolchoice_pipeline.releases.object_store import is_remote
 from toolchoice_pipeline.scoring.summary import ModelScores
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 NO_CALL = "no call"
 LABEL_CHARS = 28  # longer tool names are cut (BFCL's dotted function names), the full name stays in the data
@@ -99,7 +102,7 @@ def heatmap_figure(
     baseline: ConfusionMatrix | None = None,
     release_id: str = "this release",
     baseline_id: str = "baseline",
-):
+) -> Figure:
     """The figure: the counts of ``now`` (expected rows × chosen columns, counts written in the non-zero cells,
     the diagonal, the right choices, boxed), and with ``baseline`` (same labels) the change now − baseline
     beside it (red: more episodes now, blue: fewer); past :data:`STACK_ABOVE` labels the change panel goes below.

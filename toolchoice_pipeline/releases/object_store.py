@@ -14,12 +14,15 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from toolchoice_pipeline.util.atomic import write_file_atomically
+
+if TYPE_CHECKING:
+    from upath import UPath
 
 WAREHOUSE_URL_VARIABLE = "TOOLCHOICE_WAREHOUSE_URL"
 
@@ -124,7 +127,7 @@ def warehouse_url(data_dir: Path) -> str | None:
     return configured if configured and is_url(configured) else None
 
 
-def is_remote(path: Any) -> bool:
+def is_remote(path: Any) -> TypeGuard[UPath]:
     """Whether ``path`` is on an object store (a UPath), not a local ``Path``."""
     return not isinstance(path, Path)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -21,6 +21,9 @@ from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.object_store import is_remote, releases_root
 from toolchoice_pipeline.releases.store import SCORES_FILE
 from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 SHARES = ("right_tool_pct", "right_args_pct")
 # Releases a trend chart shows by default (the most recent): drawing every stored release would make each run's
@@ -98,7 +101,7 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
                 except OSError:  # a directory without scores.json (an unfinished release), or not a directory
                     continue
     listed.sort(key=lambda item: item[0], reverse=True)
-    scored = []
+    scored: list[tuple[str, float, ReleaseDocument]] = []
     for mtime, path in listed:
         if last is not None and len(scored) >= last:
             break
@@ -222,7 +225,9 @@ def share_limits(values: list[float]) -> tuple[float, float]:
     return low, high
 
 
-def trend_figure(points: list[TrendPoint], title: str = "Tool choice over releases", baseline: str | None = None):
+def trend_figure(
+    points: list[TrendPoint], title: str = "Tool choice over releases", baseline: str | None = None
+) -> Figure:
     """A matplotlib figure of the trend: one line per model, right tool and right arguments side by side (points).
 
     Every line stays visible: each model has its own marker, line style and marker size, and is shifted a little

@@ -98,7 +98,7 @@ class ReleaseStore:
 
     def has_scores(self, release_id: str) -> bool:
         path = self.scores_path(release_id)
-        if self.remote:
+        if is_remote(path):
             path.fs.invalidate_cache(path.path)  # another machine may have written it since
         return path.is_file()
 
@@ -483,7 +483,7 @@ def regate(
             ungated = getattr(stored.gate, "not_gated", None) or ()
         if baseline_id is None:
             baseline_id = stored.baseline_release_id or store.baseline_for(suite, release_id)
-    elif baseline_id is None:
+    elif baseline_id is None and suite is not None:
         baseline_id = store.baseline_for(suite, release_id)
     noise = load_run_config(data_dir).gate.noise
     if baseline_id is None:

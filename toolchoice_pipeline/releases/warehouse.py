@@ -44,6 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -68,6 +69,9 @@ from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, 
 from toolchoice_pipeline.releases.warehouse_views import DERIVED_VIEWS
 from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 DUCKDB_FILE = "toolchoice.duckdb"
 COMMITS_DIR = "_commits"
@@ -128,7 +132,7 @@ def _read_commit(path: Path) -> ReleaseCommit:
         ) from None
 
 
-def _meta(con, key: str) -> str | None:
+def _meta(con: DuckDBPyConnection, key: str) -> str | None:
     """A value of the DuckDB file's ``_meta`` table (None when missing, or in a file from before ``_meta``)."""
     import duckdb
 
@@ -139,12 +143,12 @@ def _meta(con, key: str) -> str | None:
     return row[0] if row else None
 
 
-def _views_version(con) -> str | None:
+def _views_version(con: DuckDBPyConnection) -> str | None:
     """The :data:`VIEWS_VERSION` a DuckDB file was built for."""
     return _meta(con, "views_version")
 
 
-def _create_tables(con) -> None:
+def _create_tables(con: DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE _meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     con.execute("INSERT INTO _meta VALUES ('views_version', ?)", [VIEWS_VERSION])
     con.execute(
@@ -173,7 +177,7 @@ class Warehouse:
         self.data_dir = Path(data_dir)
         url = url if url is not None else os.environ.get(WAREHOUSE_URL_VARIABLE) or None
         self.remote = url is not None and is_url(url)
-        if self.remote:
+        if url is not None and self.remote:
             self.root = object_root(url)
             self.cache = self.data_dir / ".warehouse_cache" / cache_name(url)
         else:
@@ -258,7 +262,7 @@ class Warehouse:
         if problems:
             raise InputError(problems)
 
-    def connect(self):
+    def connect(self) -> DuckDBPyConnection:
         """A read-only DuckDB connection to the views (brought up to date first if a writer died before)."""
         import duckdb
 
@@ -527,7 +531,7 @@ class Warehouse:
         tmp.unlink(missing_ok=True)
         return False
 
-    def _create_views(self, con) -> None:
+    def _create_views(self, con: DuckDBPyConnection) -> None:
         """One view per table over the glob of its data files (plus the empty schema file, which gives the view
         every declared column), keeping the rows of committed files only; ``releases`` over ``_committed``."""
         root = str(self.root) if self.remote else self.root.resolve().as_posix()

@@ -60,7 +60,8 @@ def _model_score_fields() -> list[pa.Field]:
             continue
         kind = typing.get_origin(info.annotation)
         args = typing.get_args(info.annotation)
-        declared = (info.json_schema_extra or {}).get("column_type")
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        declared = extra.get("column_type")
         if declared:
             fields.append(pa.field(name, pa.type_for_alias(declared)))
         elif name == "flags":

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,7 +40,10 @@ from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.util.canonical import canonical_json
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
-Source = pa.Table | str | Path | Sequence[str | Path]
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
+
+Source: TypeAlias = pa.Table | str | Path | Sequence[str | Path]
 SUITE_CATALOG = ""
 TASKS_SCHEMA = pa.schema(
     [
@@ -84,7 +88,7 @@ def suite_catalogs(suite: Suite) -> dict[str, list[ToolDefinition]]:
     return catalogs
 
 
-def _relation(con, name: str, source: Source) -> None:
+def _relation(con: DuckDBPyConnection, name: str, source: Source) -> None:
     if isinstance(source, pa.Table):
         con.register(f"{name}_arrow", source)
         con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {name}_arrow")
@@ -270,7 +274,7 @@ def summarise_columnar(task_scores: Source) -> dict[str, ModelScores]:
         con.close()
 
 
-def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
+def _summarise(con: DuckDBPyConnection, task_scores: pa.Table) -> dict[str, ModelScores]:
     con.register("task_scores", task_scores)
     flag_counts = ", ".join(f"count(*) FILTER (WHERE list_contains(flags, '{f}')) AS n_{f}" for f in FLAG_ORDER)
     rows = con.execute(f"""
@@ -331,7 +335,9 @@ def _summarise(con, task_scores: pa.Table) -> dict[str, ModelScores]:
     return models
 
 
-def _confusion_counts(con, task_scores: pa.Table) -> tuple[dict[str, dict[Pair, int]], dict[str, AnyCallCounts]]:
+def _confusion_counts(
+    con: DuckDBPyConnection, task_scores: pa.Table
+) -> tuple[dict[str, dict[Pair, int]], dict[str, AnyCallCounts]]:
     """Per model, the ``(expected tool, first tool)`` counts of scored episodes (:mod:`.confusion`) and the
     ``any_call`` tasks' counts; none for ``task_scores`` rows written before ``expected_tool`` existed."""
     pairs: dict[str, dict[Pair, int]] = {}

@@ -193,11 +193,12 @@ def mark_unpriced(
 
 def table_columns() -> list[tuple[str, str, int | None]]:
     """``(field, label, digits)`` of every :class:`ModelScores` field shown in the per-model scores table."""
-    columns = []
+    columns: list[tuple[str, str, int | None]] = []
     for name, info in ModelScores.model_fields.items():
-        extra = info.json_schema_extra or {}
-        if extra.get("label"):
-            columns.append((name, extra["label"], extra.get("digits")))
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        label, digits = extra.get("label"), extra.get("digits")
+        if isinstance(label, str) and label:
+            columns.append((name, label, digits if isinstance(digits, int) else None))
     return columns
 
 

@@ -99,7 +99,9 @@ def score_episode(
         if error.startswith(FLAG_AGENT_BUDGET_EXHAUSTED):
             flags.add(FLAG_AGENT_BUDGET_EXHAUSTED)
     elif task.expected is not None:
-        result = match_reply(task.expected, episode.first_reply, catalog, profile)
+        reply = episode.first_reply
+        assert reply is not None  # no infrastructure error means a first reply
+        result = match_reply(task.expected, reply, catalog, profile)
         right_tool, right_args = result.right_tool, result.right_args
     tsq = tsq_of(votes)
     if votes and tsq is None:

@@ -13,7 +13,11 @@ import re
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ def field_path(parts: tuple | list) -> str:
 _UNION_TAG = re.compile(r"^(str|int|float|bool|bytes|none|[a-z-]+\[.*\])$")
 
 
-def validation_errors(exc, model: type | None = None) -> list[tuple[tuple, str]]:
+def validation_errors(exc: ValidationError | list[ErrorDetails], model: type | None = None) -> list[tuple[tuple, str]]:
     """``(location, message)`` for each problem of a ``pydantic.ValidationError``, worded for users.
 
     ``exc`` is the error or its ``errors()`` list. Union-member tags are dropped from locations and the errors
@@ -105,7 +109,11 @@ def validation_errors(exc, model: type | None = None) -> list[tuple[tuple, str]]
 
 
 def pydantic_problems(
-    exc, file: str, line: int | None = None, prefix: str = "", model: type | None = None
+    exc: ValidationError | list[ErrorDetails],
+    file: str,
+    line: int | None = None,
+    prefix: str = "",
+    model: type | None = None,
 ) -> list[Problem]:
     """Turn a ``pydantic.ValidationError`` into problems, one per error, with field paths like ``tools[0].name``.
 

@@ -34,7 +34,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -113,7 +113,7 @@ def _declined(_: str) -> Any:
     raise _Declined
 
 
-def _checked_float(text: str):
+def _checked_float(text: str) -> Callable[[str], float]:
     def parse_float(literal: str) -> float:
         if not _FLOAT_11.match(literal) or (literal.startswith("-0.") and _NEGATIVE_DOT.search(text)):
             raise _Declined

@@ -6,7 +6,7 @@ PyYAML composes a node tree with start marks; we build the plain data and a map 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +177,7 @@ class NodeLines(Mapping):
     def __getitem__(self, path: tuple) -> int:
         return self._map()[path]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple]:
         return iter(self._map())
 
     def __len__(self) -> int:

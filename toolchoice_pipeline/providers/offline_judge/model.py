@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from toolchoice_pipeline.providers.offline_judge.arguments import (
     is_value_literal,
@@ -170,7 +170,7 @@ def _describe_fit(fit: ToolFit, surface: dict[str, str]) -> str:
     return f"{fit.name} ({'; '.join(parts) or 'nothing in common with the request'}; fit {fit.score:.2f})"
 
 
-def _clearly_fits(fit: ToolFit | None, threshold: float) -> bool:
+def _clearly_fits(fit: ToolFit | None, threshold: float) -> TypeGuard[ToolFit]:
     return fit is not None and not fit.denied and bool(fit.matched) and fit.score > threshold
 
 

@@ -186,6 +186,7 @@ def _type_check(value: Any, alternatives: list[Any], expected: type, nested: typ
     if type(value) is expected:
         if nested is None:
             return True, is_variable
+        assert isinstance(value, list)  # ``nested`` (the items' type) is given for lists only
         for alternative in alternatives:
             if type(alternative) is list and not all(_item_type_ok(item, alternative, nested) for item in value):
                 continue
@@ -228,7 +229,7 @@ def _list_ok(value: list[Any], alternatives: list[Any]) -> bool:
 
 def _dict_error(value: dict[str, Any], alternatives: list[Any]) -> str | None:
     """BFCL's ``dict_checker``: the first dict alternative whose keys and values all accept ``value``."""
-    error = "no expected dict to compare with"
+    error: str | None = "no expected dict to compare with"
     for alternative in alternatives:
         if _is_optional_mark(alternative):
             continue
@@ -255,7 +256,7 @@ def _dict_error(value: dict[str, Any], alternatives: list[Any]) -> str | None:
 
 def _list_of_dict_error(value: list[Any], alternatives: list[Any]) -> str | None:
     """BFCL's ``list_dict_checker``: some alternative of the same length whose dicts accept ``value``'s in order."""
-    error = "no expected list to compare with"
+    error: str | None = "no expected list to compare with"
     for alternative in alternatives:
         expected_dicts = alternative if isinstance(alternative, list) else []
         if len(value) != len(expected_dicts):
@@ -367,7 +368,8 @@ def perfect_assignment(compatible: list[list[bool]]) -> list[int] | None:
         for column in range(size):
             if compatible[row][column] and column not in seen:
                 seen.add(column)
-                if owner[column] is None or place(owner[column], seen):
+                current = owner[column]
+                if current is None or place(current, seen):
                     owner[column] = row
                     return True
         return False
@@ -376,8 +378,9 @@ def perfect_assignment(compatible: list[list[bool]]) -> list[int] | None:
         if not place(row, set()):
             return None
     pairing = [0] * size
-    for column, row in enumerate(owner):
-        pairing[row] = column
+    for column, placed in enumerate(owner):
+        assert placed is not None  # a perfect assignment places every row
+        pairing[placed] = column
     return pairing
 
 
