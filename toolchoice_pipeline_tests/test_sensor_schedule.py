@@ -187,9 +187,15 @@ def run_nightly(data_dir, instance, run: dg.RunRequest):
     return job.execute_in_process(instance=instance, tags=run.tags, run_config=run.run_config, raise_on_error=False)
 
 
-def test_evaluating_the_nightly_schedule_writes_no_file(instance, data_dir):
-    """A preview ("Test schedule") writes no request: the run request says it all. It adds the partition (a
-    schedule cannot request one, and the run needs it before its first step)."""
+def test_evaluating_the_nightly_schedule_changes_nothing(instance, data_dir):
+    """A preview ("Test schedule") or a tick evaluates to a run request that says it all, and leaves the instance
+    and the data directory as they were: no partition added, no observation recorded, no file written, even
+    with the suite files changed since the last observation."""
+    from toolchoice_pipeline.defs.sources import SUITE_FILES, observe_files
+
+    observe_files(instance, data_dir)
+    set_description(data_dir, TOOL, "A utility.")  # an observation would now record a new version
+    observations = instance.fetch_observations(SUITE_FILES, limit=100).records
     run = nightly_request(instance, datetime(2026, 11, 30, 2, 0, tzinfo=UTC), data_dir)
     assert run.partition_key == run.run_key == "nightly-2026-11-30"
     assert run.tags["dagster/partition"] == "nightly-2026-11-30"
@@ -201,7 +207,9 @@ def test_evaluating_the_nightly_schedule_writes_no_file(instance, data_dir):
         "cache_policy": "write_only",
         "requested_by": "schedule:nightly_eval",
     }
-    assert instance.get_dynamic_partitions("release") == ["nightly-2026-11-30"]
+    assert instance.get_dynamic_partitions("release") == []
+    assert instance.fetch_observations(SUITE_FILES, limit=100).records == observations
+    assert len(observations) == 1
     assert not (data_dir / "releases").exists()
 
 
@@ -213,8 +221,10 @@ def test_the_nightly_run_writes_its_request_and_asks_every_model_afresh(instance
     assert warm.success
     run = nightly_request(instance, datetime(2026, 12, 1, 2, 0, tzinfo=UTC), data_dir)
     assert not (data_dir / "releases" / "nightly-2026-12-01").exists()
+    assert "nightly-2026-12-01" not in instance.get_dynamic_partitions("release")
     result = run_nightly(data_dir, instance, run)
     assert result.success
+    assert "nightly-2026-12-01" in instance.get_dynamic_partitions("release")  # the run added its partition
     request = read_request(data_dir, "nightly-2026-12-01")
     assert (request.kind, request.cache_policy, request.suite, request.requested_by) == (
         "nightly",
