@@ -297,3 +297,35 @@ def test_a_catalog_reverted_to_one_a_finished_release_evaluated_is_recorded_not_
     ) as context:
         asked = catalog_change(context)
     assert [run.partition_key for run in asked.run_requests] == [f"catalog-{v0}"]
+
+
+def test_a_sensor_tick_loads_each_suite_once(instance, data_dir, monkeypatch):
+    """One tick compares the catalog versions and observes the files version from one load of each suite
+    (it loaded every suite twice), whether or not the files changed and with a suite that does not load."""
+    import sys
+
+    from toolchoice_pipeline.suites import suite as suite_module
+    from toolchoice_pipeline.suites.suite import list_suites
+
+    broken = data_dir / "suites" / "broken"
+    broken.mkdir()
+    (broken / "suite.yaml").write_text("name: broken\ncatalog: missing.yaml\ntasks: missing.jsonl\n")
+    loads: list[str] = []
+    real_load = suite_module.load_suite
+
+    def counted(data, name, **kwargs):
+        loads.append(name)
+        return real_load(data, name, **kwargs)
+
+    for module in list(sys.modules.values()):  # every module that imported the loader counts through it
+        if getattr(module, "load_suite", None) is real_load:
+            monkeypatch.setattr(module, "load_suite", counted)
+    suites = sorted(list_suites(data_dir))
+    assert len(suites) >= 2
+    first = evaluate_sensor(instance, data_dir, None)  # records the versions and observes the files
+    assert sorted(loads) == suites and len(first.asset_events) == 1
+    loads.clear()
+    set_description(data_dir, TOOL, "A utility.")
+    edited = evaluate_sensor(instance, data_dir, first.cursor)  # a new catalog: a run requested, an observation
+    assert sorted(loads) == suites
+    assert len(edited.run_requests) == 1 and len(edited.asset_events) == 1
