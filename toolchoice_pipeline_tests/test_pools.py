@@ -64,13 +64,15 @@ def test_the_instance_default_limit_does_not_replace_the_pools_own(tmp_path):
 
 
 def _waiting(instance: dg.DagsterInstance, pool: str, step_prefix: str) -> list[str]:
-    """Run ids with a step starting with ``step_prefix`` waiting for a slot of ``pool`` (not assigned one)."""
+    """The run ids with a step starting with ``step_prefix`` waiting for a slot of ``pool`` (not assigned one)."""
     info = instance.event_log_storage.get_concurrency_info(pool)
-    return [
-        step.run_id
-        for step in info.pending_steps
-        if step.assigned_timestamp is None and step.step_key.startswith(step_prefix) and step.run_id != HOLDER
-    ]
+    return sorted(
+        {
+            step.run_id
+            for step in info.pending_steps
+            if step.assigned_timestamp is None and step.step_key.startswith(step_prefix) and step.run_id != HOLDER
+        }
+    )
 
 
 def _done_steps(instance: dg.DagsterInstance, run_id: str) -> list[str]:
@@ -144,3 +146,41 @@ def test_a_cli_run_waits_for_the_provider_and_the_warehouse_slots_another_run_ho
         for pool in (PROVIDERS_POOL, WAREHOUSE_POOL):
             info = storage.get_concurrency_info(pool)
             assert info.claimed_slots == [] and info.pending_step_count == 0
+
+
+@pytest.mark.slow
+def test_a_killed_cli_runs_place_in_a_pool_is_given_up_when_it_is_marked_failed(tmp_path):
+    """A ``toolchoice run`` SIGKILLed while its shard waits for a provider slot leaves that step queued in the pool
+    (a dead run first in line would be given the next free slot); marking the dead run failed removes it."""
+    from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
+
+    data_dir = copy_data(tmp_path / "data")
+    home = dagster_home(data_dir)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        storage = instance.event_log_storage
+        ensure_pool_limits(instance)
+        storage.set_concurrency_slots(PROVIDERS_POOL, 1)
+        assert storage.claim_concurrency_slot(PROVIDERS_POOL, HOLDER, "agent_runs.run_agent_shard[x]").is_claimed
+        env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
+        env.pop("TOOLCHOICE_DATA_DIR", None)
+        process = subprocess.Popen(
+            [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "k1", "--no-judge"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            [run_id] = _wait_for(
+                "a shard waiting for a provider slot",
+                lambda: _waiting(instance, PROVIDERS_POOL, "agent_runs.run_agent_shard"),
+                process,
+            )
+        finally:
+            process.kill()
+            process.wait()
+        assert _waiting(instance, PROVIDERS_POOL, "agent_runs.run_agent_shard") == [run_id]  # still in line
+        assert fail_dead_runs(instance) == [run_id]
+        info = storage.get_concurrency_info(PROVIDERS_POOL)
+        assert run_id not in {step.run_id for step in info.pending_steps}
+        assert [slot.run_id for slot in info.claimed_slots] == [HOLDER]
