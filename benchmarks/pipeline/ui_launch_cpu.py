@@ -56,7 +56,9 @@ def become_subreaper() -> None:
 
 def measured(command: list[str], env: dict[str, str]) -> dict[str, float | int]:
     start = time.monotonic()
-    process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # stderr to a file, never a pipe read after the wait: a run writing more than a pipe holds would block on it
+    errors = tempfile.TemporaryFile()
+    process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=errors)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.monotonic() - start
     cpu = usage.ru_utime + usage.ru_stime
@@ -68,7 +70,9 @@ def measured(command: list[str], env: dict[str, str]) -> dict[str, float | int]:
         cpu += orphan.ru_utime + orphan.ru_stime
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-        print(process.stderr.read().decode()[-3000:], file=sys.stderr)
+        errors.seek(0)
+        print(errors.read().decode(errors="replace")[-3000:], file=sys.stderr)
+    errors.close()
     return {"exit_code": code, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2)}
 
 
