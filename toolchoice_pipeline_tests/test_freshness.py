@@ -59,3 +59,20 @@ def test_a_night_without_a_scored_release_shows_overdue(tmp_path, scored_at, eva
         assert freshness(instance, evaluated_at) == FreshnessState.UNKNOWN  # never materialised
         scored(instance, "nightly-2026-12-01", scored_at)
         assert freshness(instance, evaluated_at) == state
+
+
+@pytest.mark.parametrize(
+    ("release_id", "scored_at", "state"),
+    [
+        # Dagster's freshness is per asset: any release scored in the window counts, not only the nightly's
+        ("r-cli", datetime(2026, 12, 1, 3, 0, tzinfo=UTC), FreshnessState.PASS),
+        ("catalog-0123456789ab", datetime(2026, 12, 1, 5, 59, tzinfo=UTC), FreshnessState.PASS),
+        # scored before the schedule fires: too early for that night, whatever the release
+        ("r-cli", datetime(2026, 12, 1, 1, 59, tzinfo=UTC), FreshnessState.FAIL),
+    ],
+)
+def test_any_release_scored_in_the_window_counts_as_the_nights_output(tmp_path, release_id, scored_at, state):
+    """What the README states as the limit: the policy cannot tell the nightly's partition from another release's."""
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        scored(instance, release_id, scored_at)
+        assert freshness(instance, datetime(2026, 12, 1, 6, 30, tzinfo=UTC)) == state

@@ -288,3 +288,50 @@ def test_the_ui_shows_columns_row_counts_and_per_model_numbers_to_plot(served):
             entry = entries[f"{model}/{name}"]
             assert entry["__typename"] == "FloatMetadataEntry" and entry["floatValue"] == figures[name]
         assert f"{model}/tsq_mean" not in entries  # not judged: no TSQ, rather than a 0 to plot
+
+
+NIGHTLY_DRY_RUN = (
+    'mutation { scheduleDryRun(selectorData: {repositoryLocationName: "toolchoice_pipeline", '
+    'repositoryName: "__repository__", scheduleName: "nightly_eval"}, timestamp: %s) { __typename '
+    "... on DryRunInstigationTick { evaluationResult { runRequests { runKey tags { key value } } "
+    "dynamicPartitionsRequests { partitionKeys } error { message } } } ... on PythonError { message } } }"
+)
+
+
+def test_test_schedule_in_the_ui_changes_nothing(served):
+    """The UI's "Test schedule" (GraphQL ``scheduleDryRun``) on nightly_eval, with the suite files edited since
+    their last observation: the run request it shows names the nightly partition, and the webserver's instance
+    has the same partitions and the same observations of suite_files afterwards; no file is written."""
+    from datetime import UTC, datetime
+
+    import dagster as dg
+
+    from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+    from toolchoice_pipeline.defs.sources import SUITE_FILES, current_files_version, last_observed_version
+    from toolchoice_pipeline_tests.pipeline_helpers import set_description
+
+    data_dir = served["data_dir"]
+    original = set_description(data_dir, "Grep", "Finds nothing; try Bash instead.")
+    try:
+        with dg.DagsterInstance.from_config(str(served["home"])) as instance:
+            assert last_observed_version(instance) != current_files_version(data_dir)  # an observation would add one
+            partitions = instance.get_dynamic_partitions(RELEASE_PARTITIONS_NAME)
+            observations = instance.fetch_observations(SUITE_FILES, limit=1000).records
+            releases = (
+                sorted(p.name for p in (data_dir / "releases").glob("*")) if (data_dir / "releases").exists() else []
+            )
+            when = datetime(2026, 12, 3, 2, 0, tzinfo=UTC).timestamp()
+            result = graphql(served["base"], NIGHTLY_DRY_RUN % when)["scheduleDryRun"]
+            assert result["__typename"] == "DryRunInstigationTick", result
+            evaluation = result["evaluationResult"]
+            assert evaluation["error"] is None, evaluation
+            [run] = evaluation["runRequests"]
+            assert run["runKey"] == "nightly-2026-12-03"
+            assert {"key": "dagster/partition", "value": "nightly-2026-12-03"} in run["tags"]
+            assert instance.get_dynamic_partitions(RELEASE_PARTITIONS_NAME) == partitions
+            assert instance.fetch_observations(SUITE_FILES, limit=1000).records == observations
+            assert (
+                sorted(p.name for p in (data_dir / "releases").glob("*")) if (data_dir / "releases").exists() else []
+            ) == releases
+    finally:
+        set_description(data_dir, "Grep", original)

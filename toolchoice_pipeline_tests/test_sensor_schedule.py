@@ -187,9 +187,15 @@ def run_nightly(data_dir, instance, run: dg.RunRequest):
     return job.execute_in_process(instance=instance, tags=run.tags, run_config=run.run_config, raise_on_error=False)
 
 
-def test_evaluating_the_nightly_schedule_writes_no_file(instance, data_dir):
-    """A preview ("Test schedule") writes no request: the run request says it all. It adds the partition (a
-    schedule cannot request one, and the run needs it before its first step)."""
+def test_evaluating_the_nightly_schedule_changes_nothing(instance, data_dir):
+    """A preview ("Test schedule") or a tick evaluates to a run request that says it all, and leaves the instance
+    and the data directory as they were: no partition added, no observation recorded, no file written, even
+    with the suite files changed since the last observation."""
+    from toolchoice_pipeline.defs.sources import SUITE_FILES, observe_files
+
+    observe_files(instance, data_dir)
+    set_description(data_dir, TOOL, "A utility.")  # an observation would now record a new version
+    observations = instance.fetch_observations(SUITE_FILES, limit=100).records
     run = nightly_request(instance, datetime(2026, 11, 30, 2, 0, tzinfo=UTC), data_dir)
     assert run.partition_key == run.run_key == "nightly-2026-11-30"
     assert run.tags["dagster/partition"] == "nightly-2026-11-30"
@@ -201,7 +207,9 @@ def test_evaluating_the_nightly_schedule_writes_no_file(instance, data_dir):
         "cache_policy": "write_only",
         "requested_by": "schedule:nightly_eval",
     }
-    assert instance.get_dynamic_partitions("release") == ["nightly-2026-11-30"]
+    assert instance.get_dynamic_partitions("release") == []
+    assert instance.fetch_observations(SUITE_FILES, limit=100).records == observations
+    assert len(observations) == 1
     assert not (data_dir / "releases").exists()
 
 
@@ -213,8 +221,10 @@ def test_the_nightly_run_writes_its_request_and_asks_every_model_afresh(instance
     assert warm.success
     run = nightly_request(instance, datetime(2026, 12, 1, 2, 0, tzinfo=UTC), data_dir)
     assert not (data_dir / "releases" / "nightly-2026-12-01").exists()
+    assert "nightly-2026-12-01" not in instance.get_dynamic_partitions("release")
     result = run_nightly(data_dir, instance, run)
     assert result.success
+    assert "nightly-2026-12-01" in instance.get_dynamic_partitions("release")  # the run added its partition
     request = read_request(data_dir, "nightly-2026-12-01")
     assert (request.kind, request.cache_policy, request.suite, request.requested_by) == (
         "nightly",
@@ -287,3 +297,35 @@ def test_a_catalog_reverted_to_one_a_finished_release_evaluated_is_recorded_not_
     ) as context:
         asked = catalog_change(context)
     assert [run.partition_key for run in asked.run_requests] == [f"catalog-{v0}"]
+
+
+def test_a_sensor_tick_loads_each_suite_once(instance, data_dir, monkeypatch):
+    """One tick compares the catalog versions and observes the files version from one load of each suite
+    (it loaded every suite twice), whether or not the files changed and with a suite that does not load."""
+    import sys
+
+    from toolchoice_pipeline.suites import suite as suite_module
+    from toolchoice_pipeline.suites.suite import list_suites
+
+    broken = data_dir / "suites" / "broken"
+    broken.mkdir()
+    (broken / "suite.yaml").write_text("name: broken\ncatalog: missing.yaml\ntasks: missing.jsonl\n")
+    loads: list[str] = []
+    real_load = suite_module.load_suite
+
+    def counted(data, name, **kwargs):
+        loads.append(name)
+        return real_load(data, name, **kwargs)
+
+    for module in list(sys.modules.values()):  # every module that imported the loader counts through it
+        if getattr(module, "load_suite", None) is real_load:
+            monkeypatch.setattr(module, "load_suite", counted)
+    suites = sorted(list_suites(data_dir))
+    assert len(suites) >= 2
+    first = evaluate_sensor(instance, data_dir, None)  # records the versions and observes the files
+    assert sorted(loads) == suites and len(first.asset_events) == 1
+    loads.clear()
+    set_description(data_dir, TOOL, "A utility.")
+    edited = evaluate_sensor(instance, data_dir, first.cursor)  # a new catalog: a run requested, an observation
+    assert sorted(loads) == suites
+    assert len(edited.run_requests) == 1 and len(edited.asset_events) == 1

@@ -143,7 +143,11 @@ def test_edit_then_release_with_no_observation_between_from_the_launchpad_and_th
     ) as context:
         request = nightly_eval(context)
     nightly = request.partition_key
-    run_snapshot(defs, instance, nightly, request.run_config)  # the request travels as run config
+    assert nightly not in instance.get_dynamic_partitions(RELEASE_PARTITIONS_NAME)  # the run adds it, as launched:
+    launched = defs.resolve_job_def("release_job").execute_in_process(  # its tags and run config
+        instance=instance, asset_selection=[SNAPSHOT], tags=request.tags, run_config=request.run_config
+    )
+    assert launched.success
     assert statuses(defs, instance, ["r1", "ui1", nightly]) == {"r1": "STALE", "ui1": "FRESH", nightly: "FRESH"}
 
     set_description(data_dir, TOOL, original)

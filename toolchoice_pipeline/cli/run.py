@@ -482,6 +482,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     from toolchoice_pipeline.defs.checks import GATE_FAILURE_KEY
     from toolchoice_pipeline.defs.dead_runs import fail_dead_runs, process_tags
     from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
+    from toolchoice_pipeline.defs.pools import ensure_pool_limits
     from toolchoice_pipeline.defs.sources import observe_files
 
     home = dagster_home(data_dir)
@@ -502,6 +503,8 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
     with opened_instance(home) as instance:
         fail_dead_runs(instance)
         refuse_running(instance, request.release_id)
+        # Its steps share the pools with every other run of the instance: provider calls and the warehouse writer.
+        ensure_pool_limits(instance)
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, [request.release_id])
         observe_files(instance, data_dir)  # the UI shows the files this run pins, and every release against them
         if workers is None:

@@ -24,7 +24,8 @@ from toolchoice_pipeline.defs.metadata import (
     scores_markdown,
     warehouse_table_metadata,
 )
-from toolchoice_pipeline.defs.partitions import release_partitions
+from toolchoice_pipeline.defs.partitions import add_run_partition, release_partitions
+from toolchoice_pipeline.defs.pools import WAREHOUSE_POOL, ensure_pool_limits
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.run_tags import tag_run
 from toolchoice_pipeline.defs.schedules import NIGHTLY_FRESHNESS
@@ -99,6 +100,8 @@ def release_snapshot(
     context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, config: LaunchpadRequest
 ) -> dg.Output[ReleaseSnapshot]:
     release_id = context.partition_key
+    add_run_partition(context.instance, release_id)  # the nightly schedule's run brings its partition as a tag
+    ensure_pool_limits(context.instance)  # a run launched from the UI finds the pools' limits before its shards
     try:
         config.write_if_new(toolchoice.path, release_id)
         snapshot, resolved_now = pin_snapshot(toolchoice.path, release_id)
@@ -288,6 +291,7 @@ def task_scores(
 @dg.asset(
     **described("release_scores"),
     freshness_policy=NIGHTLY_FRESHNESS,
+    pool=WAREHOUSE_POOL,  # one warehouse writer at a time, across runs (CLI runs too)
     kinds={"duckdb", "parquet"},
     description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
     "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
@@ -379,6 +383,7 @@ def release_scores(
     **described("baseline"),
     kinds={"python"},
     deps=[release_scores],
+    pool=WAREHOUSE_POOL,
     description="Promotion: a `release`-kind release whose gate passed becomes its suite's baseline. Runs "
     "only after the blocking gate check passed; nightly, catalog-change and adhoc runs never "
     "become the baseline.",

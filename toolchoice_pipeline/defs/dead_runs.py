@@ -5,7 +5,8 @@
 ``max_concurrent_runs: 1`` the daemon would queue the sensor's and schedule's runs behind it. Every
 ``toolchoice run``, every ``catalog_change`` tick and every ``nightly_eval`` evaluation first calls
 :func:`fail_dead_runs`: a started run tagged with this host whose process is gone is reported failed. Runs the
-daemon launched are watched by Dagster's own run monitoring (``run_monitoring`` in ``dagster.yaml``).
+daemon launched are watched by Dagster's own run monitoring (``run_monitoring`` in ``dagster.yaml``). The pool
+slots (:mod:`.pools`) a dead run's steps held are freed with it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def fail_dead_runs(instance: dg.DagsterInstance, log=None) -> list[str]:
             message=f"the process of this run (pid {pid} on {host}) is gone: marked "
             "failed by toolchoice at the next start",
         )
+        if instance.event_log_storage.supports_global_concurrency_limits:  # the pool slots its steps held
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
         failed.append(run.run_id)
         if log is not None:
             log.warning(f"run {run.run_id} marked failed: its process (pid {pid}) is gone")

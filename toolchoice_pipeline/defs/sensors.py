@@ -18,27 +18,22 @@ from toolchoice_pipeline.defs.jobs import release_job
 from toolchoice_pipeline.defs.partitions import RELEASE_PARTITIONS_NAME
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.run_tags import release_tags
-from toolchoice_pipeline.defs.sources import observation_if_changed
+from toolchoice_pipeline.defs.sources import SuitesNow, observation_if_changed, read_suites
 from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline.suites.suite import list_suites, load_suite
 from toolchoice_pipeline.util.errors import InputError
 
 REQUESTED_BY = "sensor:catalog_change"
 
 
-def current_catalog_versions(toolchoice: ToolchoiceResource, log=None) -> dict[str, str]:
-    """``{suite: catalog_version}`` for every suite that loads; a broken suite is logged and left out."""
-    versions: dict[str, str] = {}
-    for name in list_suites(toolchoice.path):
-        try:
-            suite = load_suite(toolchoice.path, name, check=False)
-        except InputError as exc:
-            if log is not None:
-                log.warning(f"suite {name} skipped: {exc.problems[0]}")
-            continue
-        versions[name] = suite.catalog_version  # the lineage version: inline (BFCL) catalogs count too
-    return versions
+def current_suites(toolchoice: ToolchoiceResource, log=None) -> SuitesNow:
+    """Every suite loaded once (:func:`~.sources.read_suites`): the catalog versions the sensor compares and the
+    files version it observes; a broken suite is logged and left out of the catalog versions."""
+    suites = read_suites(toolchoice.path)
+    if log is not None:
+        for name, problem in sorted(suites.problems.items()):
+            log.warning(f"suite {name} skipped: {problem}")
+    return suites
 
 
 def evaluated_catalogs(toolchoice: ToolchoiceResource, log=None) -> dict[tuple[str, str], str]:
@@ -68,7 +63,8 @@ def evaluated_catalogs(toolchoice: ToolchoiceResource, log=None) -> dict[tuple[s
 def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceResource) -> dg.SensorResult:
     fail_dead_runs(context.instance, context.log)
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    now = current_catalog_versions(toolchoice, context.log)
+    suites = current_suites(toolchoice, context.log)  # each suite loaded once per tick
+    now = suites.catalogs
     run_requests: list[dg.RunRequest] = []
     new_partitions: list[str] = []
     existing = set(context.instance.get_dynamic_partitions(RELEASE_PARTITIONS_NAME))
@@ -102,7 +98,7 @@ def catalog_change(context: dg.SensorEvaluationContext, toolchoice: ToolchoiceRe
     for message in recorded:
         context.log.info(message)
     # Every tick observes the suite files, before any run it requests starts: an edit shows stale within 30 s.
-    observed = observation_if_changed(context.instance, toolchoice.path)
+    observed = observation_if_changed(context.instance, toolchoice.path, suites.files)
     return dg.SensorResult(
         asset_events=[observed] if observed is not None else [],
         run_requests=run_requests,

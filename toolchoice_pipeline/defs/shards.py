@@ -19,6 +19,7 @@ import dagster as dg
 from pydantic import BaseModel
 
 from toolchoice_pipeline.defs.metadata import episode_metadata, judge_metadata
+from toolchoice_pipeline.defs.pools import PROVIDERS_POOL
 from toolchoice_pipeline.defs.resources import ProgressReporter, ToolchoiceResource, logged_progress
 from toolchoice_pipeline.defs.run_tags import tag_run
 from toolchoice_pipeline.defs.staging import (
@@ -180,6 +181,7 @@ def plan_agent_shards(
 @dg.op(
     description="Run one model on one block of tasks through LiteLLM; stage the episodes.",
     retry_policy=SHARD_RETRY_POLICY,
+    pool=PROVIDERS_POOL,
 )
 @interrupts_not_retried
 def run_agent_shard(
@@ -326,6 +328,7 @@ def plan_judge_shards(
 @dg.op(
     description="ChainPoll over one shard's episodes (first steps); stage the votes.",
     retry_policy=SHARD_RETRY_POLICY,
+    pool=PROVIDERS_POOL,
 )
 @interrupts_not_retried
 def judge_shard(

@@ -21,6 +21,7 @@ map a dynamic release partition to its suite).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -40,18 +41,40 @@ USER_PROVIDED_TAG = "dagster/data_version_is_user_provided"
 PINNED_INPUT_TAG = f"dagster/input_data_version/{SUITE_FILES.to_user_string()}"
 
 
-def suite_versions(data_dir: Path) -> dict[str, str]:
-    """``{suite: "<catalog_version>-<fixture_version>"}`` of every suite's files as they are now (``unreadable``
-    for a suite that does not load)."""
-    versions: dict[str, str] = {}
+@dataclass(frozen=True)
+class SuitesNow:
+    """Every suite of a data directory as its files say now, each suite loaded once.
+
+    ``catalogs``: ``{suite: catalog_version}`` of the suites that load (what the ``catalog_change`` sensor
+    compares); ``files``: ``{suite: "<catalog_version>-<fixture_version>"}``, ``unreadable`` for a suite that does
+    not load (what ``suite_files``' data version is made of); ``problems``: ``{suite: first problem}`` of those."""
+
+    catalogs: dict[str, str]
+    files: dict[str, str]
+    problems: dict[str, str]
+
+
+def read_suites(data_dir: Path) -> SuitesNow:
+    """Load every suite of ``data_dir`` once (unchecked) and return both figures (:class:`SuitesNow`)."""
+    catalogs: dict[str, str] = {}
+    files: dict[str, str] = {}
+    problems: dict[str, str] = {}
     for suite in list_suites(data_dir):
         try:
             loaded = load_suite(data_dir, suite, check=False)
-        except InputError:
-            versions[suite] = UNREADABLE
+        except InputError as exc:
+            files[suite] = UNREADABLE
+            problems[suite] = str(exc.problems[0])
             continue
-        versions[suite] = f"{loaded.catalog_version}-{loaded.fixture_version}"
-    return versions
+        catalogs[suite] = loaded.catalog_version  # the lineage version: inline (BFCL) catalogs count too
+        files[suite] = f"{loaded.catalog_version}-{loaded.fixture_version}"
+    return SuitesNow(catalogs=catalogs, files=files, problems=problems)
+
+
+def suite_versions(data_dir: Path) -> dict[str, str]:
+    """``{suite: "<catalog_version>-<fixture_version>"}`` of every suite's files as they are now (``unreadable``
+    for a suite that does not load)."""
+    return read_suites(data_dir).files
 
 
 def files_token(versions: Mapping[str, str]) -> str:
@@ -93,10 +116,12 @@ def last_observed_version(instance: dg.DagsterInstance) -> str | None:
     return record.asset_observation.tags.get(DATA_VERSION_TAG)
 
 
-def observation_if_changed(instance: dg.DagsterInstance, data_dir: Path) -> dg.AssetObservation | None:
+def observation_if_changed(
+    instance: dg.DagsterInstance, data_dir: Path, versions: Mapping[str, str] | None = None
+) -> dg.AssetObservation | None:
     """An observation of ``suite_files`` when the files differ from the last one recorded (None when they do not:
-    the event log does not grow on every sensor tick)."""
-    observation = files_observation(data_dir)
+    the event log does not grow on every sensor tick). ``versions``: :attr:`SuitesNow.files`, when already read."""
+    observation = files_observation(data_dir, None if versions is None else files_token(versions))
     return None if last_observed_version(instance) == observation.tags[DATA_VERSION_TAG] else observation
 
 
