@@ -492,8 +492,7 @@ def test_ctrl_c_during_the_agents_exits_130_publishes_nothing_and_leaves_earlier
     deadline = time.monotonic() + 120
     while not journal.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signal.SIGINT)  # the journal is open: the agents' step is running (its call takes 60 s)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
