@@ -22,7 +22,6 @@ from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq, cohen_k
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.records.calls import from_openai_message
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
-from toolchoice_pipeline.scoring import score_episodes
 from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
@@ -30,6 +29,7 @@ from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, RetryConfi
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.errors import InputError, display_path
 from toolchoice_pipeline_tests.conftest import DATA
+from toolchoice_pipeline_tests.scoring_reference import score_episodes
 
 RETRIES = RetryConfig(max_attempts=1)
 
