@@ -5,7 +5,8 @@ Two pieces of evidence:
 - **Agreement with labels**: on labelled tasks, the judge's majority verdict per episode against right tool
   (DESIGN §2): accuracy, and Cohen's kappa (agreement beyond chance; Cohen 1960), computed here.
 - **The canary session**: a recorded Claude Code session of four turns, one good choice and three bad ones
-  (``data/sessions/canary.jsonl`` with ``canary.labels.jsonl``, read by :mod:`toolchoice_pipeline.ingest.canary`),
+  (``canary.jsonl`` with ``canary.labels.jsonl``, shipped in ``toolchoice_pipeline/ingest/canary_session/``,
+  read by :mod:`toolchoice_pipeline.ingest.canary`),
   judged against its own catalog snapshot (``canary.catalog.yaml``, the demo catalog), so editing a suite's
   catalog never moves the yardstick. A judge with teeth scores it what its labels say (0.25 here: the share of
   turns whose recorded choice is the right tool, derived by :func:`toolchoice_pipeline.ingest.canary.canary_expected_tsq`;
