@@ -25,7 +25,7 @@ def no_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
 
 
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+def run_cli(capsys, *args: str) -> tuple[object, str, str]:
     with pytest.raises(SystemExit) as exit_:
         main(list(args))
     out, err = capsys.readouterr()
