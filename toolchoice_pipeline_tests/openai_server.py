@@ -3,7 +3,7 @@ Ollama's ``/v1``): ``POST /v1/chat/completions`` answers with a call of the requ
 the last user message (else its first tool), or with text after a tool result. It needs no key and records
 each request's ``Authorization`` header and model; ``delay_s`` makes it slow. Hostile modes (issue 29): ``usage``
 replaces the reply's usage; ``trickle_s`` sends the reply one byte every ``trickle_s`` seconds (a provider that
-sends 1 byte per second); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text."""
+sends 1 byte per second; ``sent`` tells how far each reply got); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text."""
 
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ class OpenAICompatibleServer:
     ):
         self.requests: list[dict[str, Any]] = []
         self.authorization: list[str | None] = []
+        # Per request: [bytes of the reply body written so far, the body's length] (the trickle's progress).
+        self.sent: list[list[int]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -80,11 +82,15 @@ class OpenAICompatibleServer:
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
+                    progress = [0, len(data)]
+                    outer.sent.append(progress)
                     if not trickle_s:
                         self.wfile.write(data)
+                        progress[0] = len(data)
                     for index in range(len(data) if trickle_s else 0):
                         self.wfile.write(data[index : index + 1])
                         self.wfile.flush()
+                        progress[0] = index + 1
                         time.sleep(trickle_s)
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     pass

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
+from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import PublishedRelease, publish_release
+from toolchoice_pipeline.releases.store import PublishedRelease, ReleaseStore, publish_release
+from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task
@@ -125,3 +128,32 @@ def publish(
         promote=promote,
         ungated=ungated,
     )
+
+
+def write_scored(
+    data_dir: Path, release_id: str, suite: str = "unit", kind: str = "nightly", *, written: int | None = None
+) -> Path:
+    """A finished release as a minimal ``scores.json`` written straight to the store (no run, no scoring, no
+    warehouse commit), for tests of what reads stored releases (listing, the trend) rather than of publishing.
+    One model (``local/a``); ``written`` (an ordinal) sets its ``evaluated_at`` and the file's modification
+    time, so the order of releases never rests on the file system's clock."""
+    figures = ModelScores(
+        n_tasks=2,
+        errors=0,
+        right_tool_pct=50.0,
+        right_args_pct=50.0,
+        calls_per_task=1.0,
+        tsq_mean=None,
+        agent_cost_usd=0.0,
+        judge_cost_usd=0.0,
+        latency_ms_p50=None,
+        latency_ms_p95=None,
+    )
+    evaluated_at = None if written is None else f"2026-01-01T00:{written // 60:02d}:{written % 60:02d}Z"
+    document = ReleaseDocument(
+        release_id=release_id, kind=kind, suite=suite, evaluated_at=evaluated_at, models={"local/a": figures}
+    )
+    path = ReleaseStore(data_dir).write_scores(document)
+    if written is not None:
+        os.utime(path, (1_700_000_000 + written, 1_700_000_000 + written))
+    return path

@@ -12,11 +12,11 @@ from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table
-from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.scoring.columnar import score_release
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.model import Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Expected, Task
+from toolchoice_pipeline_tests.scoring_reference import score_episodes, summarise
 
 WEATHER = ToolDefinition(
     name="get_weather",

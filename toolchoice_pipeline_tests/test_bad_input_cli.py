@@ -184,10 +184,9 @@ def test_yaml_aliases_that_expand_to_billions_fail_fast_and_deep_nesting_is_refu
     for previous, name in zip("abcdefgh", "bcdefghi"):
         lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")  # 9**9 values once expanded
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    started = time.monotonic()
+    # it used to hang expanding them: refused by counting the values (a million), not by a clock
     with pytest.raises(InputError, match="more than 1,000,000 values once its aliases"):
         load_yaml(path)
-    assert time.monotonic() - started < 60  # it used to hang: bounded, not a speed goal
     path.write_text("[" * 20_000 + "]" * 20_000, encoding="utf-8")
     with pytest.raises(InputError, match="bad YAML: nested too deeply"):
         load_yaml(path)
@@ -492,8 +491,7 @@ def test_ctrl_c_during_the_agents_exits_130_publishes_nothing_and_leaves_earlier
     deadline = time.monotonic() + 120
     while not journal.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signal.SIGINT)  # the journal is open: the agents' step is running (its call takes 60 s)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr

@@ -19,12 +19,12 @@ from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.ingest.bfcl import Flag, import_bfcl
 from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.scoring.matching import match_reply
-from toolchoice_pipeline.scoring.task_scores import score_episodes
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.suites.tasks import FLAG_NO_TOOLS, FLAG_UNPASSABLE
 from toolchoice_pipeline.util.errors import display_path
 from toolchoice_pipeline_tests.bfcl_helpers import BFCL_DATA, answers_file, questions_file
+from toolchoice_pipeline_tests.scoring_reference import score_episodes
 
 MORE = BFCL_DATA / "more"
 SAMPLE_COUNTS = {

@@ -17,11 +17,11 @@ from toolchoice_pipeline.records.episodes import Episode, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.store import ReleaseStore, publish_release, regate
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table
-from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.scoring.columnar import score_release
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline_tests.scoring_reference import score_episodes, summarise
 
 TOOLS = ["Bash", "Edit", "Grep", "Read"]
 GHOST = "DeleteEverything"  # a tool no catalog has: a hallucinated call keeps its name

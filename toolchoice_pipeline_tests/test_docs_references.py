@@ -1,8 +1,12 @@
 """Every module path, file path, relative link and ``toolchoice`` command that README.md and docs/*.md name
-exists: the docs cannot point at a module that was renamed, a file that was removed or a command that is gone."""
+exists: the docs cannot point at a module that was renamed, a file that was removed or a command that is gone.
+The same for the modules and names the package's and the tests' module docstrings cite (``toolchoice_pipeline.<module>``,
+and Sphinx roles relative to the module, ``:mod:`.<sibling>```)."""
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 from pathlib import Path
 
@@ -104,3 +108,70 @@ def test_every_relative_link_in_the_docs_resolves():
 
 def test_every_toolchoice_command_the_docs_name_exists():
     assert [(doc, words) for doc, words in _references()["command"] if not _command_exists(words)] == []
+
+
+# --- module docstrings -----------------------------------------------------------------------------------------
+
+DOTTED = re.compile(r"\btoolchoice_pipeline(?:_tests)?(?:\.\w+)+")
+RELATIVE_ROLE = re.compile(r":(?:mod|func|class|data|meth|attr|exc):`~?(\.[\w.]+)`")
+SOURCES = sorted([*REPO.glob("toolchoice_pipeline/**/*.py"), *REPO.glob("toolchoice_pipeline_tests/*.py")])
+
+
+@functools.cache
+def _top_level_names(path: Path) -> frozenset[str]:
+    """The names a module defines or imports at its top level (an ``if TYPE_CHECKING:`` block's too), and the
+    names of a lazy re-export table (``"name": ".module"``, util/lazy.py)."""
+    text = path.read_text(encoding="utf-8")
+    names: set[str] = set(re.findall(r'^\s+"(\w+)": "[.\w]+",$', text, flags=re.M))
+    for node in ast.parse(text).body:
+        for item in node.body if isinstance(node, ast.If) else [node]:
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(item.name)
+            elif isinstance(item, ast.Assign | ast.AnnAssign):
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                names.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+            elif isinstance(item, ast.Import | ast.ImportFrom):
+                names.update((alias.asname or alias.name).split(".")[0] for alias in item.names)
+    return frozenset(names)
+
+
+def _dotted_name_exists(name: str) -> bool:
+    """A module (file or package) of the repository, or a name its top level defines (``module.NAME``); a
+    class's attribute (``module.Class.attr``) is taken on trust."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        base = REPO.joinpath(*parts[:cut])
+        source = base / "__init__.py" if (base / "__init__.py").exists() else base.with_suffix(".py")
+        if source.exists():
+            rest = parts[cut:]
+            return not rest or (len(rest) <= 2 and rest[0] in _top_level_names(source))
+    return False
+
+
+def _docstring_references() -> list[tuple[str, str]]:
+    """``(file, dotted name)`` for every module name a module docstring cites, relative roles made absolute."""
+    found = []
+    for path in SOURCES:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False) or ""
+        package = list(path.relative_to(REPO).with_suffix("").parts[:-1])
+        shown = str(path.relative_to(REPO))
+        found += [(shown, name.rstrip(".")) for name in DOTTED.findall(doc)]
+        for relative in RELATIVE_ROLE.findall(doc):
+            up = len(relative) - len(relative.lstrip(".")) - 1  # "." is this package, ".." its parent
+            found.append((shown, ".".join([*package[: len(package) - up], relative.lstrip(".")])))
+    return found
+
+
+def test_module_docstrings_cite_enough_names_for_this_check_to_mean_something():
+    assert len(_docstring_references()) >= 50
+
+
+def test_every_module_and_name_a_module_docstring_cites_exists():
+    assert [(path, name) for path, name in _docstring_references() if not _dotted_name_exists(name)] == []
+
+
+def test_the_docstring_check_catches_a_module_that_does_not_exist():
+    assert _dotted_name_exists("toolchoice_pipeline.scoring.columnar.score_release")
+    assert _dotted_name_exists("toolchoice_pipeline.scoring.tsq_of")  # a lazy re-export
+    assert not _dotted_name_exists("toolchoice_pipeline.scoring.summary.summarise")  # moved to the tests
+    assert not _dotted_name_exists("toolchoice_pipeline.providers.offline_judge.offline")

@@ -129,12 +129,15 @@ def test_markdown_and_junit_name_the_failure_and_the_flipped_tasks():
 # --- toolchoice gate -----------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def stored_releases(tmp_path):
+@pytest.fixture(scope="module")
+def stored_releases(tmp_path_factory):
+    """r1 and r2 (local/a's right tool drops on two tasks), published once for the module: its tests only read
+    them (``toolchoice gate`` never writes a stored release; a test checks that)."""
+    stored = tmp_path_factory.mktemp("gate")
     suite = make_suite(40)
-    publish(tmp_path, suite, "r1")
-    publish(tmp_path, suite, "r2", kind="nightly", models={"local/a": {"wrong_tool": {"t03", "t07"}}, "local/b": {}})
-    return tmp_path
+    publish(stored, suite, "r1")
+    publish(stored, suite, "r2", kind="nightly", models={"local/a": {"wrong_tool": {"t03", "t07"}}, "local/b": {}})
+    return stored
 
 
 def test_gate_command_exit_codes_and_junit(stored_releases, tmp_path, capsys):

@@ -23,8 +23,8 @@ from toolchoice_pipeline.releases.noise import (
 )
 from toolchoice_pipeline.releases.pairing import paired_tasks
 from toolchoice_pipeline.releases.warehouse_tables import task_scores_table
-from toolchoice_pipeline.scoring import summarise
 from toolchoice_pipeline.scoring.summary import percentile
+from toolchoice_pipeline_tests.scoring_reference import summarise
 
 MODEL = "sim/m"
 

@@ -1,4 +1,8 @@
-"""Exit codes and no tracebacks under hostile input and a failing environment (the installed console script).
+"""Exit codes and no tracebacks under hostile input and a failing environment.
+
+The refusals of arguments and input run the CLI's entry point in this process (``main``, what the console script
+calls); what could hang (a FIFO as input) or needs a process of its own (a full disk inside a Dagster step) runs
+the installed console script.
 
 Exit 1 is only ever a failed gate. Input nested 100,000 deep, output paths that cannot be written, devices and
 pipes given as input files, and OS errors inside Dagster steps each give one ``error:`` line and exit 2 (bad
@@ -14,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from toolchoice_pipeline.cli import main
 from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, toolchoice
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
@@ -29,6 +34,18 @@ def assert_one_error_line(done: subprocess.CompletedProcess, code: int, *needles
     return errors[0]
 
 
+def in_process(capsys, *args: str) -> subprocess.CompletedProcess:
+    """``toolchoice ARGS`` through the CLI's entry point in this process: its exit code, stdout and stderr."""
+    capsys.readouterr()
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exited:
+        code = exited.code if isinstance(exited.code, int) else 1
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["toolchoice", *args], code, out, err)
+
+
 @pytest.fixture
 def stored(tmp_path) -> Path:
     publish(tmp_path, make_suite(6), "r1")
@@ -38,35 +55,31 @@ def stored(tmp_path) -> Path:
 # --- output paths --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_gate_junit_into_a_missing_directory_is_refused_and_creates_nothing(stored, tmp_path):
+def test_gate_junit_into_a_missing_directory_is_refused_and_creates_nothing(stored, tmp_path, capsys):
     target = tmp_path / "nonexistent" / "dir" / "j.xml"
-    done = toolchoice("gate", "r1", "--junit", str(target), "--data-dir", str(stored))
+    done = in_process(capsys, "gate", "r1", "--junit", str(target), "--data-dir", str(stored))
     assert_one_error_line(done, 2, "--junit", "does not exist (it is not created)")
     assert not (tmp_path / "nonexistent").exists()
     assert done.stdout == ""  # refused before the gate printed anything
 
 
-@pytest.mark.slow
-def test_gate_markdown_under_a_regular_file_is_one_line(stored, tmp_path):
+def test_gate_markdown_under_a_regular_file_is_one_line(stored, tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    done = toolchoice("gate", "r1", "--markdown", str(blocker / "gate.md"), "--data-dir", str(stored))
+    done = in_process(capsys, "gate", "r1", "--markdown", str(blocker / "gate.md"), "--data-dir", str(stored))
     assert_one_error_line(done, 2, "--markdown")
 
 
-@pytest.mark.slow
-def test_gate_markdown_to_a_directory_is_one_line(stored, tmp_path):
+def test_gate_markdown_to_a_directory_is_one_line(stored, tmp_path, capsys):
     (tmp_path / "out.md").mkdir()
-    done = toolchoice("gate", "r1", "--markdown", str(tmp_path / "out.md"), "--data-dir", str(stored))
+    done = in_process(capsys, "gate", "r1", "--markdown", str(tmp_path / "out.md"), "--data-dir", str(stored))
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
-@pytest.mark.slow
-def test_report_chart_to_an_unwritable_path_is_one_line(stored, tmp_path):
+def test_report_chart_to_an_unwritable_path_is_one_line(stored, tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    done = toolchoice("report", "--chart", str(blocker / "sub" / "trend.png"), "--data-dir", str(stored))
+    done = in_process(capsys, "report", "--chart", str(blocker / "sub" / "trend.png"), "--data-dir", str(stored))
     assert_one_error_line(done, 2, "a-file")
 
 
@@ -75,7 +88,6 @@ def test_report_chart_to_an_unwritable_path_is_one_line(stored, tmp_path):
 DEEP = 100_000
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "document",
     [
@@ -89,10 +101,10 @@ DEEP = 100_000
     ],
     ids=["array-in-export", "bare-array", "nested-attribute"],
 )
-def test_ingest_otel_on_a_deeply_nested_document_is_one_line(tmp_path, document):
+def test_ingest_otel_on_a_deeply_nested_document_is_one_line(tmp_path, document, capsys):
     trace = tmp_path / "deep.json"
     trace.write_text(document)
-    done = toolchoice("ingest", "otel", str(trace), "--suite", "s", "--data-dir", str(tmp_path / "data"))
+    done = in_process(capsys, "ingest", "otel", str(trace), "--suite", "s", "--data-dir", str(tmp_path / "data"))
     assert_one_error_line(done, 2, "deep.json", "nested too deeply")
     assert not (tmp_path / "data" / "suites" / "s").exists()
 

@@ -27,7 +27,7 @@ def slow_data(tmp_path):
     return data_dir
 
 
-def interrupted_run(data_dir, release_id: str, wait_for: str, signum: int, delay_s: float):
+def interrupted_run(data_dir, release_id: str, wait_for: str, signum: int):
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
     env.pop("TOOLCHOICE_DATA_DIR", None)
     process = subprocess.Popen(
@@ -41,7 +41,6 @@ def interrupted_run(data_dir, release_id: str, wait_for: str, signum: int, delay
     while not (data_dir / wait_for).exists():
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.05)
-    time.sleep(delay_s)
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=300)
     return process.returncode, stdout + stderr
@@ -49,9 +48,9 @@ def interrupted_run(data_dir, release_id: str, wait_for: str, signum: int, delay
 
 MOMENTS = {
     # the lock is taken before the suite is checked and the Dagster run is created
-    "before-the-dagster-run": ("locks/{id}.lock", 0.0),
-    # the snapshot is pinned by the run's first step; the agents' calls take 1.5 s each after it
-    "during-the-agents": ("releases/{id}/snapshot.json", 2.0),
+    "before-the-dagster-run": "locks/{id}.lock",
+    # the call journal is opened when the agents' step starts; their calls take 1.5 s each after it
+    "during-the-agents": "cache/agent_calls.sqlite",
 }
 
 
@@ -65,8 +64,7 @@ MOMENTS = {
 )
 def test_a_signal_ends_the_run_one_documented_way_and_publishes_nothing(tmp_path, moment, signum, code):
     data_dir = slow_data(tmp_path)
-    wait_for, delay_s = MOMENTS[moment]
-    returncode, output = interrupted_run(data_dir, "s1", wait_for.format(id="s1"), signum, delay_s)
+    returncode, output = interrupted_run(data_dir, "s1", MOMENTS[moment].format(id="s1"), signum)
     assert returncode == code, output
     assert "Traceback" not in output
     assert "run the same command again to resume" in output

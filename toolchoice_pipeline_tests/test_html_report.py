@@ -28,9 +28,9 @@ from toolchoice_pipeline.releases.confusion_chart import (
 from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
 from toolchoice_pipeline.releases.gate import Comparison, GateFailure, TaskFlips
 from toolchoice_pipeline.releases.html_report import ReportData, render_html
-from toolchoice_pipeline.scoring.summary import summarise
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline_tests.release_helpers import CATALOG, make_suite, publish
+from toolchoice_pipeline_tests.scoring_reference import summarise
 
 TOOLS = ["Read", "Grep", "Bash", "WebSearch", "edit_file"]
 HOSTILE = '<script>alert("x")</script>'

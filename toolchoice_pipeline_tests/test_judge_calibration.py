@@ -10,6 +10,7 @@ from toolchoice_pipeline.execution.llm import complete
 from toolchoice_pipeline.ingest.canary import (
     CANARY_CATALOG,
     PACKAGED_CANARY,
+    canary_expected_tsq,
     canary_labels,
     canary_source,
     canary_turns,
@@ -21,7 +22,6 @@ from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq, cohen_k
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.records.calls import from_openai_message
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
-from toolchoice_pipeline.scoring import score_episodes
 from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
@@ -29,6 +29,7 @@ from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, RetryConfi
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.errors import InputError, display_path
 from toolchoice_pipeline_tests.conftest import DATA
+from toolchoice_pipeline_tests.scoring_reference import score_episodes
 
 RETRIES = RetryConfig(max_attempts=1)
 
@@ -73,9 +74,10 @@ def test_a_judge_with_teeth_passes():
 
 def test_a_canary_above_half_fails_and_says_why():
     judge, right = labelled(20, 18)
-    result = calibrate(judge, right, 0.75)
+    result = calibrate(judge, right, 0.75, canary_expected_tsq=0.25)
     assert not result.passed
-    assert "toothless" in result.message and "canary session (1 good, 3 bad choices) scored TSQ 0.75" in result.message
+    assert "toothless" in result.message and "canary session scored TSQ 0.75 > 0.5" in result.message
+    assert "(it should score 0.25)" in result.message
 
 
 def test_kappa_at_chance_on_twenty_labelled_episodes_fails_and_says_why():
@@ -93,9 +95,13 @@ def test_kappa_is_not_judged_on_fewer_than_twenty_labelled_episodes():
 
 def test_a_canary_below_a_quarter_passes_with_a_warning():
     judge, right = labelled(20, 18)
-    result = calibrate(judge, right, 0.0)
+    result = calibrate(judge, right, 0.0, canary_expected_tsq=0.25)
     assert result.passed and result.reasons == []
     assert result.warnings and "scored TSQ 0.00, not 0.25" in result.message
+    assert "canary TSQ 0.00 (want 0.25)" in result.message
+    # the same score is what a canary of four bad choices should get: no warning then
+    exact = calibrate(judge, right, 0.0, canary_expected_tsq=0.0)
+    assert exact.passed and exact.warnings == [] and "canary TSQ 0.00 (want 0.00)" in exact.message
 
 
 def test_the_canary_is_judged_against_its_own_catalog_snapshot(tmp_path):
@@ -145,6 +151,20 @@ def test_canary_labels_make_one_good_and_three_bad_choices():
     labels = canary_labels(DATA)
     right = [match_reply(labels[i.task_id], i.reply, i.catalog, "key_args").right_tool for i in canary_turns(DATA)]
     assert right == [True, False, False, False]
+
+
+def test_the_expected_canary_score_comes_from_the_canarys_labels(tmp_path):
+    assert canary_expected_tsq(DATA) == 0.25  # the packaged canary: one right choice in four turns
+    own = tmp_path / "sessions"
+    shutil.copytree(PACKAGED_CANARY, own)
+    labels = [json.loads(line) for line in (own / "canary.labels.jsonl").read_text(encoding="utf-8").splitlines()]
+    labels[3]["expected"] = {"tool": "WebSearch"}  # turn 3's recorded WebSearch labelled right: two right in four
+    (own / "canary.labels.jsonl").write_text("".join(json.dumps(label) + "\n" for label in labels), encoding="utf-8")
+    assert canary_expected_tsq(tmp_path) == 0.5
+    (own / "canary.labels.jsonl").write_text(
+        "".join(json.dumps(label) + "\n" for label in labels[:3]), encoding="utf-8"
+    )
+    assert canary_expected_tsq(tmp_path) is None  # a turn without a label: nothing to expect
 
 
 def test_offline_judge_scores_the_canary_a_quarter_with_the_demo_catalog():

@@ -8,11 +8,10 @@ from toolchoice_pipeline.records.calls import Reply
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.document import JudgeInfo, ReleaseDocument
 from toolchoice_pipeline.releases.report import score_cells
-from toolchoice_pipeline.scoring import summarise
 from toolchoice_pipeline.scoring.summary import ModelScores
-from toolchoice_pipeline.scoring.task_scores import score_episode
 from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, Price
 from toolchoice_pipeline.suites.tasks import Task
+from toolchoice_pipeline_tests.scoring_reference import score_episode, summarise
 
 PRICE = Price(input_usd_per_mtok=1.0, output_usd_per_mtok=2.0)
 

@@ -11,10 +11,10 @@ from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.store import publish_release, score_records
 from toolchoice_pipeline.releases.warehouse import Warehouse
-from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline_tests.bfcl_helpers import import_bfcl_suites, read_verdicts, suite_name, verdict_reply
+from toolchoice_pipeline_tests.scoring_reference import score_episodes, summarise
 from toolchoice_pipeline_tests.test_demo_suite import REPO_DATA
 from toolchoice_pipeline_tests.test_scoring_columnar import random_release
 

@@ -1,17 +1,18 @@
 """Rate limits per provider or model (``rate_limits`` in ``toolchoice.yaml``), enforced with pyrate-limiter in a
 store every process shares: the agents' and the judge's calls of two processes never exceed one limit together.
 
-The calls are timed where the provider sees them: the real ``local/...`` provider, its ``acompletion`` wrapped in
-each test process only to note the wall-clock time each request reaches it. Admission times are spaced by the limiter; the time from admission to
-the provider is not (it grows with the machine's load), so the counts are taken in windows of half the limit's
-window: a burst past the limit still shows, a late delivery does not.
+The limits are checked on the limiter's own record, not on the wall clock: each admission pyrate-limiter's bucket
+stores in the shared store (its timestamp, the one the limiter counted in its window) is noted in each test process
+as it is stored, and every request that reaches the real ``local/...`` provider is counted there. The limiter admits
+under the store's lock (SQLite's file lock, Redis's Lua script) against the timestamps already stored, so the
+stored timestamps of both processes hold at most the limit in any window however loaded the machine is; the time
+from admission to the provider (which grows with the load) is not asserted on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 import multiprocessing
 import shutil
 import socket
@@ -25,6 +26,7 @@ import pytest
 from toolchoice_pipeline.execution.llm import complete
 from toolchoice_pipeline.execution.rate_limits import (
     RATE_LIMITS_URL_ENV,
+    CallRateLimit,
     RateLimitStoreError,
     limit_store,
     provider_of,
@@ -39,21 +41,56 @@ from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.execution_support import CATALOG, numbered_tasks, write_suite
 
 RPS = 4  # the shared limit: 4 requests in any 1 s
+WINDOW_MS = 1000
 RETRIES = RetryConfig(max_attempts=1)
 
 
-def _note_request_times() -> list[float]:
-    """From now on in this process, the wall-clock time (``time.time()``, comparable across processes on one host)
-    each request reaches the ``local/...`` provider is appended to the list returned; the provider still answers."""
+def _note_requests() -> list[float]:
+    """From now on in this process, each request that reaches the ``local/...`` provider appends its wall-clock
+    time to the list returned (counted, never compared with the limit's window); the provider still answers."""
     seen: list[float] = []
     answer = LocalProvider.acompletion
 
-    async def timed(self, *args, **kwargs):
+    async def noted(self, *args, **kwargs):
         seen.append(time.time())
         return await answer(self, *args, **kwargs)
 
-    LocalProvider.acompletion = timed  # a spawned test process of its own: nothing else sees it
+    LocalProvider.acompletion = noted  # type: ignore[method-assign]  # a spawned test process of its own
     return seen
+
+
+def _note_admissions() -> list[int]:
+    """From now on in this process, each admission pyrate-limiter stores (SQLite or Redis bucket) appends the
+    timestamp it stored, in ms (the one its window counts), to the list returned."""
+    from pyrate_limiter import RedisBucket, SQLiteBucket
+
+    stored: list[int] = []
+    for bucket in (SQLiteBucket, RedisBucket):
+        put = bucket.put
+
+        def noted(self, item, put=put):
+            admitted = put(self, item)  # both stores are synchronous here (sqlite3, redis.Redis)
+            if admitted:
+                stored.append(item.timestamp)
+            return admitted
+
+        bucket.put = noted  # type: ignore[method-assign]
+    return stored
+
+
+def _meet_after_first_admission(first_admitted) -> None:
+    """From now on in this process, its first call admitted waits (after the limiter lets go of the store) until
+    every process at ``first_admitted`` (a barrier) has had one: their later calls then run while the others'
+    admissions are in the store, however the machine schedules the processes."""
+    acquire = CallRateLimit.acquire
+
+    async def acquire_then_meet(self):
+        await acquire(self)
+        if not getattr(acquire_then_meet, "met", False):
+            acquire_then_meet.met = True
+            first_admitted.wait(timeout=300)
+
+    CallRateLimit.acquire = acquire_then_meet  # type: ignore[method-assign]
 
 
 def _judge_items(n: int):
@@ -73,23 +110,21 @@ def _judge_items(n: int):
     ]
 
 
-def _calls_under_a_shared_limit(kind: str, data_dir: str, start, phases: list[tuple[dict[str, dict], str]]) -> None:
+def _calls_under_a_shared_limit(
+    kind: str, data_dir: str, start, first_admitted, phases: list[tuple[dict[str, dict], str]]
+) -> None:
     """One process of the test: the agents of a suite (``kind="agents"``) or ChainPoll judge polls
-    (``kind="judge"``), once per phase with its limits as ``rate_limits``; writes the provider's request times of
-    each phase to the phase's file. Both processes start each phase together."""
+    (``kind="judge"``), once per phase with its limits as ``rate_limits``; writes each phase's provider requests
+    and stored admissions to the phase's file. Both processes start each phase together."""
     from toolchoice_pipeline.execution.llm import run_sync
     from toolchoice_pipeline.execution.runner import run_suite_sync
     from toolchoice_pipeline.judge import judge_items
 
-    seen = _note_request_times()
+    seen = _note_requests()
+    stored = _note_admissions()
+    _meet_after_first_admission(first_admitted)
     register_providers()
-    # A process's first call through LiteLLM imports and sets up more of it (about a second on a loaded machine):
-    # warm each model up unlimited, so the requests below reach the provider as soon as they are admitted.
-    for model in ("local/name-match", "local/catalog-judge"):
-        run_sync(complete(ModelSpec(model=model), [{"role": "user", "content": "Read a.txt"}], retries=RETRIES))
     for limits, out in phases:
-        # One call in flight per process: what delays a request between its admission and the provider is then
-        # only its own trip through LiteLLM, not other calls' work on the same event loop.
         config = RunConfig.model_validate(
             {
                 "models": ["local/name-match"],
@@ -98,8 +133,9 @@ def _calls_under_a_shared_limit(kind: str, data_dir: str, start, phases: list[tu
                 "concurrency": {"per_model": 1},
             }
         )
-        start.wait()  # both processes are ready: start together
+        start.wait(timeout=300)  # both processes are ready: start together
         seen.clear()
+        stored.clear()
         if kind == "agents":
             suite = load_suite(Path(data_dir), "demo", check=False)
             episodes = run_suite_sync(suite, config, data_dir=Path(data_dir))
@@ -111,27 +147,29 @@ def _calls_under_a_shared_limit(kind: str, data_dir: str, start, phases: list[tu
             limiters = rate_limiters(config.rate_limits, Path(data_dir))
             votes = run_sync(judge_items(_judge_items(4), judge, retries=RETRIES, rate_limits=limiters))
             assert all(v.valid for v in votes), [v.error for v in votes if not v.valid]
-        Path(out).write_text(json.dumps(seen))
+        Path(out).write_text(json.dumps({"requests": len(seen), "admitted": stored}))
 
 
-def _run_two_processes(tmp_path: Path, *phases: dict) -> list[tuple[list[float], list[float]]]:
+def _run_two_processes(tmp_path: Path, *phases: dict) -> list[tuple[dict, dict]]:
     """Two spawned processes, one running agents and one judge polls, both with each phase's ``rate_limits`` in
-    turn; the provider's request times (agents, judge) per phase."""
+    turn; per phase, each process's ``{"requests": n, "admitted": [stored timestamp, ...]}`` (agents, judge)."""
     write_suite(tmp_path, numbered_tasks(8))
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(2)
+    first_admitted = context.Barrier(2)
     kinds = ("agents", "judge")
     outs = {kind: [str(tmp_path / f"{kind}-{index}.json") for index in range(len(phases))] for kind in kinds}
     processes = [
         context.Process(
-            target=_calls_under_a_shared_limit, args=(kind, str(tmp_path), start, list(zip(phases, outs[kind])))
+            target=_calls_under_a_shared_limit,
+            args=(kind, str(tmp_path), start, first_admitted, list(zip(phases, outs[kind]))),
         )
         for kind in kinds
     ]
     for process in processes:
         process.start()
     for process in processes:
-        process.join(timeout=300)
+        process.join(timeout=600)
     assert [p.exitcode for p in processes] == [0, 0]
     return [
         (json.loads(Path(agents).read_text()), json.loads(Path(judge).read_text()))
@@ -139,27 +177,42 @@ def _run_two_processes(tmp_path: Path, *phases: dict) -> list[tuple[list[float],
     ]
 
 
-def _most_in_any_window(times: list[float], window_s: float) -> int:
-    ordered = sorted(times)
-    return max(sum(1 for t in ordered[i:] if t < start + window_s) for i, start in enumerate(ordered))
+def _most_in_any_window(timestamps_ms: list[int], window_ms: int) -> int:
+    """The most timestamps in any closed window ``[t, t + window_ms]``."""
+    ordered = sorted(timestamps_ms)
+    return max((sum(1 for t in ordered[i:] if t <= start + window_ms) for i, start in enumerate(ordered)), default=0)
+
+
+def _assert_one_limit_held_both(agents: dict, judge: dict) -> None:
+    # Every request that reached the provider was admitted by the limiter first (one admission per request)...
+    assert agents["admitted"] and judge["admitted"]
+    assert len(agents["admitted"]) == agents["requests"] and len(judge["admitted"]) == judge["requests"]
+    both = sorted(agents["admitted"] + judge["admitted"])
+    # ...in any window of the limit, the store held at most RPS admissions of both processes together...
+    assert _most_in_any_window(both, WINDOW_MS) <= RPS
+    # ...so n admissions spanned more than floor((n - 1) / RPS) windows...
+    assert both[-1] - both[0] > (len(both) - 1) // RPS * WINDOW_MS
+    # ...and each process was admitted while the other's admissions were in the store (_meet_after_first_admission).
+    assert min(agents["admitted"]) <= max(judge["admitted"]) and min(judge["admitted"]) <= max(agents["admitted"])
+
+
+def test_the_window_count_sees_a_burst_past_the_limit():
+    # The check's own control: one more admission inside a window than the limit allows is seen, at either edge.
+    assert _most_in_any_window([0, 100, 200, 300], WINDOW_MS) == RPS
+    assert _most_in_any_window([0, 100, 200, 300, WINDOW_MS], WINDOW_MS) == RPS + 1
+    assert _most_in_any_window([0, 100, 200, 300, WINDOW_MS + 1], WINDOW_MS) == RPS
 
 
 @pytest.mark.slow
 def test_two_processes_agents_and_judge_never_exceed_a_shared_provider_limit_together(tmp_path):
     control, shared = _run_two_processes(tmp_path, {"local/some-other-model": {"rps": RPS}}, {"local": {"rps": RPS}})
-    # The control: with the limit on a model neither process calls, their requests come in bursts past RPS, so
-    # the counting below would catch a limit not applied or not shared.
-    assert _most_in_any_window(control[0] + control[1], 0.5) > RPS
+    # The control: with the limit on a model neither process calls, the same calls reach the provider and none
+    # of them waits for a limit.
+    assert control[0]["requests"] >= 8 and control[1]["requests"] == 12
+    assert control[0]["admitted"] == [] and control[1]["admitted"] == []
     agents, judge = shared
-    assert len(agents) >= 8 and len(judge) == 12  # 8 episodes (one call or more each), 4 items × 3 polls
-    both = sorted(agents + judge)
-    # In any half second at most RPS requests reached the provider from both processes together...
-    assert _most_in_any_window(both, 0.5) <= RPS
-    # ...and the admissions were spaced one limit window per RPS requests: n requests take at least
-    # floor((n - 1) / RPS) windows (half a window allowed for the first request's late delivery).
-    assert both[-1] - both[0] >= math.floor((len(both) - 1) / RPS) * 1.0 - 0.5
-    # Both processes drew on the limit while the other was running.
-    assert min(agents) < max(judge) and min(judge) < max(agents)
+    assert agents["requests"] >= 8 and judge["requests"] == 12  # 8 episodes (one call or more each), 4 items × 3 polls
+    _assert_one_limit_held_both(agents, judge)
 
 
 @pytest.fixture
@@ -180,33 +233,28 @@ def redis_url(tmp_path):
     server = subprocess.Popen(
         [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    url = f"redis://127.0.0.1:{port}/0"
     try:
-        from redis import Redis
-
-        client = Redis.from_url(url)
-        for _ in range(100):
-            try:
-                client.ping()
+        # Ready when the server says so (its log line), however long it takes to start; its end ends the wait too.
+        for line in server.stdout:
+            if "Ready to accept connections" in line:
                 break
-            except Exception:  # noqa: BLE001 - not listening yet
-                time.sleep(0.1)
-        yield url
+        assert server.poll() is None, f"redis-server exited ({server.returncode}) before accepting connections"
+        server.stdout.close()  # Redis logs little more; it writes to a closed pipe harmlessly (SIGPIPE is ignored)
+        yield f"redis://127.0.0.1:{port}/0"
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=60)
 
 
 @pytest.mark.slow
 def test_two_processes_share_a_limit_through_redis(tmp_path, redis_url, monkeypatch):
     monkeypatch.setenv(RATE_LIMITS_URL_ENV, redis_url)  # the spawned processes inherit it
     [(agents, judge)] = _run_two_processes(tmp_path, {"local": {"rps": RPS}})
-    both = sorted(agents + judge)
-    assert len(both) >= 20 and _most_in_any_window(both, 0.5) <= RPS
-    assert both[-1] - both[0] >= math.floor((len(both) - 1) / RPS) * 1.0 - 0.5
-    assert min(agents) < max(judge) and min(judge) < max(agents)
+    assert agents["requests"] + judge["requests"] >= 20
+    _assert_one_limit_held_both(agents, judge)
     assert not (tmp_path / "cache" / "rate_limits.sqlite").exists()  # the counts were in Redis, not the data dir
     from redis import Redis
 
@@ -241,10 +289,24 @@ def _tables(db: sqlite3.Connection) -> list[str]:
     return [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
 
 
-def test_the_wait_for_a_limit_is_queued_time_not_provider_time(tmp_path):
+def test_the_wait_for_a_limit_is_queued_time_not_provider_time(tmp_path, monkeypatch):
     register_providers()
     limits = rate_limiters({"local/name-match": RateLimit(rps=1)}, tmp_path)
     spec = ModelSpec(model="local/name-match")
+    from pyrate_limiter import RedisBucket, SQLiteBucket
+
+    for bucket in (SQLiteBucket, RedisBucket):
+        monkeypatch.setattr(bucket, "put", bucket.put)  # _note_admissions's wrapping is undone after the test
+    stored = _note_admissions()
+    waits_ms: list[float] = []
+    acquire = CallRateLimit.acquire
+
+    async def timed_acquire(self):
+        started = time.perf_counter()
+        await acquire(self)
+        waits_ms.append((time.perf_counter() - started) * 1000)
+
+    monkeypatch.setattr(CallRateLimit, "acquire", timed_acquire)
 
     async def three_calls():
         return [
@@ -252,12 +314,14 @@ def test_the_wait_for_a_limit_is_queued_time_not_provider_time(tmp_path):
             for limit in [limits.for_model(spec.model)] * 3
         ]
 
-    started = time.perf_counter()
     calls = asyncio.run(three_calls())
-    assert time.perf_counter() - started >= 2.0  # 3 requests at 1 per second: two full windows
-    waited = calls[1:]
-    assert all(c.provider_ms is not None and c.queued_ms > c.provider_ms for c in waited)
-    assert sum(c.queued_ms for c in waited) >= 1000  # most of the two seconds, in the client's queue
+    # The limiter admitted the three a window apart (its stored timestamps: 3 requests at 1 per second)...
+    assert len(stored) == 3 and stored[1] - stored[0] > 1000 and stored[2] - stored[1] > 1000
+    # ...and whatever each call spent waiting for it is in its queued time, none in its provider or latency time.
+    assert len(waits_ms) == 3
+    for call, waited_ms in zip(calls, waits_ms):
+        assert call.provider_ms is not None and call.provider_ms <= call.latency_ms
+        assert call.queued_ms >= waited_ms
 
 
 def test_the_store_is_the_data_dir_file_a_redis_url_or_a_path_from_the_environment(tmp_path, monkeypatch):

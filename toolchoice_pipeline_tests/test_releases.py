@@ -10,7 +10,7 @@ from toolchoice_pipeline.releases.report import load_trend
 from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, publish
+from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, publish, write_scored
 
 SCORES_FIELDS = {
     "release_id",
@@ -134,23 +134,22 @@ def test_baselines_are_kept_per_suite(tmp_path):
     assert (store.baseline("alpha"), store.baseline("beta")) == ("a1", "b1")
 
 
-def test_the_trend_with_last_shows_the_most_recent_releases_of_the_suite_oldest_first(tmp_path, suite):
-    other = make_suite(4, name="other")
-    for release_id in ("r1", "r2", "r3", "o1", "r4", "o2"):
-        publish(tmp_path, other if release_id.startswith("o") else suite, release_id, kind="nightly")
+def test_the_trend_with_last_shows_the_most_recent_releases_of_the_suite_oldest_first(tmp_path):
+    for written, release_id in enumerate(("r1", "r2", "r3", "o1", "r4", "o2")):
+        write_scored(tmp_path, release_id, "other" if release_id.startswith("o") else "unit", written=written)
 
     def shown(**kwargs):
         return list(dict.fromkeys(p.release_id for p in load_trend(tmp_path, **kwargs)))
 
-    assert shown(suite=suite.name, last=2) == ["r3", "r4"]  # the other suite's newer releases do not count
-    assert shown(suite=suite.name) == ["r1", "r2", "r3", "r4"]
+    assert shown(suite="unit", last=2) == ["r3", "r4"]  # the other suite's newer releases do not count
+    assert shown(suite="unit") == ["r1", "r2", "r3", "r4"]
     assert shown(last=3) == ["o1", "r4", "o2"]
 
 
 def test_asking_for_an_unknown_release_names_the_last_ten_finished_ones_and_how_many_more(tmp_path):
-    suite = make_suite(2)
     for index in range(12):
-        publish(tmp_path, suite, f"r{index:02d}", kind="nightly")
+        write_scored(tmp_path, f"r{index:02d}")
+    (tmp_path / "releases" / "r12").mkdir()  # unfinished: no scores.json
     with pytest.raises(InputError) as caught:
         ReleaseStore(tmp_path).read_scores("r99")
     [problem] = caught.value.problems

@@ -13,11 +13,10 @@ from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.store import publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, release_scores_table, task_scores_table
-from toolchoice_pipeline.scoring import score_episodes, summarise
-from toolchoice_pipeline.scoring.summary import model_scores
 from toolchoice_pipeline.suites.config import ModelSpec, RunConfig, load_run_config
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.execution_support import task_line, write_suite
+from toolchoice_pipeline_tests.scoring_reference import model_scores, score_episodes, summarise
 
 LINEAGE = Lineage(release_id="r1", suite="demo", catalog_version="c1", run_id="run-1")
 TASKS = [

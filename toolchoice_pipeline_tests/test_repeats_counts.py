@@ -10,7 +10,7 @@ from toolchoice_pipeline.cli.run_display import judge_warnings
 from toolchoice_pipeline.records.episodes import FLAG_JUDGE_FAILED, TaskScore
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.gate import check_gate, gate_markdown
-from toolchoice_pipeline.scoring import summarise
+from toolchoice_pipeline_tests.scoring_reference import summarise
 
 MODEL = "sim/m"
 

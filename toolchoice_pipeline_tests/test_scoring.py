@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 
 from toolchoice_pipeline.records.calls import Reply, ToolCall, make_call
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord, TaskScore
-from toolchoice_pipeline.scoring import percentile, score_episodes, summarise, tsq_of, wilson_interval
+from toolchoice_pipeline.scoring import percentile, tsq_of, wilson_interval
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.util.errors import InputError
+from toolchoice_pipeline_tests.scoring_reference import score_episodes, summarise
 
 CATALOG = [
     ToolDefinition(name="Read", parameters={"type": "object", "properties": {"file_path": {"type": "string"}}}),

@@ -9,12 +9,12 @@ from toolchoice_pipeline.records.calls import Reply, ToolCall, make_call, normal
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table
-from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.scoring.columnar import score_columnar, suite_catalogs, tasks_table
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.conftest import CASES
+from toolchoice_pipeline_tests.scoring_reference import score_episodes, summarise
 from toolchoice_pipeline_tests.test_key_args import CATALOG
 
 SCORING_CASES = [json.loads(line) for line in (CASES / "scoring_cases.jsonl").read_text().splitlines() if line]

@@ -22,7 +22,7 @@ from toolchoice_pipeline.judge import JudgeBudget
 from toolchoice_pipeline.records.episodes import Episode
 from toolchoice_pipeline.suites.config import ModelSpec, RunConfig
 from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline_tests import test_rate_limits
+from toolchoice_pipeline_tests import spend_workers, test_rate_limits
 
 redis_url = test_rate_limits.redis_url  # the fixture: a real Redis server on 127.0.0.1
 
@@ -67,22 +67,14 @@ def test_shard_keys_are_safe_names_for_any_model_string():
         assert shard.key.replace("_", "").isalnum(), shard.key
 
 
-def _spend(path, n: int, usd: float) -> None:
-    ledger = SpendLedger(path)
-    budget = AgentBudget(100.0, ledger)
-    for _ in range(n):
-        budget.add(usd)
-    ledger.close()
-
-
 def test_the_ledger_adds_up_spend_from_several_processes(tmp_path):
     path = tmp_path / "spend.sqlite"
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_spend, args=(path, 50, 0.01)) for _ in range(3)]
+    workers = [context.Process(target=spend_workers.spend, args=(path, 50, 0.01)) for _ in range(3)]
     for worker in workers:
         worker.start()
     for worker in workers:
-        worker.join(60)
+        worker.join(600)  # a bound for a hung worker, not a speed goal
         assert worker.exitcode == 0
     assert SpendLedger(path).total("agent") == pytest.approx(1.5)
     assert SpendLedger(path).total("judge") == 0.0
@@ -118,23 +110,15 @@ def test_staged_records_stream_their_files_in_order(tmp_path):
     assert StagedRecords(files[:1]) != list(staged)
 
 
-def _spend_in_redis(url: str, key: str, n: int, usd: float) -> None:
-    ledger = RedisSpendLedger(url, key)
-    budget = AgentBudget(100.0, ledger)
-    for _ in range(n):
-        budget.add(usd)
-    ledger.close()
-
-
 @pytest.mark.slow  # starts a Redis server
 def test_the_redis_ledger_adds_up_spend_from_several_processes_as_machines_would(redis_url):
     context = multiprocessing.get_context("spawn")
     key = "toolchoice:spend:r1:run-1"
-    workers = [context.Process(target=_spend_in_redis, args=(redis_url, key, 50, 0.01)) for _ in range(3)]
+    workers = [context.Process(target=spend_workers.spend_in_redis, args=(redis_url, key, 50, 0.01)) for _ in range(3)]
     for worker in workers:
         worker.start()
     for worker in workers:
-        worker.join(60)
+        worker.join(600)  # a bound for a hung worker, not a speed goal
         assert worker.exitcode == 0
     ledger = RedisSpendLedger(redis_url, key)
     assert ledger.total("agent") == pytest.approx(1.5)

@@ -5,7 +5,7 @@ array parameters; a web search tool; the shipped offline models), written at tes
 mistake in one file. The test runs the real CLI and asserts the exit code and that stderr names the mistake on
 the right file, line and field, as an error (exit 2) or a warning (exit 0). Clean controls, including values
 only the matching profile's normalisation makes matchable, must pass with no finding. ``MISTAKES`` is the corpus
-whose catch figure docs/validation.md quotes.
+whose catch figure docs/formats.md quotes.
 """
 
 from __future__ import annotations

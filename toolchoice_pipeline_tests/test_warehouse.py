@@ -22,9 +22,9 @@ from toolchoice_pipeline.releases.warehouse_tables import (
     task_scores_table,
     tool_catalog_table,
 )
-from toolchoice_pipeline.scoring import score_episodes, summarise
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, votes_for
+from toolchoice_pipeline_tests.scoring_reference import score_episodes, summarise
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -52,7 +52,6 @@ from toolchoice_pipeline.judge.polling import episode_items  # noqa: E402
 from toolchoice_pipeline.providers.offline_judge.model import Assessment, assess  # noqa: E402
 from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
 from toolchoice_pipeline.records.episodes import Episode, StepRecord  # noqa: E402
-from toolchoice_pipeline.scoring import score_episodes  # noqa: E402
 from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig, load_run_config  # noqa: E402
 from toolchoice_pipeline.suites.suite import load_suite  # noqa: E402
@@ -64,6 +63,7 @@ from toolchoice_pipeline_tests.bfcl_helpers import (  # noqa: E402
     suite_name,
     verdict_reply,
 )
+from toolchoice_pipeline_tests.scoring_reference import score_episodes  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "judge_offline_agreement.json"
 DATA = REPO / "data"

@@ -47,7 +47,6 @@ from toolchoice_pipeline.ingest.bfcl import import_bfcl  # noqa: E402
 from toolchoice_pipeline.judge.calibration import cohen_kappa  # noqa: E402
 from toolchoice_pipeline.providers.offline_judge.fit import name_spans  # noqa: E402
 from toolchoice_pipeline.records.calls import Reply, from_openai_message, to_openai_message  # noqa: E402
-from toolchoice_pipeline.scoring import score_episodes  # noqa: E402
 from toolchoice_pipeline.suites.catalog import ToolDefinition  # noqa: E402
 from toolchoice_pipeline.suites.config import load_run_config  # noqa: E402
 from toolchoice_pipeline.suites.suite import load_suite  # noqa: E402
@@ -58,6 +57,7 @@ from toolchoice_pipeline_tests.bfcl_helpers import (  # noqa: E402
     suite_name,
     verdict_reply,
 )
+from toolchoice_pipeline_tests.scoring_reference import score_episodes  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "judge_step_replays.json"
 READ_TOOLS = ("Read", "Grep", "Glob", "WebSearch", "WebFetch")

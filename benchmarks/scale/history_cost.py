@@ -53,7 +53,7 @@ from toolchoice_pipeline.releases.warehouse_tables import (  # noqa: E402
     task_scores_table,
     tool_catalog_table,
 )
-from toolchoice_pipeline.scoring import score_episodes, summarise  # noqa: E402
+from toolchoice_pipeline_tests.scoring_reference import score_episodes, summarise  # noqa: E402
 
 RESULT = REPO / "benchmarks" / "results" / "scale_history_cost.json"
 

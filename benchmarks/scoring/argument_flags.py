@@ -26,8 +26,8 @@ from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table
-from toolchoice_pipeline.scoring import score_episodes
 from toolchoice_pipeline.suites.suite import load_suite
+from toolchoice_pipeline_tests.scoring_reference import score_episodes
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

@@ -65,8 +65,8 @@ def pure(data: Path, out: Path) -> dict:
     from toolchoice_pipeline.releases.gate import TaskFlips
     from toolchoice_pipeline.releases.lineage import Lineage
     from toolchoice_pipeline.releases.warehouse_tables import build_table
-    from toolchoice_pipeline.scoring import score_episode, summarise
     from toolchoice_pipeline.suites.tasks import Task
+    from toolchoice_pipeline_tests.scoring_reference import score_episode, summarise
 
     phases = {}
     start = time.perf_counter()

@@ -21,6 +21,7 @@ from toolchoice_pipeline.releases.report import TREND_WINDOW, TrendPoint, load_t
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
+from toolchoice_pipeline.util.extras import require
 
 
 @click.command("report")
@@ -64,6 +65,7 @@ def report_command(
 ) -> int:
     """Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite,
     and the confusion heatmaps of the newest release (or --release); --html writes that release's report."""
+    require("charts", "toolchoice report (its charts and heatmaps)")
     if html_path is not None:
         check_output_file(html_path, "--html")
     store = ReleaseStore(data_dir)

@@ -33,6 +33,7 @@ from toolchoice_pipeline.suites.config import MAX_REPEATS, ModelSpec, load_run_c
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem
+from toolchoice_pipeline.util.extras import require
 from toolchoice_pipeline.util.identifiers import control_character
 from toolchoice_pipeline.util.run_lock import release_lock
 
@@ -192,6 +193,8 @@ def _run_release(
     from toolchoice_pipeline.releases.store import ReleaseStore
 
     data_dir = data_dir.resolve()
+    if chart:  # refused before the run, not after its spend
+        require("charts", "toolchoice run --chart")
     if executor == "in_process" and workers not in (None, 1):
         raise InputError(
             Problem(

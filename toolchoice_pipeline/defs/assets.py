@@ -307,7 +307,7 @@ def release_scores(
     task_scores: Records,
 ) -> dg.MaterializeResult:
     from toolchoice_pipeline.execution.llm import is_priced
-    from toolchoice_pipeline.ingest.canary import canary_problem
+    from toolchoice_pipeline.ingest.canary import canary_expected_tsq, canary_problem
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.judge.calibration import release_calibration
     from toolchoice_pipeline.judge.preflight import preflight_judge_cost
@@ -330,6 +330,7 @@ def release_scores(
                 right_tool,
                 canary_problem(toolchoice.path),
                 judge.calibration_mode(snapshot.suite_spec.match_profile),
+                canary_expected_tsq=canary_expected_tsq(toolchoice.path),
             ),
             **preflight_judge_cost(judge_votes),
         }

@@ -17,7 +17,7 @@ parallel task lists all of them in ``expected.calls``. Each task is tagged with 
 
 Entries BFCL ships although they are odd are kept whole, as BFCL scores them, and flagged (:class:`Flag`): an
 answer that requires a parameter the function's schema lacks (BFCL's checker can never pass it; tag
-:data:`~.tasks.FLAG_UNPASSABLE`), a question with no functions (tag :data:`~.tasks.FLAG_NO_TOOLS`). With
+:data:`~toolchoice_pipeline.suites.tasks.FLAG_UNPASSABLE`), a question with no functions (tag :data:`~toolchoice_pipeline.suites.tasks.FLAG_NO_TOOLS`). With
 ``skip_bad`` they are left out instead. An answer parameter the schema lacks but marked optional is dropped: BFCL
 passes a call only without it, exactly as the dropped expectation does.
 

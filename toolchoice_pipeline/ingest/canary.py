@@ -16,6 +16,7 @@ from toolchoice_pipeline.ingest.turns import ToolLedger
 from toolchoice_pipeline.judge.calibration import CANARY_MODEL
 from toolchoice_pipeline.judge.polling import JudgeItem
 from toolchoice_pipeline.records.calls import Reply, make_call
+from toolchoice_pipeline.scoring.matching import match_reply
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 from toolchoice_pipeline.suites.tasks import Expected
@@ -119,3 +120,20 @@ def canary_labels(data_dir: Path) -> dict[str, Expected]:
         if label is not None:
             found[f"canary-{turn}"] = label[0]
     return found
+
+
+def canary_expected_tsq(data_dir: Path) -> float | None:
+    """The canary's TSQ from a judge with teeth: the share of its turns whose recorded first step is the right tool
+    by the canary's labels (:func:`canary_labels`; right tool of
+    :func:`~toolchoice_pipeline.scoring.matching.match_reply`), 0.25 for the packaged canary (one good choice in
+    four turns). None when a turn has no label or the canary cannot be read (the judge calibration then says so
+    through :func:`canary_problem`, or does not check the expected score)."""
+    try:
+        items = canary_turns(data_dir)
+        labels = canary_labels(data_dir)
+    except InputError:
+        return None
+    if any(item.task_id not in labels for item in items):
+        return None
+    right = [match_reply(labels[item.task_id], item.reply, item.catalog, "key_args").right_tool for item in items]
+    return sum(right) / len(right)

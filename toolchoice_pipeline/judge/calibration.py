@@ -5,10 +5,13 @@ Two pieces of evidence:
 - **Agreement with labels**: on labelled tasks, the judge's majority verdict per episode against right tool
   (DESIGN §2): accuracy, and Cohen's kappa (agreement beyond chance; Cohen 1960), computed here.
 - **The canary session**: a recorded Claude Code session of four turns, one good choice and three bad ones
-  (``data/sessions/canary.jsonl`` with ``canary.labels.jsonl``, read by :mod:`toolchoice_pipeline.ingest.canary`),
+  (``canary.jsonl`` with ``canary.labels.jsonl``, shipped in ``toolchoice_pipeline/ingest/canary_session/``,
+  read by :mod:`toolchoice_pipeline.ingest.canary`),
   judged against its own catalog snapshot (``canary.catalog.yaml``, the demo catalog), so editing a suite's
-  catalog never moves the yardstick. A judge with teeth scores it 0.25 (its TSQ is the mean of the four turns'
-  TSQ). The canary ships with the package; a data directory may bring its own in ``sessions/``.
+  catalog never moves the yardstick. A judge with teeth scores it what its labels say (0.25 here: the share of
+  turns whose recorded choice is the right tool, derived by :func:`toolchoice_pipeline.ingest.canary.canary_expected_tsq`;
+  its TSQ is the mean of the four turns' TSQ). The canary ships with the package; a data directory may bring its
+  own in ``sessions/``.
 
 Every run judges the canary in the ``judge_votes`` asset, under the run's judge budget (its votes are stored
 with the others, model :data:`CANARY_MODEL`, and its cost counts as judge cost), and stores the outcome in
@@ -18,7 +21,8 @@ promotion to baseline, unless ``judge.calibration: warn``. A missing canary sess
 The check fails, "the judge is toothless", when the canary scores above :data:`MAX_CANARY_TSQ` (0.5), or when
 kappa is at most :data:`MIN_KAPPA` (0.2) on at least :data:`MIN_LABELLED` (20) labelled episodes. A judge that
 sees only tool names (no descriptions) passes nearly every choice and fails this check; that is its purpose.
-A canary at or below 0.5 but not 0.25 (a judge that also fails the good choice) passes with a warning.
+A canary at or below 0.5 but not its expected score (a judge that also fails the good choice) passes with a
+warning.
 
 **Per judged model** (issue 30): the same agreement, on each model's own labelled episodes
 (:func:`model_agreement`). Pooled over models, built-in baselines the judge reads well can hide a model it
@@ -42,7 +46,6 @@ from toolchoice_pipeline.suites.config import JudgeConfig, RetryConfig
 MIN_LABELLED = 20
 MIN_KAPPA = 0.2
 MAX_CANARY_TSQ = 0.5
-CANARY_EXPECTED_TSQ = 0.25
 CANARY_MODEL = "canary"  # the model name the canary's judge votes are stored under
 
 
@@ -61,14 +64,15 @@ class CalibrationResult(BaseModel):
     """The outcome of the calibration check. ``accuracy`` and ``kappa`` are fractions (None when there is no
     labelled episode, or kappa is undefined because both raters used one verdict only); ``reasons`` says why
     the check failed (empty when it passed); ``message`` is one line for logs and Dagster metadata;
-    ``per_model`` the agreement per judged model (:func:`model_agreement`)."""
+    ``per_model`` the agreement per judged model (:func:`model_agreement`); ``canary_expected_tsq`` what a judge
+    with teeth scores the canary (from its labels; None when not known)."""
 
     passed: bool
     n_labelled: int
     accuracy: float | None
     kappa: float | None
     canary_tsq: float | None
-    canary_expected_tsq: float = CANARY_EXPECTED_TSQ
+    canary_expected_tsq: float | None = None
     reasons: list[str]
     warnings: list[str] = []
     message: str
@@ -130,6 +134,7 @@ def calibrate(
     canary_tsq: float | None,
     *,
     canary_missing: str | None = None,
+    canary_expected_tsq: float | None = None,
 ) -> CalibrationResult:
     """Check that the judge has teeth (see the module docstring).
 
@@ -137,8 +142,10 @@ def calibrate(
     majority), e.g. :func:`.polling.majority_verdicts`; ``right_tool``: right tool per episode (None for an
     unlabelled task or an infrastructure error); ``canary_tsq``: :func:`canary_tsq`'s result;
     ``canary_missing``: why there is no canary session to judge (then the check fails saying so, plainly: the
-    judge's teeth were not checked, which is not the same as a toothless judge). Episodes in both with a
-    non-None value on each side are the labelled ones.
+    judge's teeth were not checked, which is not the same as a toothless judge); ``canary_expected_tsq``: the
+    canary's score from a judge with teeth, from its labels
+    (:func:`toolchoice_pipeline.ingest.canary.canary_expected_tsq`): a different score passes with a warning
+    (None: not checked). Episodes in both with a non-None value on each side are the labelled ones.
     """
     pairs = list(_labelled_pairs(majority_verdicts, right_tool).values())
     n = len(pairs)
@@ -156,10 +163,10 @@ def calibrate(
     elif canary_tsq is None:
         unchecked.append("the canary session got no valid judge vote, so the judge's teeth could not be shown")
     elif canary_tsq > MAX_CANARY_TSQ:
+        should = "" if canary_expected_tsq is None else f" (it should score {canary_expected_tsq:.2f})"
         reasons.append(
-            f"the canary session (1 good, 3 bad choices) scored TSQ {canary_tsq:.2f} > "
-            f"{MAX_CANARY_TSQ}: the judge passes choices it should fail (it should score "
-            f"{CANARY_EXPECTED_TSQ}); does it see the tool descriptions?"
+            f"the canary session scored TSQ {canary_tsq:.2f} > {MAX_CANARY_TSQ}: the judge passes choices it "
+            f"should fail{should}; does it see the tool descriptions?"
         )
     if n >= MIN_LABELLED and kappa is not None and kappa <= MIN_KAPPA:
         reasons.append(
@@ -181,19 +188,24 @@ def calibrate(
     shown_kappa = "n/a" if kappa is None else f"{kappa:.2f}"
     shown_accuracy = "n/a" if accuracy is None else f"{accuracy:.2f}"
     shown_canary = "n/a" if canary_tsq is None else f"{canary_tsq:.2f}"
+    wanted = "" if canary_expected_tsq is None else f" (want {canary_expected_tsq:.2f})"
     figures = (
-        f"canary TSQ {shown_canary} (want {CANARY_EXPECTED_TSQ}), accuracy {shown_accuracy}, "
-        f"kappa {shown_kappa} on {n} labelled episodes"
+        f"canary TSQ {shown_canary}{wanted}, accuracy {shown_accuracy}, kappa {shown_kappa} on {n} labelled episodes"
     )
     if n < MIN_LABELLED:
         figures += f" (kappa is checked from {MIN_LABELLED} labelled episodes)"
     elif not labels_vary:
         figures += " (kappa not checked: right tool is the same on every labelled episode)"
     warnings: list[str] = []
-    if not reasons and canary_tsq is not None and abs(canary_tsq - CANARY_EXPECTED_TSQ) > 1e-9:
+    if (
+        not reasons
+        and canary_tsq is not None
+        and canary_expected_tsq is not None
+        and abs(canary_tsq - canary_expected_tsq) > 1e-9
+    ):
         warnings.append(
-            f"the canary scored TSQ {canary_tsq:.2f}, not {CANARY_EXPECTED_TSQ}: the judge also "
-            "fails the good choice (too harsh) or passes one of the bad ones"
+            f"the canary scored TSQ {canary_tsq:.2f}, not {canary_expected_tsq:.2f}: the judge also "
+            "fails a good choice (too harsh) or passes a bad one"
         )
     if reasons:
         message = f"judge calibration failed, the judge is toothless: {'; '.join(reasons + unchecked)} [{figures}]"
@@ -210,6 +222,7 @@ def calibrate(
         accuracy=accuracy,
         kappa=kappa,
         canary_tsq=canary_tsq,
+        canary_expected_tsq=canary_expected_tsq,
         reasons=reasons,
         warnings=warnings,
         message=message,
@@ -253,12 +266,14 @@ def release_calibration(
     right_tool: Mapping[EpisodeKey, bool | None],
     canary_missing: str | None = None,
     mode: str = "fail",
+    canary_expected_tsq: float | None = None,
 ) -> dict[str, Any]:
     """The ``judge.calibration`` object of ``scores.json`` for a release whose judge ran.
 
     ``votes``: the release's judge votes, the canary's included (model :data:`CANARY_MODEL`, judged by the
     ``judge_votes`` asset under the same budget); ``right_tool``: per episode; ``canary_missing``: why the canary
-    session could not be read (None when it was); ``mode``: ``judge.calibration`` (``fail`` or ``warn``). Keys:
+    session could not be read (None when it was); ``mode``: ``judge.calibration`` (``fail`` or ``warn``);
+    ``canary_expected_tsq`` as in :func:`calibrate`. Keys:
     ``passed``, ``mode``, ``blocks_promotion`` (failed in ``fail`` mode), ``message``, ``reasons``, ``warnings``,
     ``canary_tsq``, ``accuracy``, ``kappa``, ``n_labelled``, ``canary_judge_cost_usd``, ``canary_judge_tokens``,
     ``per_model`` (``{model: {kappa, accuracy, n_labelled, passed}}``, :func:`model_agreement`)
@@ -274,6 +289,7 @@ def release_calibration(
         right_tool,
         canary_score(canary),
         canary_missing=canary_missing,
+        canary_expected_tsq=canary_expected_tsq,
     )
     return {
         "passed": result.passed,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolchoice_pipeline.releases.object_store import is_remote
 from toolchoice_pipeline.scoring.summary import ModelScores
+from toolchoice_pipeline.util.extras import require
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -107,6 +108,7 @@ def heatmap_figure(
     the diagonal, the right choices, boxed), and with ``baseline`` (same labels) the change now − baseline
     beside it (red: more episodes now, blue: fewer); past :data:`STACK_ABOVE` labels the change panel goes below.
     Readable up to about 30 tools: cells keep 0.4 in and the cell text at least 7 points."""
+    require("charts", "the confusion heatmap")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -21,6 +21,7 @@ from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.object_store import is_remote, releases_root
 from toolchoice_pipeline.releases.store import SCORES_FILE
 from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
+from toolchoice_pipeline.util.extras import require
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -235,6 +236,7 @@ def trend_figure(
     cross on the lines of the models that failed it (``gate.failures``' models) only. The share axis spans
     the data (:func:`share_limits`), so a drop the size of the gate's threshold shows. The ``baseline``
     release (the suite's current baseline) gets a dashed vertical line, and its tick label says so."""
+    require("charts", "the trend chart")
     import matplotlib
 
     matplotlib.use("Agg")

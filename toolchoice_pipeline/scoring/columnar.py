@@ -1,7 +1,8 @@
 """Scoring large releases straight from the warehouse tables (Parquet or Arrow) with DuckDB.
 
-Gives the same task scores and per-model numbers as :func:`~.task_scores.score_episodes` followed by
-:func:`~.summary.summarise` (a test checks that they agree), from ``agent_calls`` and ``judge_votes`` rows
+Gives the same task scores and per-model numbers as the tests' row-by-row reference
+(``toolchoice_pipeline_tests/scoring_reference.py``: ``score_episodes`` then ``summarise``; tests check that they
+agree), from ``agent_calls`` and ``judge_votes`` rows
 (the warehouse schemas) and a tasks table (:func:`tasks_table`). Everything that is arithmetic runs in DuckDB;
 the Python matcher runs once per distinct (expectation, catalog, first-step calls) combination, which is
 exact because a match depends on nothing else.

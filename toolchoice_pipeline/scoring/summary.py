@@ -33,7 +33,6 @@ per-task right-tool rates; ``agent_cost_per_sample_usd`` = ``agent_cost_usd`` / 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,11 +46,10 @@ from toolchoice_pipeline.scoring.confusion import (
     Pair,
     ToolScore,
     confusion_entries,
-    pair_counts,
     tool_scores,
 )
-from toolchoice_pipeline.scoring.samples import SampleFigures, sample_figures
-from toolchoice_pipeline.scoring.task_scores import FLAG_JUDGE_FAILED, FLAG_ORDER
+from toolchoice_pipeline.scoring.samples import SampleFigures
+from toolchoice_pipeline.scoring.task_scores import FLAG_ORDER
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -302,50 +300,3 @@ def build_model_scores(
         tools=tool_scores(pairs or {}),
         any_call=any_call if any_call is not None and any_call.episodes else None,
     )
-
-
-def model_scores(scores: list[TaskScore]) -> ModelScores:
-    """The scores of one model from its task scores (see the module docstring for units and denominators)."""
-    ran = [s for s in scores if s.error is None]
-    scored = [s for s in ran if s.right_tool is not None and s.expected_any_call is not None]
-    latencies = [s.latency_ms for s in ran]
-    provider = [s.provider_ms for s in ran]
-    by_tag: dict[str, list[TaskScore]] = defaultdict(list)
-    for score in scores:
-        for tag in dict.fromkeys(score.tags):
-            by_tag[tag].append(score)
-    flags: dict[str, int] = {}
-    for score in scores:
-        for flag in set(score.flags):
-            flags[flag] = flags.get(flag, 0) + 1
-    return build_model_scores(
-        Tally.of(scores),
-        n_ran=len(ran),
-        calls_sum=sum(s.calls for s in ran),
-        agent_cost_usd=sum(s.agent_cost_usd for s in scores),
-        judge_cost_usd=sum(s.judge_cost_usd for s in scores),
-        judge_tokens=sum(s.judge_tokens for s in scores),
-        n_unjudged=sum(s.error is None and FLAG_JUDGE_FAILED in s.flags for s in scores),
-        latency_ms_p50=percentile(latencies, 0.50),
-        latency_ms_p95=percentile(latencies, 0.95),
-        provider_ms_p50=percentile(provider, 0.50),
-        provider_ms_p95=percentile(provider, 0.95),
-        n_unlabelled=sum(s.error is None and s.right_tool is None for s in scores),
-        flags=flags,
-        tags={tag: Tally.of(items) for tag, items in by_tag.items()},
-        samples=sample_figures(scores),
-        n_distinct_tasks=len({s.task_id for s in scores}),
-        pairs=pair_counts((s.expected_tool, s.first_tool) for s in scored if not s.expected_any_call),
-        any_call=AnyCallCounts(
-            episodes=sum(1 for s in scored if s.expected_any_call),
-            no_call=sum(1 for s in scored if s.expected_any_call and s.first_tool is None),
-        ),
-    )
-
-
-def summarise(task_scores: Iterable[TaskScore]) -> dict[str, ModelScores]:
-    """Per-model scores of a release, keyed by model name in sorted order."""
-    by_model: dict[str, list[TaskScore]] = defaultdict(list)
-    for score in task_scores:
-        by_model[score.model].append(score)
-    return {model: model_scores(by_model[model]) for model in sorted(by_model)}

@@ -5,7 +5,7 @@ An expected argument is one of:
 - a plain JSON value: the actual value must equal it after normalisation (DESIGN §4);
 - ``{"any_of": [v, ...]}``: any listed value matches;
 - ``{"regex": "..."}``: the pattern is found in a string value (a search, on RE2: linear time, Python's syntax
-  without lookaround or backreferences; see :mod:`.user_regex`);
+  without lookaround or backreferences; see :mod:`toolchoice_pipeline.util.user_regex`);
 - ``{"value": v}``: exactly ``v``, for when ``v`` itself looks like a matcher;
 
 and ``"optional": true`` may be added to any of the object forms: an absent argument is then fine, a present

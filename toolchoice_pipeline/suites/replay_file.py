@@ -8,7 +8,7 @@ Each non-blank line is one of::
 
 ``arguments`` is an object or a JSON string (kept raw and flagged ``invalid_arguments`` when it does not
 decode); ``response`` is the raw reply as a provider returned it. Both forms go through the one normalisation
-step of :mod:`.calls` (:func:`~.calls.make_call` / :func:`~.calls.normalise_response`), so a replayed reply is
+step of :mod:`toolchoice_pipeline.records.calls` (:func:`~toolchoice_pipeline.records.calls.make_call` / :func:`~toolchoice_pipeline.records.calls.normalise_response`), so a replayed reply is
 graded exactly like a live one. Calls written into ``content`` become invalid calls there too.
 """
 
@@ -52,7 +52,7 @@ class ReplayLine(BaseModel):
     response: dict[str, Any] | None = None
 
     def reply(self) -> Reply:
-        """The normalised reply; raises :class:`~.calls.ReplyFormatError` for a raw response of unknown shape."""
+        """The normalised reply; raises :class:`~toolchoice_pipeline.records.calls.ReplyFormatError` for a raw response of unknown shape."""
         if self.response is not None:
             return normalise_response(self.response)
         message = {
@@ -128,7 +128,7 @@ def read_replay(path: Path) -> dict[str, Reply]:
 def load_replay(path: str | Path) -> dict[str, Reply]:
     """Every reply of the replay file at ``path`` by task id, cached by path, modification time and size.
 
-    Returns a new dict on each call; the :class:`~.calls.Reply` values are shared with the cache, so treat them
+    Returns a new dict on each call; the :class:`~toolchoice_pipeline.records.calls.Reply` values are shared with the cache, so treat them
     as read-only. Raises :class:`InputError` as :func:`read_replay` does.
     """
     resolved = Path(path).resolve()

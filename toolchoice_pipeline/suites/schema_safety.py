@@ -1,7 +1,7 @@
 """Tool schemas from users, made safe to validate against: no retrieval, no backtracking regex, no ``$ref`` loop.
 
 - :func:`schema_safety_problems` (used by ``toolchoice validate`` through :mod:`.catalog_files`): every
-  ``pattern`` and ``patternProperties`` key must compile under RE2 (:mod:`.user_regex`), and every ``$ref``
+  ``pattern`` and ``patternProperties`` key must compile under RE2 (:mod:`toolchoice_pipeline.util.user_regex`), and every ``$ref``
   must point inside the schema itself (``#``, ``#/json/pointer`` or ``#anchor``), resolve there, and not start
   a chain of ``$ref`` s that comes back to itself. Returned as ``(path inside the schema, message)``.
 - :func:`safe_validator` (used by the offline judge): the ``jsonschema`` validator of a schema's dialect

@@ -1,6 +1,6 @@
 """Whether a call's arguments fit: its tool's JSON Schema, and the things the request names.
 
-Used by the offline judge (:mod:`.offline`). Pure functions, no model:
+Used by the offline judge (:mod:`toolchoice_pipeline.providers.offline_judge`). Pure functions, no model:
 
 - :func:`schema_problems`: why the arguments fail the tool's JSON Schema (the ``jsonschema`` library, dialect
   from ``$schema``, 2020-12 otherwise), each problem marked when it is only an argument the schema does not

@@ -1,6 +1,6 @@
 """Whether a step makes the calls the request needs: the parts of a request that no call of the step serves.
 
-Used by the offline judge (:mod:`.offline`) for rubric step 3 ("the step must make the calls the request
+Used by the offline judge (:mod:`toolchoice_pipeline.providers.offline_judge`) for rubric step 3 ("the step must make the calls the request
 needs"). Pure functions, no model. A request's *values* are what a call would pass as arguments:
 
 - numbers, by value and without their sign, in scientific notation too ("1e-9"; a unit may follow: "5cm"; "1.2 billion" is also 1.2e9 and "60%"

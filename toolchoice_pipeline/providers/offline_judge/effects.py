@@ -1,5 +1,5 @@
 """Read requests and tools that change state: rubric rule "a tool that changes or deletes state is incorrect
-for a request that only asks to read or look" (used by the offline judge, :mod:`.offline`). Pure functions.
+for a request that only asks to read or look" (used by the offline judge, :mod:`toolchoice_pipeline.providers.offline_judge`). Pure functions.
 
 - A request *only reads* when it has a reading word ("show", "what", "list", "find", "get", "check",
   "explain"...) and no word asking for a change (:data:`CHANGE_WORDS`: "write", "delete", "fix", "add",

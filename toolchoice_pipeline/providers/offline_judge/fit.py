@@ -1,6 +1,6 @@
 """How well a request fits each tool's description, counting what a description says the tool cannot do.
 
-Used by the offline judge (:mod:`.offline`). Pure functions, no model:
+Used by the offline judge (:mod:`toolchoice_pipeline.providers.offline_judge`). Pure functions, no model:
 
 - Terms are lower-cased words (identifiers split at ``_``, ``-``, ``.``, ``/`` and camelCase humps), stop words
   dropped, reduced by the Snowball English stemmer (``deleting`` → ``delet``).

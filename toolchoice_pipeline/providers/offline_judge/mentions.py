@@ -1,6 +1,6 @@
 """Catalog tools that a request names explicitly: "websearch xterm.js tmux", "read it back with the Read tool".
 
-Used by the offline judge (:mod:`.offline`): a user who names the tool to use gives an instruction, which
+Used by the offline judge (:mod:`toolchoice_pipeline.providers.offline_judge`): a user who names the tool to use gives an instruction, which
 counts more than how well the words of the request fit the tool's description. Pure functions, no model.
 
 A tool's *name tokens* are its name split at ``_``, ``-``, ``.``, ``/``, spaces and camelCase humps, lower-cased

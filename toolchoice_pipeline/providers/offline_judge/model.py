@@ -1,6 +1,6 @@
 """The built-in offline judge behind ``local/catalog-judge``: catalog-grounded, deterministic, explains itself.
 
-It reads only its prompt (:func:`.prompt.read_judge_input`): the conversation, the catalog and the model
+It reads only its prompt (:func:`toolchoice_pipeline.records.judge_input.read_judge_input`): the conversation, the catalog and the model
 output. It never sees the expected answer. It grades the first step's reply as a whole, in this order:
 
 0. with descriptions in the catalog but no tool sharing a term with the request (and none named), a step that
@@ -37,7 +37,7 @@ output. It never sees the expected answer. It grades the first step's reply as a
 A *distinctive term* is a request term only one tool of the catalog has (the largest idf in the catalog), so
 the thresholds mean the same for a 3-tool and a 30-tool catalog. With no descriptions in the catalog the judge
 has no grounds to object (beyond the user's own naming of a tool) and passes every existing, schema-valid
-choice: the calibration check (:mod:`.calibration`) exists to catch exactly that. The verdict never depends on
+choice: the calibration check (:mod:`toolchoice_pipeline.judge.calibration`) exists to catch exactly that. The verdict never depends on
 temperature or seed; with temperature > 0 the seed picks one of several equivalent wordings of the reasoning.
 """
 

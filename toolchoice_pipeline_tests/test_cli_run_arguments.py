@@ -1,0 +1,57 @@
+"""``toolchoice run`` refuses bad arguments with exit 2 and one ``error:`` line naming the problem, before any
+Dagster run or model call: through the CLI's entry point in this process (``main``, what the console script
+calls), on a copy of the demo data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolchoice_pipeline.cli import main
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE
+from toolchoice_pipeline_tests.release_helpers import write_scored
+
+
+@pytest.fixture
+def data_dir(demo_copy) -> Path:
+    return demo_copy / "data"
+
+
+def one_line_error(capsys, *args: str) -> str:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["run", *args])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ") and "Traceback" not in out + err
+    return lines[0]
+
+
+def test_an_unknown_suite_exits_2(data_dir, capsys):
+    line = one_line_error(capsys, "--data-dir", str(data_dir), "--suite", "no_such_suite")
+    assert "no_such_suite" in line and DEMO_SUITE in line  # names it, and the suites there are
+
+
+def test_a_bad_release_id_exits_2(data_dir, capsys):
+    line = one_line_error(capsys, "--data-dir", str(data_dir), "--release", "../r9")
+    assert "'../r9'" in line and "release" in line
+
+
+def test_an_unknown_local_model_exits_2(data_dir, capsys):
+    line = one_line_error(
+        capsys, "--data-dir", str(data_dir), "--release", "r9", "--models", "local/bm25-router,local/no-such-agent"
+    )
+    assert "local/no-such-agent" in line and "unknown local model" in line
+    assert not (data_dir / "releases" / "r9").exists()
+    assert not (data_dir / "dagster_home" / "storage").exists()  # no Dagster run was made
+
+
+def test_reusing_a_finished_release_id_without_force_exits_2_and_keeps_the_release(data_dir, capsys):
+    scores = write_scored(data_dir, "r1", DEMO_SUITE, kind="release")
+    before = scores.read_bytes()
+    line = one_line_error(capsys, "--data-dir", str(data_dir), "--release", "r1", "--kind", "release")
+    assert "'r1'" in line and "--force" in line
+    assert scores.read_bytes() == before
