@@ -1,6 +1,7 @@
 """What only a few users need is an extra (pyproject.toml's optional dependencies): the default install runs
 `toolchoice run` without it (.ci/other-pythons runs the demo on an install with no extra), and the commands that
-need one refuse before any work, with exit 2 and the extra's install command."""
+need one refuse before any work, with exit 2 and the extra's install command; `report` prints its tables and
+leaves the pictures out unless they are asked for."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from toolchoice_pipeline.cli import main
 from toolchoice_pipeline.releases.report import TrendPoint, trend_figure
 from toolchoice_pipeline.util.extras import EXTRAS, MissingExtra, require
+from toolchoice_pipeline_tests.release_helpers import write_scored
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
@@ -47,10 +49,25 @@ def test_run_with_chart_is_refused_before_the_run_without_the_charts_extra(no_ma
     assert sorted(p.relative_to(data_dir) for p in data_dir.rglob("*")) == before  # nothing ran, nothing written
 
 
-def test_report_is_refused_without_the_charts_extra(no_matplotlib, tmp_path, capsys):
-    code, _, err = run_cli(capsys, "report", "--data-dir", str(tmp_path))
+def test_report_prints_its_table_without_the_charts_extra_and_says_what_it_left_out(no_matplotlib, tmp_path, capsys):
+    write_scored(tmp_path, "r1", written=1)
+    code, out, err = run_cli(capsys, "report", "--data-dir", str(tmp_path))
+    assert code == 0
+    assert "suite unit: right tool % / right args % per release" in out and "r1" in out
+    assert "Traceback" not in err
+    assert "the trend chart and confusion heatmaps left out: matplotlib (module 'matplotlib') is not installed" in err
+    assert "install the charts extra with `pip install -e '.[charts]'`" in err
+    assert not list(tmp_path.rglob("*.png"))  # no picture half-drawn
+
+
+@pytest.mark.parametrize("option", ["--chart", "--html"])
+def test_report_refuses_the_pictures_asked_for_without_the_charts_extra(no_matplotlib, tmp_path, capsys, option):
+    write_scored(tmp_path, "r1", written=1)
+    target = tmp_path / ("out.png" if option == "--chart" else "out.html")
+    code, out, err = run_cli(capsys, "report", option, str(target), "--data-dir", str(tmp_path))
     assert code == 2
-    _refusal(err, "toolchoice report (its charts and heatmaps)")
+    _refusal(err, f"toolchoice report {option}")
+    assert out == "" and not target.exists()
 
 
 def test_the_chart_functions_name_the_extra_too(no_matplotlib):

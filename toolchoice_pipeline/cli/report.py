@@ -21,7 +21,7 @@ from toolchoice_pipeline.releases.report import TREND_WINDOW, TrendPoint, load_t
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
-from toolchoice_pipeline.util.extras import require
+from toolchoice_pipeline.util.extras import installed, missing_note, require
 
 
 @click.command("report")
@@ -64,8 +64,15 @@ def report_command(
     data_dir: Path,
 ) -> int:
     """Show right-tool and right-arguments shares (points) per model over releases, one table and chart per suite,
-    and the confusion heatmaps of the newest release (or --release); --html writes that release's report."""
-    require("charts", "toolchoice report (its charts and heatmaps)")
+    and the confusion heatmaps of the newest release (or --release); --html writes that release's report.
+
+    Without the charts extra the tables are printed and the pictures left out (a note on stderr says so);
+    --chart and --html, which ask for pictures, are refused with exit 2 naming the extra."""
+    if chart_path is not None:
+        require("charts", "toolchoice report --chart")
+    if html_path is not None:
+        require("charts", "toolchoice report --html")
+    pictures = installed("charts")
     if html_path is not None:
         check_output_file(html_path, "--html")
     store = ReleaseStore(data_dir)
@@ -109,6 +116,10 @@ def report_command(
         of_suite = [p for p in points if p.suite == suite]
         baseline = store.baseline(suite)
         console.print(trend_table(suite, of_suite, baseline))
+        if not pictures:
+            click.echo(missing_note("charts", "the trend chart and confusion heatmaps"), err=True)
+            console.print()
+            continue
         target = chart_path or data_dir / "reports" / suite / "trend.png"
         render_chart(of_suite, target, title=f"{suite}: tool choice over releases", baseline=baseline)
         console.print(f"chart: {display_path(target)}")

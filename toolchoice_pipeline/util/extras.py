@@ -31,13 +31,26 @@ class MissingExtra(InputError):
         self.extra = extra
 
 
-def require(extra: str, needed_for: str) -> None:
-    """Raise :class:`MissingExtra` unless the module of ``extra`` (a key of :data:`EXTRAS`) can be imported.
-    ``needed_for`` names what needs it (``"toolchoice run --chart"``). Looks the module up without importing it."""
+def installed(extra: str) -> bool:
+    """Whether the module of ``extra`` (a key of :data:`EXTRAS`) can be imported; looks it up without importing it."""
     module, _ = EXTRAS[extra]
     try:
-        found = importlib.util.find_spec(module) is not None
+        return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package missing, or a module set to None in sys.modules
-        found = False
-    if not found:
+        return False
+
+
+def require(extra: str, needed_for: str) -> None:
+    """Raise :class:`MissingExtra` unless the module of ``extra`` (a key of :data:`EXTRAS`) can be imported.
+    ``needed_for`` names what needs it (``"toolchoice run --chart"``)."""
+    if not installed(extra):
         raise MissingExtra(extra, needed_for)
+
+
+def missing_note(extra: str, left_out: str) -> str:
+    """One line saying what was left out for want of ``extra`` and how to install it."""
+    module, package = EXTRAS[extra]
+    return (
+        f"{left_out} left out: {package} (module '{module}') is not installed; install the {extra} extra with "
+        f"`pip install -e '.[{extra}]'` or `uv sync --extra {extra}`"
+    )
