@@ -53,11 +53,14 @@ class ToolLedger:
 
     def missing_definitions(self, catalog: list[ToolDefinition]) -> list[ToolDefinition]:
         """A minimal definition (empty description, every argument name seen, any value allowed) for each tool
-        called but absent from ``catalog``, except tools every call to which was refused as unknown."""
+        called but absent from ``catalog``, except tools every call to which was refused as unknown, and names
+        that differ from a catalog tool's only in case (``bash`` for ``Bash``): a miscased call of that tool, which
+        a provider refuses (names are case-sensitive), so it stays a hallucinated call, never a second tool."""
         known = {tool.name for tool in catalog}
+        folded = {name.casefold() for name in known}
         added = []
         for name in sorted(self.arguments):
-            if name in known or (name in self.refused and name not in self.answered):
+            if name in known or (name in self.refused and name not in self.answered) or name.casefold() in folded:
                 continue
             properties = {argument: {} for argument in sorted(self.arguments[name])}
             added.append(
