@@ -11,6 +11,7 @@ from toolchoice_pipeline.providers.offline_judge.fit import terms
 from toolchoice_pipeline.providers.offline_judge.relevance import (
     grounded,
     lacks_values,
+    request_acronyms,
     request_numbers,
     subject_named,
     subject_terms,
@@ -82,3 +83,15 @@ def test_numbers_and_grounding():
     assert lacks_values("200000 at 4% over 25 years", LOAN.parameters) is False
     assert grounded("the tides at Brest", {"harbour": "brest"}) and grounded("in 50 minutes", {"m": 50})
     assert not grounded("the tides at Brest", {"harbour": "value", "n": 1})
+
+
+def test_a_subject_named_in_other_words_still_counts():
+    # by its initials, by the description's own words for what the tool is for, or by another stem of the word
+    gcd = "The GCD (greatest common divisor) of two integers."
+    assert subject_named(tuple(terms("greatest common divisor of 12 and 15")) + tuple(request_acronyms(
+        "greatest common divisor of 12 and 15")), "math.gcd", gcd) is True  # fmt: skip
+    curve = "Calculate the area under a curve. Integrates a function between two values."
+    assert subject_named(tuple(terms("the area under the curve of y = x^3")), "integrate", curve) is True
+    evolution = "Predict the evolution rate of a species."
+    assert subject_named(tuple(terms("the evolutionary rate of Homo sapiens")), "prediction.evolution", evolution)
+    assert "bmi" in request_acronyms("the Body Mass Index of a person")

@@ -72,7 +72,13 @@ from toolchoice_pipeline.providers.offline_judge.fit import (
     words,
 )
 from toolchoice_pipeline.providers.offline_judge.mentions import Mention, named_tools, tool_mentions
-from toolchoice_pipeline.providers.offline_judge.relevance import grounded, lacks_values, subject_named, subject_terms
+from toolchoice_pipeline.providers.offline_judge.relevance import (
+    grounded,
+    lacks_values,
+    request_acronyms,
+    subject_named,
+    subject_terms,
+)
 from toolchoice_pipeline.records.calls import message_text
 from toolchoice_pipeline.records.judge_input import ABSTAIN, JudgeInput, JudgeInputError, read_judge_input
 
@@ -487,7 +493,8 @@ def _why_not_served(request: Request, fit: ToolFit, tool: dict[str, Any] | None,
     """Why a tool that shares words with the request does not serve it (:mod:`.relevance`), or None when it
     does: its subject is not what the request is about, or the request gives too few of the numbers it needs."""
     description = _capability_text(tool)
-    if subject_named(request.terms, fit.name, description, frozenset(fit.matched)) is False:
+    asked = request.terms + tuple(request_acronyms(_request_text(request)))
+    if subject_named(asked, fit.name, description, frozenset(fit.matched)) is False:
         subject = ", ".join(sorted(subject_terms(fit.name, description)))
         return f"what it is for ({fit.name}: {subject}) is not what the request is about"
     if values and tool is not None and lacks_values(_request_text(request), tool.get("parameters")):

@@ -9,10 +9,12 @@ and *height* with "Calculate body mass index given weight and height", and no ca
 Two checks, each needing no knowledge of the domain:
 
 - **the tool's subject**: the content terms of its *name* (``determine_body_mass_index`` → body, mass, index),
-  less the actions any tool's name may start with (:data:`ACTIONS`: get, calculate, find, search...). A tool
-  whose name has such terms serves only a request that has one of them (stemmed, with the fit's synonyms), a
-  file path or URL the tool takes, or names the tool; a name of actions only (``requests.get``) says nothing,
-  and the description's fit decides alone;
+  less the actions any tool's name may start with (:data:`ACTIONS`: get, calculate, find, search...), that its
+  description uses too. A tool whose name has such terms serves only a request that has one of them (stemmed,
+  with the fit's synonyms), half of the terms of the description's first sentence (what it is for in other
+  words: "the area under a curve" for ``integrate``), a file path or URL the tool takes, or names the tool; a
+  name of actions only (``requests.get``) or in a code of its own (``ChaFod``) says nothing, and the
+  description's fit decides alone;
 - **the values it needs**: a tool with more required number parameters than the request (and the turns it
   follows up) gives numbers cannot be called with the user's values: the request lacks what the call needs
   (BFCL counts such a request as irrelevant too: "a function that needs the price, a request that gives none").
@@ -57,6 +59,30 @@ def subject_terms(name: str, description: str = "") -> frozenset[str]:
     return subject & frozenset(terms(description)) if description.strip() else subject
 
 
+PREFIX = 5
+
+
+def _same_stem(subject: str, asked: str) -> bool:
+    """The stems of one word family the stemmer keeps apart (``evolut``, ``evolutionari``): one starts with the
+    other, five letters at least."""
+    short, long = sorted((subject, asked), key=len)
+    return len(short) >= PREFIX and long.startswith(short)
+
+
+def request_acronyms(text: str) -> frozenset[str]:
+    """The initials of every run of 2-5 capitalised or lower-case content words of ``text`` ("Body Mass Index" →
+    ``bmi``, "greatest common divisor" → ``gcd``): a tool named by an acronym is named by its words too."""
+    words = [w for w in re.findall(r"[A-Za-z]+", text) if w.lower() not in ACRONYM_SKIP]
+    found = set()
+    for size in range(2, 6):
+        for start in range(len(words) - size + 1):
+            found.add("".join(w[0] for w in words[start : start + size]).lower())
+    return frozenset(found)
+
+
+ACRONYM_SKIP = frozenset("a an the of and or for in on to with by".split())
+
+
 def subject_named(
     request_terms: tuple[str, ...], name: str, description: str = "", takes: frozenset[str] = frozenset()
 ) -> bool | None:
@@ -68,7 +94,21 @@ def subject_named(
     if not subject or len(set(request_terms) - {PATH_TERM, URL_TERM}) < MIN_TERMS:
         return None
     asked = set(request_terms)
+    if lead_covered(asked, description) or any(_same_stem(a, b) for a in subject for b in asked):
+        return True
     return bool(subject & asked) or bool(takes & asked & {PATH_TERM, URL_TERM})
+
+
+LEAD_SHARE = 0.5
+_SENTENCE_END = re.compile(r"[.;:!?\n]")
+
+
+def lead_covered(asked: set[str], description: str) -> bool:
+    """Whether the request has half or more of the content terms (less :data:`ACTIONS`, two at least) of the
+    description's first sentence, what the tool is for in the description's words ("the area under a curve"
+    for ``integrate``, "greatest common divisor" for ``math.gcd``)."""
+    lead = frozenset(terms(_SENTENCE_END.split(description.strip(), maxsplit=1)[0])) - ACTIONS
+    return len(lead) >= MIN_TERMS and len(lead & asked) >= LEAD_SHARE * len(lead)
 
 
 def request_numbers(text: str) -> int:
