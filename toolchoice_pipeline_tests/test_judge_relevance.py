@@ -1,8 +1,9 @@
 """The offline judge on "no call expected" steps: sharing words with a tool is not being served by it.
 
-Requests written for these tests (not taken from BFCL): a tool whose name's subject the request does not mention
-serves it only by accident of words, so answering without a call is right and a call tied to nothing asked is
-wrong; a tool whose subject the request names, with the values it needs, makes a step without a call wrong.
+Requests written for these tests (not taken from BFCL): a call to a tool whose name's subject the request does
+not mention, with arguments that hold nothing the request gives, is wrong; a request that lacks the numbers
+the fitting tool needs makes answering without a call right; a tool whose subject the request names, with the
+values it needs, makes a step without a call wrong.
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ LOAN = tool("monthly_loan_payment", "Calculate the monthly payment of a loan giv
             amount="number", annual_rate="number", years="integer")  # fmt: skip
 
 
-def test_a_tool_sharing_words_but_not_its_subject_makes_no_call_right_and_a_call_wrong():
+def test_a_call_to_a_tool_sharing_words_but_not_its_subject_and_tied_to_nothing_asked_is_wrong():
     request = "Calculate the calories burned given a distance of 10 km and a weight of 70 kg."
-    assert grade(request, Reply(text="About 700 kcal."), [PACE]).verdict == "correct"
     made_up = grade(request, calls(("running_pace", {"distance_km": 1, "minutes": 1})), [PACE])
     assert made_up.verdict == "incorrect" and "serves nothing asked" in made_up.conclusion
+    # The step without a call is judged on the values only (real users name a subject in words of their own):
+    # the request gives the two numbers the tool needs, so the fitting tool still counts as serving it.
+    assert grade(request, Reply(text="About 700 kcal."), [PACE]).verdict == "incorrect"
 
 
 def test_a_tool_whose_subject_is_asked_with_its_values_makes_no_call_wrong():

@@ -331,7 +331,9 @@ def assess(data: JudgeInput) -> Assessment:
                 f"the user asked for {_naming(request, wanted[0].name)} by name, yet no tool was called.",
             )
         fitting = [f for f in fits if _clearly_fits(f, CLEAR_FIT * unit)]
-        serving = [f for f in fitting if _why_not_served(request, f, tools.get(f.name)) is None]
+        # Only the values decide here: a tool's subject in other words than its name's (a user's "temperature"
+        # for get_current_weather) is too common in real requests to call a step without a call right on it.
+        serving = [f for f in fitting if _why_not_served(request, f, tools.get(f.name), subject=False) is None]
         if serving:
             return Assessment(
                 "incorrect",
@@ -489,12 +491,15 @@ def _capability_text(tool: dict[str, Any] | None) -> str:
     return "\n".join(texts)
 
 
-def _why_not_served(request: Request, fit: ToolFit, tool: dict[str, Any] | None, values: bool = True) -> str | None:
+def _why_not_served(
+    request: Request, fit: ToolFit, tool: dict[str, Any] | None, values: bool = True, subject: bool = True
+) -> str | None:
     """Why a tool that shares words with the request does not serve it (:mod:`.relevance`), or None when it
-    does: its subject is not what the request is about, or the request gives too few of the numbers it needs."""
+    does: its subject is not what the request is about (unless ``subject`` is False), or the request gives too
+    few of the numbers it needs (unless ``values`` is False)."""
     description = _capability_text(tool)
     asked = request.terms + tuple(request_acronyms(_request_text(request)))
-    if subject_named(asked, fit.name, description, frozenset(fit.matched)) is False:
+    if subject and subject_named(asked, fit.name, description, frozenset(fit.matched)) is False:
         subject = ", ".join(sorted(subject_terms(fit.name, description)))
         return f"what it is for ({fit.name}: {subject}) is not what the request is about"
     if values and tool is not None and lacks_values(_request_text(request), tool.get("parameters")):

@@ -19,8 +19,12 @@ Two checks, each needing no knowledge of the domain:
   follows up) gives numbers cannot be called with the user's values: the request lacks what the call needs
   (BFCL counts such a request as irrelevant too: "a function that needs the price, a request that gives none").
 
-A call is *unsupported* when its tool's subject is not in the request and none of its arguments holds a value
-the request gives: nothing ties the call to what was asked.
+A step without a call is wrong only when a tool that clearly fits has the values it needs in the request (the
+subject check is not used there: real users name a tool's subject in words of their own, "temperature" for
+``get_current_weather``, "burger" for ``change_food``, and a step without a call would be called right on
+it). A call is *unsupported*, and wrong, when its tool's subject is not in the request and none of its
+arguments holds a value the request gives: nothing ties the call to what was asked. The values check is not
+used on calls: a call may carry numbers everybody knows (52 cards in a deck).
 """
 
 from __future__ import annotations
