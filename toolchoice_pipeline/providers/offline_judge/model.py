@@ -500,8 +500,8 @@ def _why_not_served(
     description = _capability_text(tool)
     asked = request.terms + tuple(request_acronyms(_request_text(request)))
     if subject and subject_named(asked, fit.name, description, frozenset(fit.matched)) is False:
-        subject = ", ".join(sorted(subject_terms(fit.name, description)))
-        return f"what it is for ({fit.name}: {subject}) is not what the request is about"
+        named = ", ".join(sorted(subject_terms(fit.name, description)))
+        return f"what it is for ({fit.name}: {named}) is not what the request is about"
     if values and tool is not None and lacks_values(_request_text(request), tool.get("parameters")):
         return f"the request gives too few of the numbers {fit.name} requires"
     return None
