@@ -344,7 +344,7 @@ def assess(data: JudgeInput) -> Assessment:
                 f"{_describe_fit(serving[0], request.surface)} clearly serves the request, yet no tool was called.",
             )
         if fitting:
-            why = _why_not_served(request, fitting[0], tools.get(fitting[0].name))
+            why = _why_not_served(request, fitting[0], tools.get(fitting[0].name), subject=False)
             return Assessment(
                 "correct",
                 asked,
