@@ -204,3 +204,20 @@ def test_semantic_kernel_span_events_are_read(tmp_path, capsys):
     tasks, replay = stored(tmp_path / "data")
     assert first_calls(replay) == [["get_service_status"], ["restart_pod"]]
     assert tasks[0]["messages"][-1] == {"role": "user", "content": "Is checkout healthy?"}
+
+
+def test_two_unknown_names_differing_only_in_case_add_one_tool(tmp_path, capsys):
+    # Codex rollouts record no definitions: "shell" called twice and "Shell" once are one tool, miscased once.
+    turns = [
+        ("List the files", [("Shell", {"command": ["ls"]})], ["a.py"]),
+        ("Run the tests", [("shell", {"command": ["pytest"]})], ["3 passed"]),
+        ("Show git status", [("shell", {"command": ["git", "status"]})], ["clean"]),
+    ]
+    rollout = codex_rollout(tmp_path / "r.jsonl", turns)
+    code, _, err = ingest(capsys, "codex", [rollout], tmp_path / "data", catalog=DEMO_CATALOG)
+    assert code == 0, err
+    tasks, replay = stored(tmp_path / "data")
+    assert first_calls(replay) == [["Shell"], ["shell"], ["shell"]]
+    assert flags(tasks) == [True, False, False]
+    names = [tool.name for tool in load_suite(tmp_path / "data", "s").catalog]
+    assert "shell" in names and "Shell" not in names
