@@ -84,6 +84,7 @@ _NOT_A_VALUE = re.compile(
 # names a secret rather than holds one.
 _IDENTIFIER = re.compile(r"[a-z]+(?:[A-Z][a-z]{2,})+|[a-z]{2,}(?:_[a-z]{2,})+")
 _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)")
+_SHORTEST_LOOSE = 16  # the shortest run :func:`.secret_rules.loose_tokens` or :func:`.base64_texts` looks at
 # A secret's placeholder right before more characters of a token's alphabet: the rule stopped short of the token.
 _CUT_SHORT = re.compile(r"(\[REDACTED:(?!email\]|user_name\])[a-z0-9_]+\])[A-Za-z0-9_\-]+={0,2}")
 _ALREADY_REDACTED = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -415,13 +416,14 @@ class Sanitiser:
         """``text`` with the tokens that are secrets by their shape alone redacted (no word or prefix needed:
         :func:`.secret_rules.loose_tokens`), and every secret placeholder widened over what a rule left of
         its token (a vendor rule that stopped short of a longer token of the same alphabet)."""
-        for start, end in reversed(loose_tokens(text)):
-            text = text[:start] + self._count("high_entropy_token") + text[end:]
-        for start, end, decoded in reversed(base64_texts(text)):
-            inner = Sanitiser(personal=False)
-            if inner.text(decoded) != decoded or _is_basic_credentials(text[start:end]) and len(decoded) >= 12:
-                text = text[:start] + self._count("base64_wrapped_secret") + text[end:]
-        return _CUT_SHORT.sub(lambda m: m.group(1), text)
+        if len(text) >= _SHORTEST_LOOSE:  # else no run of a generated token's length fits (keys, names, numbers)
+            for start, end in reversed(loose_tokens(text)):
+                text = text[:start] + self._count("high_entropy_token") + text[end:]
+            for start, end, decoded in reversed(base64_texts(text)):
+                inner = Sanitiser(personal=False)
+                if inner.text(decoded) != decoded or _is_basic_credentials(text[start:end]) and len(decoded) >= 12:
+                    text = text[:start] + self._count("base64_wrapped_secret") + text[end:]
+        return _CUT_SHORT.sub(lambda m: m.group(1), text) if "[REDACTED:" in text else text
 
     def _replace(self, match: re.Match[str], rule: _Rule) -> str:
         group = rule.group
