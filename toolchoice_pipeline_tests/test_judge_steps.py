@@ -107,8 +107,12 @@ def test_a_tool_that_changes_state_is_incorrect_for_a_read_request():
 
 def test_with_no_tool_sharing_a_word_a_call_gets_an_abstention_and_no_call_is_right():
     request = "Who won the 1998 football world cup?"
-    found = grade(request, calls(("spotify.play", {"artist": "France", "duration": 1})), [SPOTIFY, EM_FORCE])
+    found = grade(request, calls(("spotify.play", {"artist": "football anthems", "duration": 1})), [SPOTIFY, EM_FORCE])
     assert found.verdict == "abstain" and "no evidence" in found.conclusion
+    # A call tied to nothing asked (its tool's subject is not in the request, and no argument holds a value the
+    # request gives) is wrong, not unknown: nothing in the catalog serves the request.
+    found = grade(request, calls(("spotify.play", {"artist": "France", "duration": 1})), [SPOTIFY, EM_FORCE])
+    assert found.verdict == "incorrect" and "serves nothing asked" in found.conclusion
     # The same lack of overlap is evidence for the answer without a call (BFCL's irrelevance category).
     found = grade(request, Reply(text="France."), [SPOTIFY, EM_FORCE])
     assert found.verdict == "correct" and "answering without a call is right" in found.conclusion
@@ -121,7 +125,7 @@ def test_the_abstention_reaches_the_parser_as_an_invalid_vote_with_its_reason():
     messages = build_judge_messages(
         [{"role": "user", "content": "Who won the 1998 football world cup?"}],
         [SPOTIFY, EM_FORCE],
-        calls(("spotify.play", {"artist": "France", "duration": 1})),
+        calls(("spotify.play", {"artist": "football anthems", "duration": 1})),
     )
     parsed = parse_verdict(catalog_judge(messages, [], {})["content"])
     assert not parsed.valid and parsed.abstained and "no evidence" in parsed.error

@@ -10,8 +10,9 @@ carries part of it, and its messages are brought to the GenAI semantic conventio
 - the same attributes on a ``gen_ai.client.inference.operation.details`` event (an OTLP log record or a
   span event), joined to its span by trace and span id;
 - one event per message: ``gen_ai.system.message``, ``gen_ai.user.message``, ``gen_ai.assistant.message``,
-  ``gen_ai.tool.message`` and ``gen_ai.choice`` (log records with the content in the body, span events,
-  or Pydantic AI < 1.0's ``events`` span attribute);
+  ``gen_ai.tool.message`` and ``gen_ai.choice`` (log records with the content in the body, span events with
+  it in their attributes or as JSON text in ``gen_ai.event.content`` (Semantic Kernel), or Pydantic AI < 1.0's
+  ``events`` span attribute);
 - the older flat attributes ``gen_ai.prompt.N.role`` / ``.content`` / ``.tool_calls.M.name`` / ``.tool_call_id``
   and ``gen_ai.completion.N.*``, with ``llm.request.functions.N.name`` / ``.description`` / ``.parameters``;
 - Pydantic AI's ``model_request_parameters`` (``function_tools`` and ``output_tools``);
@@ -41,6 +42,7 @@ MESSAGE_EVENTS = {
     "gen_ai.tool.message": "tool",
 }
 CHOICE_EVENT = "gen_ai.choice"
+EVENT_CONTENT = "gen_ai.event.content"
 CONTENT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt", "gen_ai.content.completion": "gen_ai.completion"}
 _STRICT = strict_decoder()  # NaN, 1e999 and repeated keys inside an attribute: not decoded
 RESULT_KEYS = ("response", "result", "content", "output")  # where producers put a tool result
@@ -231,7 +233,12 @@ class CallCollector:
         elif name == DETAILS_EVENT:
             self._attributes(call, attrs)
         else:
-            self._message_event(call, name, body if isinstance(body, dict) else attrs, time)
+            if not isinstance(body, dict):
+                # a span event's content: its attributes, or one JSON text in ``gen_ai.event.content`` (Semantic
+                # Kernel), which holds the body a log record would carry
+                content = decoded(attrs.get(EVENT_CONTENT))
+                body = content if isinstance(content, dict) else attrs
+            self._message_event(call, name, body, time)
 
     def _message_event(self, call: ModelCall, name: str, body: dict[str, Any], time: int) -> None:
         if name == CHOICE_EVENT:

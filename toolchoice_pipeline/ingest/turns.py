@@ -9,6 +9,7 @@ bounded map of recent call ids.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,8 +38,10 @@ class ToolLedger:
     arguments: dict[str, set[str]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
     answered: set[str] = field(default_factory=set)
+    calls: Counter[str] = field(default_factory=Counter)
 
     def called(self, call: RecordedCall) -> None:
+        self.calls[call.name] += 1
         names = self.arguments.setdefault(call.name, set())
         if isinstance(call.arguments, dict) and len(names) < MAX_ARGUMENT_NAMES:
             names.update(list(call.arguments)[: MAX_ARGUMENT_NAMES - len(names)])
@@ -53,17 +56,23 @@ class ToolLedger:
 
     def missing_definitions(self, catalog: list[ToolDefinition]) -> list[ToolDefinition]:
         """A minimal definition (empty description, every argument name seen, any value allowed) for each tool
-        called but absent from ``catalog``, except tools every call to which was refused as unknown."""
+        called but absent from ``catalog``, except tools every call to which was refused as unknown, and names
+        that differ from a catalog tool's only in case (``bash`` for ``Bash``): a miscased call of that tool, which
+        a provider refuses (names are case-sensitive), so it stays a hallucinated call, never a second tool. Of
+        names added that differ only in case (``Shell`` and ``shell``), the one called most is added (the first
+        in sorted order on a tie); calls to the others stay hallucinated."""
         known = {tool.name for tool in catalog}
+        folded = {name.casefold() for name in known}
         added = []
-        for name in sorted(self.arguments):
-            if name in known or (name in self.refused and name not in self.answered):
+        for name in sorted(self.arguments, key=lambda n: (-self.calls[n], n)):
+            if name in known or (name in self.refused and name not in self.answered) or name.casefold() in folded:
                 continue
+            folded.add(name.casefold())
             properties: dict[str, dict[str, Any]] = {argument: {} for argument in sorted(self.arguments[name])}
             added.append(
                 ToolDefinition(name=name, description="", parameters={"type": "object", "properties": properties})
             )
-        return added
+        return sorted(added, key=lambda tool: tool.name)
 
 
 class TurnAssembler:

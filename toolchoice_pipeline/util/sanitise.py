@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from toolchoice_pipeline.util.secret_rules import BASE64_PRIVATE_KEY, CONTEXT_SECRET, GENERIC_API_KEY, KEY_FORMATS
+from toolchoice_pipeline.util.secret_rules import (
+    BASE64_PRIVATE_KEY,
+    CONTEXT_SECRET,
+    GENERIC_API_KEY,
+    KEY_FORMATS,
+    base64_texts,
+    loose_tokens,
+)
 from toolchoice_pipeline.util.secret_rules import SecretRule as _Rule
 
 DEFAULT_MAX_TOOL_RESULT_BYTES = 4096
@@ -52,6 +59,7 @@ KINDS = (
     "url_password",
     "cli_password",
     "netrc_password",
+    "pgpass_password",
     "basic_auth",
     "bearer_token",
     "generic_secret",
@@ -76,6 +84,9 @@ _NOT_A_VALUE = re.compile(
 # names a secret rather than holds one.
 _IDENTIFIER = re.compile(r"[a-z]+(?:[A-Z][a-z]{2,})+|[a-z]{2,}(?:_[a-z]{2,})+")
 _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)")
+_SHORTEST_LOOSE = 16  # the shortest run :func:`.secret_rules.loose_tokens` or :func:`.base64_texts` looks at
+# A secret's placeholder right before more characters of a token's alphabet: the rule stopped short of the token.
+_CUT_SHORT = re.compile(r"(\[REDACTED:(?!email\]|user_name\])[a-z0-9_]+\])[A-Za-z0-9_\-]+={0,2}")
 _ALREADY_REDACTED = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GENERIC_USER_NAMES = frozenset(
     {
@@ -184,6 +195,14 @@ def _rules() -> tuple[_Rule, ...]:
             ("mysql", "mariadb"),
             "secret",
             keep_if=lambda value: bool(_NOT_A_VALUE.match(value.strip("'\""))),
+        ),
+        # .pgpass (libpq): ``host:port:database:user:password``, the port a number or ``*``.
+        _Rule(
+            "pgpass_password",
+            re.compile(r"(?<![\w.:/-])[A-Za-z*][\w.*-]*:(?:\d{2,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<secret>[^\s:'\"`]{6,})"),
+            (":",),
+            "secret",
+            keep_if=lambda value: bool(_NOT_A_VALUE.match(value)),
         ),
         # .netrc: ``machine <host> [login <user>] password <pw>``, on one line or a line of its own.
         _Rule(
@@ -388,9 +407,23 @@ class Sanitiser:
                 if secret and "[REDACTED:" not in secret and secret in text:
                     self.counts[kind] += text.count(secret)
                     text = text.replace(secret, _PLACEHOLDER.format(kind))
+        text = self._loose(text)
         if self._names_pattern is not None:
             text = self._names_pattern.sub(lambda m: self._count("user_name"), text)
         return text
+
+    def _loose(self, text: str) -> str:
+        """``text`` with the tokens that are secrets by their shape alone redacted (no word or prefix needed:
+        :func:`.secret_rules.loose_tokens`), and every secret placeholder widened over what a rule left of
+        its token (a vendor rule that stopped short of a longer token of the same alphabet)."""
+        if len(text) >= _SHORTEST_LOOSE:  # else no run of a generated token's length fits (keys, names, numbers)
+            for start, end in reversed(loose_tokens(text)):
+                text = text[:start] + self._count("high_entropy_token") + text[end:]
+            for start, end, decoded in reversed(base64_texts(text)):
+                inner = Sanitiser(personal=False)
+                if inner.text(decoded) != decoded or _is_basic_credentials(text[start:end]) and len(decoded) >= 12:
+                    text = text[:start] + self._count("base64_wrapped_secret") + text[end:]
+        return _CUT_SHORT.sub(lambda m: m.group(1), text) if "[REDACTED:" in text else text
 
     def _replace(self, match: re.Match[str], rule: _Rule) -> str:
         group = rule.group

@@ -136,6 +136,8 @@ _STRONG_WORDS = (
     r"|secrets?|tokens?|passw(?:or)?ds?|pwd|passphrases?|pass|credentials?|creds|bearer|authori[sz]ation|ssws"
     r"|sas|sig(?:nature)?|cookie|webhook(?:[ _.\-]?url)?|passwort|kennwort|schl(?:ü|ue)ssel|contrase(?:ñ|n)a|clave|mot de passe|jeton"
     r"|senha|chiave|parola d'ordine|has(?:ł|l)o|wachtwoord|пароль|токен|ключ|密码|密钥|令牌|秘密|パスワード|トークン|鍵"
+    r"|psk|(?:ş|s)ifre|l(?:ö|o)senord|passord|adgangskode|salasana|heslo|jelsz(?:ó|o)|κωδικ(?:ός|ος|ό|ο)"
+    r"|συνθηματικό|كلمة المرور|كلمة السر|סיסמה|पासवर्ड|mật khẩu|kata sandi|รหัสผ่าน|비밀번호|암호|口令|暗証番号"
 )
 _WEAK_WORDS = r"keys?|auth|license|dsn"
 # A word counts when it starts a word or an identifier part (after a non-letter or at a camelCase hump) and ends
@@ -159,6 +161,8 @@ CONTEXT_HINTS = (
     "key", "passw", "credential", "webhook", "secret", "token", "pass", "pwd", "cred", "auth", "bearer", "ssws", "sas", "sig", "cookie", "dsn",
     "licen", "kennwort", "schl", "contrase", "clave", "mot de passe", "jeton", "senha", "chiave", "parola",
     "has", "wachtwoord", "пароль", "токен", "ключ", "密", "令牌", "パスワード", "トークン", "鍵",
+    "psk", "ifre", "senord", "passord", "adgangskode", "salasana", "heslo", "jelsz", "κωδικ", "συνθηματικό",
+    "كلمة", "סיסמה", "पासवर्ड", "mật khẩu", "kata sandi", "รหัสผ่าน", "비밀번호", "암호", "口令", "暗証番号",
 )  # fmt: skip
 _HEX_OR_UUID = re.compile(r"^(?:[0-9a-fA-F]+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")
 _SHORT_GAP = re.compile(r"^[\s\"'`:=>(\[{\]}),]*(?:(?:is|was|=|:)[\s\"'`]*)?$", re.IGNORECASE)
@@ -315,3 +319,116 @@ BASE64_PRIVATE_KEY = SecretRule(
     ("ls0tls1crudjti",),
     keep_if=_not_a_private_key,
 )
+
+
+# --- a token no one would type, with no word or vendor prefix near it -------------------------------------------
+
+# Runs of the alphabets generated secrets use: base62 and base64url (``_``, ``-``), and base64 (``+``, ``/``, ``=``
+# padding); a run starts and ends where a character of none of them stands.
+_LOOSE_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-=~.\\%])[A-Za-z0-9+/_\-.]{20,}={0,2}(?![A-Za-z0-9+/_\-=~\\%])")
+# A run with a password's symbols: shorter ones count when letters of both cases, digits and a symbol are mixed.
+_SYMBOL_RUN = re.compile(r"(?<![^\s\"'`=:,(\[{<>])[A-Za-z0-9!#%*+?@$^&_\-]{16,40}(?=[\s\"'`,;)\]}<>]|$)")
+LOOSE_MIN_LENGTH = 20
+# Share of the most entropy a run of its length can have: random base62 of 20+ characters has ~0.9 of it (0.8 is rare);
+# identifiers, words and file names far less.
+LOOSE_ENTROPY_SHARE = 0.8
+# ...up to this many bits a character: a random run of 40+ characters of a 64-letter alphabet has ~5.0-5.4.
+LOOSE_MAX_ENTROPY = 4.5
+
+
+def _classes(text: str) -> int:
+    return sum((any(c.isupper() for c in text), any(c.islower() for c in text), any(c.isdigit() for c in text)))
+
+
+# Object ids the recorded producers write (Anthropic: ``toolu_01…``, ``msg_01…``, ``req_011C…``; OpenAI:
+# ``call_…``, ``chatcmpl-…``, ``resp_…``; Stripe-style ``cus_…``): generated, but an id an evaluation keeps.
+_OBJECT_ID = re.compile(
+    r"^(?:srvtoolu|toolu|msg|msgbatch|req|call|chatcmpl|resp|fc|rs|ctc|asst|thread|run|step|file|vs|batch|ftjob"
+    r"|evt|cus|ch|pi|in|sub|prod|price|txn|sess|span|trace)[_-][0-9A-Za-z]{16,40}$"
+)
+
+
+def generated_token(token: str) -> bool:
+    """True when ``token`` (20+ characters of the base62/base64 alphabets) is a secret whatever stands near it:
+    capitals, small letters and digits mixed (or, from 24 characters, capitals and small letters), entropy near
+    the most its length allows, and it reads as generated (:func:`looks_random`); never hexadecimal (a hash), a
+    UUID, a path, dotted words or an object id of a recorded producer (``toolu_01…``)."""
+    core = token.rstrip("=").strip(".")
+    if len(core) < LOOSE_MIN_LENGTH or _OBJECT_ID.match(core):
+        return False
+    cased = any(c.isupper() for c in core) and any(c.islower() for c in core)
+    if not (_classes(core) == 3 or (cased and len(core) >= 24)):
+        return False  # lower case and digits only: a hash, an id; letters only, short: a word or a name
+    if shannon_entropy(core) < min(LOOSE_MAX_ENTROPY, LOOSE_ENTROPY_SHARE * math.log2(len(core))):
+        return False
+    # the longest piece between separators must itself be generated: ``com.example.AppService2Impl`` is not
+    pieces = [p for p in re.split(r"[./_\-]+", core) if p]
+    longest = max(pieces, key=len, default="")
+    if len(longest) < 10 and not _random_groups(pieces):
+        return False
+    if _worded(core) or _worded(longest):
+        return False  # words run together (``isVisibleInTranscriptOnly``, ``Draft202012Validator.META_SCHEMA``)
+    if len(longest) < LOOSE_MIN_LENGTH and not (
+        any(c.isupper() for c in longest) and any(c.islower() for c in longest)
+    ):
+        return False  # a short piece in one case: a constant's name and a number (``DRAFT202012.create``)
+    return looks_random(core)
+
+
+_HUMP = re.compile(r"[A-Z]?[a-z]{2,}")
+WORDED_SHARE = 0.7
+
+
+def _worded(text: str) -> bool:
+    """Whether words of two or more small letters (each maybe after one capital) make up most of ``text``: 0.7
+    or more of it, where a random base62 or base64 string has a third at most."""
+    return sum(len(m.group(0)) for m in _HUMP.finditer(text)) >= WORDED_SHARE * len(text)
+
+
+def typed_password(token: str) -> bool:
+    """True when ``token`` (16-40 characters) mixes capitals, small letters, digits and a password's symbols with
+    high entropy: no identifier, number, word or percent-encoded text looks like that."""
+    if _classes(token) < 3 or not re.search(r"[!#%*+?@$^&]", token) or re.search(r"%[0-9A-Fa-f]{2}", token):
+        return False
+    return shannon_entropy(token) >= LOOSE_ENTROPY_SHARE * math.log2(len(token)) and not_typed(token)
+
+
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/_\-=])")
+
+
+def base64_texts(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, decoded)`` for each base64 run of ``text`` that decodes to printable text (a wrapped
+    ``.env``, a Kubernetes ``Secret``'s value, a Docker ``auth``): the caller looks for secrets inside."""
+    found = []
+    for match in _BASE64_RUN.finditer(text):
+        run = match.group(0)
+        if len(run) % 4 or (run.isalpha() and (run.islower() or run.isupper())):
+            continue
+        try:
+            decoded = base64.b64decode(run, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if decoded.strip() and all(c.isprintable() or c in "\n\r\t" for c in decoded):
+            found.append((match.start(), match.end(), decoded))
+    return found
+
+
+def loose_tokens(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` holding a secret by its shape alone (:func:`generated_token`, :func:`typed_password`)."""
+    spans = []
+    for match in _LOOSE_RUN.finditer(text):
+        run = match.group(0)
+        if "/" in run and "+" not in run and not run.endswith("="):
+            # a path or a URL's path: only its generated segments (a webhook URL's secret), not the names around
+            offset = match.start()
+            for segment in re.finditer(r"[^/]+", run):
+                if generated_token(segment.group(0)):
+                    spans.append((offset + segment.start(), offset + segment.end()))
+        elif generated_token(run):
+            spans.append(match.span())
+    spans += [
+        m.span()
+        for m in _SYMBOL_RUN.finditer(text)
+        if typed_password(m.group(0)) and not any(s <= m.start() < e for s, e in spans)
+    ]
+    return sorted(spans)

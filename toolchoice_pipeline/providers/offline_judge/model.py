@@ -72,6 +72,13 @@ from toolchoice_pipeline.providers.offline_judge.fit import (
     words,
 )
 from toolchoice_pipeline.providers.offline_judge.mentions import Mention, named_tools, tool_mentions
+from toolchoice_pipeline.providers.offline_judge.relevance import (
+    grounded,
+    lacks_values,
+    request_acronyms,
+    subject_named,
+    subject_terms,
+)
 from toolchoice_pipeline.records.calls import message_text
 from toolchoice_pipeline.records.judge_input import ABSTAIN, JudgeInput, JudgeInputError, read_judge_input
 
@@ -323,15 +330,29 @@ def assess(data: JudgeInput) -> Assessment:
                 arguments,
                 f"the user asked for {_naming(request, wanted[0].name)} by name, yet no tool was called.",
             )
-        best = fits[0] if fits else None
-        if _clearly_fits(best, CLEAR_FIT * unit):
+        fitting = [f for f in fits if _clearly_fits(f, CLEAR_FIT * unit)]
+        # Only the values decide here: a tool's subject in other words than its name's (a user's "temperature"
+        # for get_current_weather) is too common in real requests to call a step without a call right on it.
+        serving = [f for f in fitting if _why_not_served(request, f, tools.get(f.name), subject=False) is None]
+        if serving:
             return Assessment(
                 "incorrect",
                 asked,
                 available,
                 chosen + ".",
                 arguments,
-                f"{_describe_fit(best, request.surface)} clearly serves the request, yet no tool was called.",
+                f"{_describe_fit(serving[0], request.surface)} clearly serves the request, yet no tool was called.",
+            )
+        if fitting:
+            why = _why_not_served(request, fitting[0], tools.get(fitting[0].name), subject=False)
+            return Assessment(
+                "correct",
+                asked,
+                available,
+                chosen + ".",
+                arguments,
+                f"{fitting[0].name} shares words with the request, but {why}: no tool in the catalog serves it, "
+                "so answering without a call is right.",
             )
         return Assessment(
             "correct",
@@ -383,9 +404,10 @@ def assess(data: JudgeInput) -> Assessment:
             )
     arguments = "; ".join(notes + problems) + "."
 
+    unsupported = None if problems else _unsupported_call(request, calls, tools, fit_by_name)
     if no_evidence and not problems:
         unsafe = [_unsafe(request, tools[str(c.get("name"))]) for c in calls if str(c.get("name")) in tools]
-        reason = next((r for r in unsafe if r), None)
+        reason = next((r for r in unsafe if r), None) or unsupported
         if reason is None:
             return Assessment(ABSTAIN, asked, available, chosen, arguments, NO_EVIDENCE)
         return Assessment("incorrect", asked, available, chosen, arguments, reason + ".")
@@ -422,6 +444,8 @@ def assess(data: JudgeInput) -> Assessment:
             )
         return Assessment("incorrect", asked, available, chosen, arguments, problems[0] + ".")
     assert choice is not None  # no problem: every call exists in the catalog and went through the interface
+    if choice.correct and unsupported:
+        return Assessment("incorrect", asked, available, chosen, arguments, unsupported + ".")
     if choice.correct:
         catalog_text = json.dumps(data.catalog, ensure_ascii=False)
         idle = idle_calls(request.latest, [(str(c.get("name")), c.get("arguments") or {}) for c in calls], catalog_text)
@@ -451,6 +475,53 @@ def assess(data: JudgeInput) -> Assessment:
     return Assessment(
         "correct" if choice.correct else "incorrect", asked, available, chosen, arguments, choice.reason + "."
     )
+
+
+def _request_text(request: Request) -> str:
+    return "\n".join(t for t in (request.latest, request.context) if t)
+
+
+def _capability_text(tool: dict[str, Any] | None) -> str:
+    """A tool's description and its parameters' descriptions, as one text."""
+    if not tool:
+        return ""
+    texts = [str(tool.get("description") or "")]
+    properties = (tool.get("parameters") or {}).get("properties") or {}
+    texts += [str(p.get("description") or "") for p in properties.values() if isinstance(p, dict)]
+    return "\n".join(texts)
+
+
+def _why_not_served(
+    request: Request, fit: ToolFit, tool: dict[str, Any] | None, values: bool = True, subject: bool = True
+) -> str | None:
+    """Why a tool that shares words with the request does not serve it (:mod:`.relevance`), or None when it
+    does: its subject is not what the request is about (unless ``subject`` is False), or the request gives too
+    few of the numbers it needs (unless ``values`` is False)."""
+    description = _capability_text(tool)
+    asked = request.terms + tuple(request_acronyms(_request_text(request)))
+    if subject and subject_named(asked, fit.name, description, frozenset(fit.matched)) is False:
+        named = ", ".join(sorted(subject_terms(fit.name, description)))
+        return f"what it is for ({fit.name}: {named}) is not what the request is about"
+    if values and tool is not None and lacks_values(_request_text(request), tool.get("parameters")):
+        return f"the request gives too few of the numbers {fit.name} requires"
+    return None
+
+
+def _unsupported_call(
+    request: Request, calls: list[dict[str, Any]], tools: dict[str, dict[str, Any]], fit_by_name: dict[str, ToolFit]
+) -> str | None:
+    """Why a call of the step is tied to nothing asked (:mod:`.relevance`: its tool does not serve the request
+    and none of its arguments holds a value the request gives), or None. A tool the user named is never."""
+    asked_for, _ = named_tools(request.mentions)
+    text = _request_text(request)
+    for call in calls:
+        name = str(call.get("name"))
+        if name not in tools or name in asked_for or name not in fit_by_name:
+            continue
+        why = _why_not_served(request, fit_by_name[name], tools[name], values=False)
+        if why and not grounded(text, call.get("arguments") or {}):
+            return f"the call to {name} serves nothing asked: {why}, and none of its arguments holds a value the request gives"
+    return None
 
 
 def _unsafe(request: Request, tool: dict[str, Any]) -> str | None:
