@@ -7,7 +7,7 @@ from pathlib import Path
 from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import PublishedRelease, publish_release
+from toolchoice_pipeline.releases.publish import PublishedRelease, publish_release
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
 from toolchoice_pipeline.suites.tasks import Task
@@ -105,9 +105,10 @@ def publish(
     force: bool = False,
     promote: bool = True,
     ungated: tuple[str, ...] = (),
+    noise: str = "report",
 ) -> PublishedRelease:
     """Publish a release in which each model gets the outcomes given by :func:`model_episodes` keywords;
-    ``ungated`` models are reported without gating it."""
+    ``ungated`` models are reported without gating it; ``noise`` is the gate's noise mode (as pinned)."""
     models = models if models is not None else {"local/a": {}, "local/b": {}}
     episodes = [e for model, outcome in models.items() for e in model_episodes(suite, model, **outcome)]
     lineage = Lineage(
@@ -124,4 +125,5 @@ def publish(
         force=force,
         promote=promote,
         ungated=ungated,
+        noise=noise,  # type: ignore[arg-type]
     )

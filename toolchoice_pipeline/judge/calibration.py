@@ -29,7 +29,7 @@ fixed session, not a model's episodes: it is the judge's, shown once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -251,14 +251,15 @@ def canary_tsq(
 def release_calibration(
     votes: Iterable[JudgeVote],
     right_tool: Mapping[EpisodeKey, bool | None],
-    canary_missing: str | None = None,
+    canary_missing: str | None | Callable[[], str | None] = None,
     mode: str = "fail",
 ) -> dict[str, Any]:
     """The ``judge.calibration`` object of ``scores.json`` for a release whose judge ran.
 
     ``votes``: the release's judge votes, the canary's included (model :data:`CANARY_MODEL`, judged by the
     ``judge_votes`` asset under the same budget); ``right_tool``: per episode; ``canary_missing``: why the canary
-    session could not be read (None when it was); ``mode``: ``judge.calibration`` (``fail`` or ``warn``). Keys:
+    session could not be read (None when it was), or a function saying so, asked only when no canary vote was judged (so
+    a canary that was judged is not read again); ``mode``: ``judge.calibration`` (``fail`` or ``warn``). Keys:
     ``passed``, ``mode``, ``blocks_promotion`` (failed in ``fail`` mode), ``message``, ``reasons``, ``warnings``,
     ``canary_tsq``, ``accuracy``, ``kappa``, ``n_labelled``, ``canary_judge_cost_usd``, ``canary_judge_tokens``,
     ``per_model`` (``{model: {kappa, accuracy, n_labelled, passed}}``, :func:`model_agreement`)
@@ -268,12 +269,13 @@ def release_calibration(
 
     votes = list(votes)
     canary = [v for v in votes if v.model == CANARY_MODEL]
+    missing = (None if canary else canary_missing()) if callable(canary_missing) else canary_missing
     # with repeats, agreement is measured on each task's first sample (the keys are (model, task_id))
     result = calibrate(
         majority_verdicts(v for v in votes if v.model != CANARY_MODEL and v.sample == 0),
         right_tool,
         canary_score(canary),
-        canary_missing=canary_missing,
+        canary_missing=missing,
     )
     return {
         "passed": result.passed,

@@ -78,9 +78,12 @@ class TrendPoint:
     calibration: str | None = None
 
 
-def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None) -> list[TrendPoint]:
+def load_trend(
+    data_dir: Path, suite: str | None = None, last: int | None = None, current: ReleaseDocument | None = None
+) -> list[TrendPoint]:
     """Every model's shares in the stored releases (optionally of one suite), oldest release first; with ``last``,
-    only the ``last`` most recently written ones.
+    only the ``last`` most recently written ones. ``current``: a release's document just written, taken as it is
+    instead of reading its ``scores.json`` back.
 
     With ``last``, files are read newest first (by modification time, from a directory listing) until ``last``
     releases of the suite are found, so the cost stays bounded however many releases are stored.
@@ -102,10 +105,13 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
     for mtime, path in listed:
         if last is not None and len(scored) >= last:
             break
-        try:
-            scores = ReleaseDocument.model_validate_json(path.read_bytes())  # a Path, or a UPath on a store
-        except (OSError, ValidationError):
-            continue
+        if current is not None and path.parent.name == current.release_id:
+            scores = current
+        else:
+            try:
+                scores = ReleaseDocument.model_validate_json(path.read_bytes())  # a Path, or a UPath on a store
+            except (OSError, ValidationError):
+                continue
         if suite is not None and scores.suite != suite:
             continue
         scored.append((scores.evaluated_at or "", mtime, scores))

@@ -1,0 +1,72 @@
+"""One ``toolchoice run`` of the demo reads each input once (issue 26, "the stages hand data"): the run
+configuration ``toolchoice.yaml``, every file of the suite, the canary session and its catalog and labels, and
+the release's ``scores.json`` and ``gate.md`` are written and never read back (the checks, ``baseline`` and the CLI
+take the ``release_scores`` output).
+
+Real parts: the CLI command in this process (so the file opens can be counted), the demo suite and its local
+agents and judge through LiteLLM, the Dagster instance of the data directory, Parquet + DuckDB. Nothing is
+replaced: ``open`` is wrapped only to count which files are opened for reading.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data
+
+pytestmark = pytest.mark.slow
+
+
+def _counting_opens(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
+    """Wrap ``open`` (``builtins.open`` and ``io.open``, which ``pathlib`` calls) so that every open of a file for
+    reading is counted by its resolved path. The files are opened and read as before."""
+    opened: Counter[Path] = Counter()
+    real_open = io.open
+
+    def counting_open(file, mode="r", *args, **kwargs):
+        if isinstance(file, str | Path) and not any(flag in mode for flag in "wax+"):
+            opened[Path(file).resolve()] += 1
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_open)
+    return opened
+
+
+def _canary_files() -> dict[str, Path]:
+    from toolchoice_pipeline.ingest.canary import CANARY_CATALOG, CANARY_SESSION, canary_source
+
+    source = canary_source(Path("/nonexistent-data-dir"))  # the packaged canary (the demo has none of its own)
+    return {f"canary/{name}": (source / name).resolve() for name in (CANARY_SESSION, CANARY_CATALOG)}
+
+
+def test_one_run_of_the_demo_reads_each_input_once(tmp_path, monkeypatch):
+    from toolchoice_pipeline.cli import cli
+    from toolchoice_pipeline.cli.common import run_guarded
+
+    data_dir = copy_data(tmp_path / "data").resolve()
+    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))  # set by the run; restored after the test
+    monkeypatch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
+    inputs = {
+        path.relative_to(data_dir).as_posix(): path
+        for path in [data_dir / "toolchoice.yaml", *sorted((data_dir / "suites" / DEMO_SUITE).iterdir())]
+    }
+    inputs.update(_canary_files())
+    outputs = {name: data_dir / "releases" / "r1" / name for name in ("scores.json", "gate.md")}
+    opened = _counting_opens(monkeypatch)
+
+    code = run_guarded(cli, ["run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release"])
+    monkeypatch.undo()
+
+    assert code == 0
+    assert all(path.is_file() for path in outputs.values())
+    reads = {name: opened[path] for name, path in inputs.items()}
+    read_back = {name: opened[path] for name, path in outputs.items()}
+    print("reads per input:", reads, "outputs read back:", read_back)
+    assert reads == {name: 1 for name in inputs}
+    assert read_back == {name: 0 for name in outputs}
