@@ -1,11 +1,12 @@
-"""One ``toolchoice run`` of the demo reads each input once (issue 26, "the stages hand data"): the run
-configuration ``toolchoice.yaml``, every file of the suite, the canary session and its catalog and labels, and
-the release's ``scores.json`` and ``gate.md`` are written and never read back (the checks, ``baseline`` and the CLI
-take the ``release_scores`` output).
+"""One ``toolchoice run`` of the demo reads each input once and converts each record to Arrow once (issue 26,
+"the stages hand data"): the run configuration ``toolchoice.yaml``, every file of the suite, the canary session
+and its catalog are each read once; the release's ``scores.json`` and ``gate.md`` are written and never read back
+(the gate and calibration checks, ``baseline`` and the CLI take the ``release_scores`` output); every episode and
+vote is converted to Arrow once, where it is scored (the warehouse commits those tables as written).
 
 Real parts: the CLI command in this process (so the file opens can be counted), the demo suite and its local
 agents and judge through LiteLLM, the Dagster instance of the data directory, Parquet + DuckDB. Nothing is
-replaced: ``open`` is wrapped only to count which files are opened for reading.
+replaced: ``open`` and the two table builders are wrapped only to count what they open and convert.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, query
 
 pytestmark = pytest.mark.slow
 
@@ -36,6 +37,27 @@ def _counting_opens(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
     monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(io, "open", counting_open)
     return opened
+
+
+def _counting_conversions(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Wrap the builders of the ``agent_calls`` and ``judge_votes`` tables so that the episodes and votes they
+    convert to Arrow are counted as they are read; the tables are built as before."""
+    from toolchoice_pipeline.releases import release_tables, warehouse_tables
+
+    converted: Counter[str] = Counter()
+
+    def counted(records, what: str):
+        for record in records:
+            converted[what] += 1
+            yield record
+
+    def wrap(builder, what: str):
+        return lambda records, *args, **kwargs: builder(counted(records, what), *args, **kwargs)
+
+    for module in (release_tables, warehouse_tables):
+        monkeypatch.setattr(module, "agent_calls_table", wrap(warehouse_tables.agent_calls_table, "episodes"))
+        monkeypatch.setattr(module, "judge_votes_table", wrap(warehouse_tables.judge_votes_table, "votes"))
+    return converted
 
 
 def _canary_files() -> dict[str, Path]:
@@ -59,6 +81,7 @@ def test_one_run_of_the_demo_reads_each_input_once(tmp_path, monkeypatch):
     inputs.update(_canary_files())
     outputs = {name: data_dir / "releases" / "r1" / name for name in ("scores.json", "gate.md")}
     opened = _counting_opens(monkeypatch)
+    converted = _counting_conversions(monkeypatch)
 
     code = run_guarded(cli, ["run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release"])
     monkeypatch.undo()
@@ -70,3 +93,11 @@ def test_one_run_of_the_demo_reads_each_input_once(tmp_path, monkeypatch):
     print("reads per input:", reads, "outputs read back:", read_back)
     assert reads == {name: 1 for name in inputs}
     assert read_back == {name: 0 for name in outputs}
+    # every episode and every vote converted to Arrow once: as many as the warehouse holds
+    stored = {
+        "episodes": query(data_dir, "SELECT count(*) FROM task_scores WHERE release_id = 'r1'")[0][0],
+        "votes": query(data_dir, "SELECT count(*) FROM judge_votes WHERE release_id = 'r1'")[0][0],
+    }
+    print("converted to Arrow:", dict(converted), "stored:", stored)
+    assert stored["episodes"] > 0 and stored["votes"] > 0
+    assert dict(converted) == stored

@@ -42,11 +42,12 @@ from toolchoice_pipeline.defs.shards import (
     stage_shard,
 )
 from toolchoice_pipeline.defs.sources import pinned_input
-from toolchoice_pipeline.defs.staging import Records, StagedRecords
+from toolchoice_pipeline.defs.staging import Records, StagedRecords, staging_dir
 from toolchoice_pipeline.defs.versions import code_version
 from toolchoice_pipeline.records.episodes import TaskScore
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.object_store import warehouse_url
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.catalog import ToolDefinition
@@ -245,6 +246,19 @@ def shard_pairs(agent_runs: Records, judge_votes: Records):
         yield "all", list(agent_runs), list(judge_votes)
 
 
+def unpaired_votes(agent_runs: Records, judge_votes: Records) -> list[Records]:
+    """The staged votes of no agent_runs shard (the canary's, the judge preflight's), one list per file."""
+    if not (isinstance(agent_runs, StagedRecords) and isinstance(judge_votes, StagedRecords)):
+        return []  # plain lists: shard_pairs gave every vote with the one shard
+    shards = {path.stem for path in agent_runs.files}
+    return [StagedRecords([path]) for path in judge_votes.files if path.stem not in shards]
+
+
+def table_files_dir(data_dir: Path, release_id: str) -> Path:
+    """Where ``task_scores`` writes the release's warehouse tables as it scores (:mod:`...releases.staged_tables`)."""
+    return staging_dir(data_dir, release_id) / "tables"
+
+
 @dg.asset(
     **staged("task_scores"),
     kinds={"python"},
@@ -258,22 +272,40 @@ def task_scores(
     agent_runs: Records,
     judge_votes: Records,
 ) -> dg.Output[StagedRecords]:
-    from toolchoice_pipeline.releases.release_tables import score_records
+    from toolchoice_pipeline.releases.release_tables import score_shard
+    from toolchoice_pipeline.releases.staged_tables import TableFiles
+    from toolchoice_pipeline.releases.warehouse_tables import judge_votes_table
 
     snapshot = release_snapshot
     tag_run(context, snapshot)
     release_lineage = lineage(context, snapshot)
-    results, flags, errors = [], Counter(), 0
+    results, flags, errors = [], Counter[str](), 0
+    # The episodes and votes are converted to Arrow once, here: scored, and written as the warehouse's tables
+    # (release_scores commits those files by rename). On an object store the tables are built when publishing.
+    table_files = (
+        None
+        if warehouse_url(toolchoice.path)
+        else TableFiles(table_files_dir(toolchoice.path, snapshot.release_id), release_lineage)
+    )
     try:
         for order, (key, episodes, votes) in enumerate(shard_pairs(agent_runs, judge_votes)):
             suite = snapshot.suite(tasks=shard_tasks(snapshot, key))
-            scores = score_records(suite, release_lineage, episodes, votes)
+            scores, tables = score_shard(suite, release_lineage, episodes, votes)
+            if table_files is not None:
+                for name, table in tables.items():
+                    table_files.append(name, table)
             flags.update(flag for score in scores for flag in score.flags)
             errors += sum(1 for score in scores if score.error)
             results.append(
                 stage_shard(toolchoice.path, snapshot.release_id, "task_scores", order, key, scores, TaskScore)
             )
+        if table_files is not None:
+            for votes in unpaired_votes(agent_runs, judge_votes):
+                table_files.append("judge_votes", judge_votes_table(votes, release_lineage))
+            table_files.close()
     except InputError as exc:
+        if table_files is not None:
+            table_files.abort()
         raise bad_input(snapshot.release_id, exc) from None
     staged, version = gathered(results)
     return dg.Output(
@@ -312,6 +344,7 @@ def release_scores(
     from toolchoice_pipeline.judge.preflight import preflight_judge_cost
     from toolchoice_pipeline.releases.publish import publish_release
     from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, trend_markdown
+    from toolchoice_pipeline.releases.staged_tables import staged_table_files
 
     snapshot = release_snapshot
     tag_run(context, snapshot)
@@ -332,11 +365,14 @@ def release_scores(
             ),
             **preflight_judge_cost(judge_votes),
         }
+    release_lineage = lineage(context, snapshot)
+    # the tables task_scores wrote in this run, committed by rename (None: built here from the staged records)
+    staged = staged_table_files(table_files_dir(toolchoice.path, snapshot.release_id), release_lineage)
     try:
         published = publish_release(
             toolchoice.path,
             snapshot.suite(),
-            lineage(context, snapshot),
+            release_lineage,
             request.kind,
             agent_runs,
             judge_votes,
@@ -348,6 +384,7 @@ def release_scores(
             judge_unpriced=request.judge and not is_priced(judge.model),
             ungated=snapshot.config.ungated_models(),
             noise=snapshot.config.gate.noise,  # as pinned: never the live toolchoice.yaml
+            staged=staged,
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(snapshot.release_id, exc) from None

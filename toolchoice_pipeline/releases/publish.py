@@ -7,7 +7,7 @@ The gate's settings are the caller's (the release's pinned run configuration), n
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,7 @@ def publish_release(
     judge_unpriced: bool = False,
     ungated: Collection[str] = (),
     noise: NoiseMode = "report",
+    staged: Mapping[str, Path] | None = None,
 ) -> PublishedRelease:
     """Score a release, commit its warehouse tables, gate it, write ``scores.json`` (last), then promote it.
 
@@ -65,7 +66,9 @@ def publish_release(
     ``unpriced_agents`` (model strings) and ``judge_unpriced`` mark costs counted at 0 for want of a price
     (:func:`~toolchoice_pipeline.scoring.summary.mark_unpriced`: ``agent_cost_unpriced``, ``judge_cost_unpriced``).
     ``ungated``: the models reported without gating the release (``gate: false``, :mod:`.gate_scope`).
-    ``noise``: the gate's noise mode (``gate.noise`` of the release's pinned run configuration).
+    ``noise``: the gate's noise mode (``gate.noise`` of the release's pinned run configuration). ``staged``: the
+    ``agent_calls``, ``judge_votes`` and ``task_scores`` files written for ``lineage`` where they were scored
+    (:mod:`.staged_tables`), committed by rename; ``episodes``, ``votes`` and ``scores`` are not read then.
     Also writes ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished
     release and ``force`` is False.
     """
@@ -76,6 +79,7 @@ def publish_release(
         episodes,
         votes,
         scores=scores,
+        staged=staged,
         unpriced_agents=unpriced_agents,
         judge_unpriced=judge_unpriced,
     )
@@ -86,7 +90,9 @@ def publish_release(
         store.check_release_id_free(lineage.release_id, force)
         # A release without scores.json never finished: replacing its tables needs no --force.
         # Out of the views until scores.json is written: the views never list a release the CLI calls unfinished.
-        commit = warehouse.write_release(lineage, built.tables, kind=kind, replace=True, published=False)
+        commit = warehouse.write_release(
+            lineage, built.tables, kind=kind, replace=True, published=False, staged=built.files
+        )
         baseline_id = store.baseline_for(suite.name, lineage.release_id)
         baseline = store.read_scores(baseline_id) if baseline_id is not None else None
         gate = gate_against(
