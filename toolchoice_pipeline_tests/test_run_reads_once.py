@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import io
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -67,37 +68,55 @@ def _canary_files() -> dict[str, Path]:
     return {f"canary/{name}": (source / name).resolve() for name in (CANARY_SESSION, CANARY_CATALOG)}
 
 
-def test_one_run_of_the_demo_reads_each_input_once(tmp_path, monkeypatch):
+def _counted_run(data_dir: Path, release: str) -> tuple[int, Counter[Path], Counter[str]]:
+    """``toolchoice run --release <release> --kind release`` of the demo in this process: its exit code, the file
+    opens for reading by path and the records converted to Arrow."""
     from toolchoice_pipeline.cli import cli
     from toolchoice_pipeline.cli.common import run_guarded
 
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))  # set by the run; restored after it
+        patch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
+        opened = _counting_opens(patch)
+        converted = _counting_conversions(patch)
+        code = run_guarded(cli, ["run", "--data-dir", str(data_dir), "--release", release, "--kind", "release"])
+    return code, opened, converted
+
+
+def _stored(data_dir: Path, release: str) -> dict[str, int]:
+    """The release's episodes (one task score each) and judge votes in the warehouse."""
+    return {
+        "episodes": query(data_dir, "SELECT count(*) FROM task_scores WHERE release_id = ?", [release])[0][0],
+        "votes": query(data_dir, "SELECT count(*) FROM judge_votes WHERE release_id = ?", [release])[0][0],
+    }
+
+
+def test_a_run_of_the_demo_reads_each_input_once_and_converts_each_record_once(tmp_path):
     data_dir = copy_data(tmp_path / "data").resolve()
-    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))  # set by the run; restored after the test
-    monkeypatch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
     inputs = {
         path.relative_to(data_dir).as_posix(): path
         for path in [data_dir / "toolchoice.yaml", *sorted((data_dir / "suites" / DEMO_SUITE).iterdir())]
     }
     inputs.update(_canary_files())
-    outputs = {name: data_dir / "releases" / "r1" / name for name in ("scores.json", "gate.md")}
-    opened = _counting_opens(monkeypatch)
-    converted = _counting_conversions(monkeypatch)
 
-    code = run_guarded(cli, ["run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release"])
-    monkeypatch.undo()
-
-    assert code == 0
-    assert all(path.is_file() for path in outputs.values())
-    reads = {name: opened[path] for name, path in inputs.items()}
-    read_back = {name: opened[path] for name, path in outputs.items()}
-    print("reads per input:", reads, "outputs read back:", read_back)
-    assert reads == {name: 1 for name in inputs}
-    assert read_back == {name: 0 for name in outputs}
-    # every episode and every vote converted to Arrow once: as many as the warehouse holds
-    stored = {
-        "episodes": query(data_dir, "SELECT count(*) FROM task_scores WHERE release_id = 'r1'")[0][0],
-        "votes": query(data_dir, "SELECT count(*) FROM judge_votes WHERE release_id = 'r1'")[0][0],
-    }
-    print("converted to Arrow:", dict(converted), "stored:", stored)
-    assert stored["episodes"] > 0 and stored["votes"] > 0
-    assert dict(converted) == stored
+    for release, baseline in (("r1", None), ("r2", "r1")):  # the first release, then one gated against it
+        outputs = {name: data_dir / "releases" / release / name for name in ("scores.json", "gate.md")}
+        code, opened, converted = _counted_run(data_dir, release)
+        assert code == 0
+        assert all(path.is_file() for path in outputs.values())
+        reads = {name: opened[path] for name, path in inputs.items()}
+        read_back = {name: opened[path] for name, path in outputs.items()}
+        print(release, "reads per input:", reads, "outputs read back:", read_back)
+        if baseline is None:
+            assert reads == {name: 1 for name in inputs}
+        else:  # the same process: catalogs are kept per process while unchanged (suites/catalog_files.py)
+            assert all(count <= 1 for count in reads.values()) and reads["toolchoice.yaml"] == 1, reads
+        assert read_back == {name: 0 for name in outputs}
+        if baseline is not None:  # the baseline's document is an input of this run: read once
+            assert json.loads(outputs["scores.json"].read_text(encoding="utf-8"))["baseline_release_id"] == baseline
+            assert opened[data_dir / "releases" / baseline / "scores.json"] == 1
+        # every episode and every vote converted to Arrow once: as many as the warehouse holds
+        stored = _stored(data_dir, release)
+        print(release, "converted to Arrow:", dict(converted), "stored:", stored)
+        assert stored["episodes"] > 0 and stored["votes"] > 0
+        assert dict(converted) == stored

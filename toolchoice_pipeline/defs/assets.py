@@ -109,7 +109,7 @@ def release_snapshot(
         raise bad_input(release_id, exc) from None
     tag_run(context, snapshot)
     input_tags = pinned_input(context, toolchoice.path, snapshot)  # the input recorded is the files pinned
-    forget_inputs()  # pinned: the later stages work from the pin, the suite read for it is not held any longer
+    forget_inputs("suite")  # pinned: the later stages work from the pin, the suite read for it is not held any longer
     return dg.Output(
         snapshot,
         data_version=dg.DataVersion(snapshot.content_version()),

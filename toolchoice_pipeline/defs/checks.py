@@ -228,9 +228,8 @@ def warehouse_schema(context: dg.AssetCheckExecutionContext, toolchoice: Toolcho
     missing: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
     for table, columns in REQUIRED_COLUMNS.items():
-        data = warehouse.read_table(table, context.partition_key)
-        rows[table] = data.num_rows
-        absent = [c for c in (*columns, *LINEAGE_COLUMNS) if c not in data.column_names]
+        names, rows[table] = warehouse.table_shape(table, context.partition_key)  # the footer: no row read
+        absent = [c for c in (*columns, *LINEAGE_COLUMNS) if c not in names]
         if absent:
             missing[table] = absent
     return dg.AssetCheckResult(

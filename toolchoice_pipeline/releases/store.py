@@ -37,6 +37,7 @@ from toolchoice_pipeline.releases.gate import gate_markdown
 from toolchoice_pipeline.releases.gating import gate_against, stored_noise
 from toolchoice_pipeline.releases.object_store import is_remote, read_whole, releases_root, write_whole
 from toolchoice_pipeline.releases.request import RELEASE_ID
+from toolchoice_pipeline.suites import read_once
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.text_files import read_utf8
@@ -50,6 +51,15 @@ PROMOTION_ATTEMPTS = 5  # promotions of a suite that may come first before one g
 PUBLISHING_LEASE = ".publishing.json"
 PUBLISHING_LEASE_S = 600.0  # as long as the local publishing lock waits
 KNOWN_SHOWN = 10  # finished release ids named when an unknown one is asked for
+
+
+#: What :mod:`~toolchoice_pipeline.suites.read_once` holds a parsed ``scores.json`` as, keyed by
+#: :func:`document_key`.
+DOCUMENT_KIND = "release_document"
+
+
+def document_key(path: Path) -> str:
+    return str(Path(path).resolve())
 
 
 class ReleaseStore:
@@ -80,8 +90,20 @@ class ReleaseStore:
 
     def read_scores(self, release_id: str) -> ReleaseDocument:
         """The stored ``scores.json``; raises :class:`InputError` for an unknown, incomplete or broken release,
-        naming the field that is missing or malformed."""
+        naming the field that is missing or malformed. Parsed once while
+        :func:`~toolchoice_pipeline.suites.read_once.inputs_read_once` is active and the file is unchanged (a
+        ``toolchoice run`` reads its baseline's document once)."""
         path = self.scores_path(release_id)
+        if self.remote or not read_once.active():
+            return self._read_scores(path, release_id)
+        key = document_key(path)
+        found = read_once.held(DOCUMENT_KIND, key)
+        if found is not None:
+            return found
+        files = read_once.signature([path])
+        return read_once.hold(DOCUMENT_KIND, key, files, self._read_scores(path, release_id))
+
+    def _read_scores(self, path: Path, release_id: str) -> ReleaseDocument:
         shown = display_path(path)
         text = read_whole(path) if self.remote else read_utf8(path) if path.is_file() else None
         if text is None:

@@ -234,6 +234,20 @@ class Warehouse:
 
         Raises :class:`InputError` when the release is not in the warehouse.
         """
+        return read_parquet(self.root / self._committed(release_id).files[table], columns=columns)
+
+    def table_shape(self, table: str, release_id: str) -> tuple[list[str], int]:
+        """One committed release's column names and row count of ``table``, from its file's footer (no row is
+        read). Raises :class:`InputError` when the release is not in the warehouse."""
+        path = self.root / self._committed(release_id).files[table]
+        if isinstance(path, Path):
+            metadata = pq.read_metadata(path)
+        else:
+            with path.open("rb") as handle:
+                metadata = pq.read_metadata(handle)
+        return metadata.schema.to_arrow_schema().names, metadata.num_rows
+
+    def _committed(self, release_id: str) -> ReleaseCommit:
         commit = self.commit(release_id)
         if commit is None:
             raise InputError(
@@ -242,7 +256,7 @@ class Warehouse:
                     message=f"release '{release_id}' is not in the warehouse",
                 )
             )
-        return read_parquet(self.root / commit.files[table], columns=columns)
+        return commit
 
     def check(self, release_ids: Iterable[str] | None = None) -> None:
         """Raise :class:`InputError` listing every damaged commit record and every committed Parquet file that is

@@ -5,8 +5,9 @@ modification time and inode). Outside it, every call reads the files, as before.
 
 In one ``toolchoice run`` the suite is needed by the command (to refuse bad input before any run), by the
 observation of the suite files and by the release's snapshot, and the configuration by the command and the
-snapshot: each is parsed once now. :func:`forget_inputs` drops what is held once the snapshot is pinned (the
-later stages work from the pin, so the tasks are not held for the rest of the run).
+snapshot: each is parsed once now, as is a release document the run reads (its baseline's ``scores.json``,
+:meth:`~toolchoice_pipeline.releases.store.ReleaseStore.read_scores`). :func:`forget_inputs` drops the suites
+once the snapshot is pinned (the later stages work from the pin, so the tasks are not held for the rest of the run).
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ def inputs_read_once() -> Iterator[None]:
                 _held = None
 
 
-def forget_inputs() -> None:
-    """Drop what the active scope holds (the next load reads the files again)."""
+def forget_inputs(*kinds: str) -> None:
+    """Drop what the active scope holds of ``kinds`` (``suite``, ``run_config``, ...; none named: everything);
+    the next load reads the files again."""
     with _lock:
         if _held is not None:
-            _held.clear()
+            for key in [key for key in _held if not kinds or key[0] in kinds]:
+                del _held[key]
 
 
 def signature(paths: Sequence[Path]) -> tuple:
