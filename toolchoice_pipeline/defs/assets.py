@@ -367,7 +367,11 @@ def release_scores(
         }
     release_lineage = lineage(context, snapshot)
     # the tables task_scores wrote in this run, committed by rename (None: built here from the staged records)
-    staged = staged_table_files(table_files_dir(toolchoice.path, snapshot.release_id), release_lineage)
+    staged = (
+        None
+        if warehouse_url(toolchoice.path)  # staging on an object store: task_scores staged no tables
+        else staged_table_files(table_files_dir(toolchoice.path, snapshot.release_id), release_lineage)
+    )
     try:
         published = publish_release(
             toolchoice.path,
