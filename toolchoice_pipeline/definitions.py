@@ -4,7 +4,7 @@ import dagster as dg
 
 from toolchoice_pipeline.defs.assets import release_assets
 from toolchoice_pipeline.defs.checks import release_checks
-from toolchoice_pipeline.defs.io_manager import StagedRecordsIOManager
+from toolchoice_pipeline.defs.io_manager import ReleaseDocumentIOManager, StagedRecordsIOManager
 from toolchoice_pipeline.defs.jobs import release_executor, release_job
 from toolchoice_pipeline.defs.resources import (
     DEFAULT_DATA_DIR,
@@ -37,6 +37,7 @@ def build_definitions(
         resources={
             "toolchoice": ToolchoiceResource(data_dir=data_dir),
             "staged_io": StagedRecordsIOManager(data_dir=data_dir),
+            "release_document_io": ReleaseDocumentIOManager(data_dir=data_dir),
             "progress": ProgressReporter(),
             **step_outputs_io_manager(data_dir),
         },

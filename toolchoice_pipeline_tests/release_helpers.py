@@ -9,7 +9,8 @@ from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import PublishedRelease, ReleaseStore, publish_release
+from toolchoice_pipeline.releases.publish import PublishedRelease, publish_release
+from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec
@@ -108,9 +109,10 @@ def publish(
     force: bool = False,
     promote: bool = True,
     ungated: tuple[str, ...] = (),
+    noise: str = "report",
 ) -> PublishedRelease:
     """Publish a release in which each model gets the outcomes given by :func:`model_episodes` keywords;
-    ``ungated`` models are reported without gating it."""
+    ``ungated`` models are reported without gating it; ``noise`` is the gate's noise mode (as pinned)."""
     models = models if models is not None else {"local/a": {}, "local/b": {}}
     episodes = [e for model, outcome in models.items() for e in model_episodes(suite, model, **outcome)]
     lineage = Lineage(
@@ -127,6 +129,7 @@ def publish(
         force=force,
         promote=promote,
         ungated=ungated,
+        noise=noise,  # type: ignore[arg-type]
     )
 
 

@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import ReleaseStore, publish_release, regate
+from toolchoice_pipeline.releases.publish import publish_release
+from toolchoice_pipeline.releases.regate import regate
+from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, judge_votes_table
 from toolchoice_pipeline.scoring.columnar import score_release
 from toolchoice_pipeline.suites.catalog import ToolDefinition

@@ -202,15 +202,17 @@ def test_task_scores_score_each_episode_once(stages):
     assert stages["task_scores"].metadata["n_scores"].value == len(scores)
 
 
-def test_release_scores_publish_scores_json_and_the_checks_read_it(stages, released):
+def test_release_scores_publish_scores_json_and_the_checks_take_its_document(stages, released):
     toolchoice = released
-    document = ReleaseStore(toolchoice.path).read_scores(RELEASE)
+    document = stages["release_scores"].value  # the output: the typed document, as stored
+    assert document == ReleaseStore(toolchoice.path).read_scores(RELEASE)
     assert sorted(document.models) == sorted(DEMO_MODELS)
-    assert stages["release_scores"].metadata["gate_passed"] is True  # the first release has no baseline
+    assert stages["release_scores"].metadata["gate_passed"].value is True  # the first release has no baseline
     stored = json.loads((toolchoice.path / "releases" / RELEASE / "scores.json").read_text(encoding="utf-8"))
     assert stored["models"] == document.figures()
 
-    [gate] = release_gate(check_context(toolchoice), toolchoice=toolchoice)  # a passed gate: its result alone
+    # a passed gate: its result alone
+    [gate] = release_gate(check_context(toolchoice), toolchoice=toolchoice, release_scores=document)
     assert gate.passed and gate.metadata["baseline_release_id"].value == "none yet"
     assert gate.metadata["not_gated"].value == "none"  # every demo model gates
     schema = warehouse_schema(check_context(toolchoice), toolchoice=toolchoice)
@@ -229,7 +231,7 @@ def test_row_count_checks_pass_on_whole_stages_and_fail_on_a_lost_episode(stages
 
 def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(stages, released):
     toolchoice = released
-    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice)
+    result = judge_calibration(check_context(toolchoice), release_scores=stages["release_scores"].value)
     assert result.passed
     assert result.metadata["canary_tsq"].value == pytest.approx(0.25)
     per_model = result.metadata["per_model"].value  # issue 30: the judge's agreement per judged model
@@ -242,20 +244,23 @@ def test_judge_calibration_scores_the_canary_a_quarter_with_the_offline_judge(st
 def test_judge_calibration_fails_on_an_unreadable_canary_session(stages, toolchoice):
     (toolchoice.path / "sessions").mkdir(exist_ok=True)
     (toolchoice.path / "sessions" / "canary.jsonl").write_text("not a session\n", encoding="utf-8")
-    release_scores(
+    snapshot = snapshot_of(toolchoice).value
+    votes = judge_votes_of(toolchoice, snapshot, stages["agent_runs"].value)  # judged without a canary
+    assert not any(vote.model == CANARY_MODEL for vote in votes.value)
+    published = release_scores(
         context(toolchoice),
         toolchoice=toolchoice,
-        release_snapshot=snapshot_of(toolchoice).value,
+        release_snapshot=snapshot,
         agent_runs=stages["agent_runs"].value,
-        judge_votes=stages["judge_votes"].value,
+        judge_votes=votes.value,
         task_scores=stages["task_scores"].value,
     )
-    result = judge_calibration(check_context(toolchoice), toolchoice=toolchoice)
+    result = judge_calibration(check_context(toolchoice), release_scores=published.value)
     assert not result.passed and "canary" in result.description
 
 
 def test_baseline_promotes_a_release_whose_gate_passed(stages, released):
     toolchoice = released
-    result = baseline(context(toolchoice), toolchoice=toolchoice)
+    result = baseline(context(toolchoice), toolchoice=toolchoice, release_scores=stages["release_scores"].value)
     assert result.metadata["promoted"] is True
     assert ReleaseStore(toolchoice.path).baseline(DEMO_SUITE) == RELEASE

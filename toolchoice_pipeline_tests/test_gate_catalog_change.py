@@ -17,7 +17,8 @@ from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.releases.lineage import Lineage, new_run_id
-from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+from toolchoice_pipeline.releases.publish import publish_release
+from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.suites.suite import load_suite

@@ -122,7 +122,8 @@ def test_budget_exhaustion_is_flagged_counted_and_warned_and_unjudged_episodes_t
 def test_unpriced_costs_are_stored_in_scores_json_and_the_warehouse_and_every_table_shows_them(tmp_path):
     from toolchoice_pipeline.defs.metadata import scores_markdown
     from toolchoice_pipeline.releases.lineage import Lineage
-    from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+    from toolchoice_pipeline.releases.publish import publish_release
+    from toolchoice_pipeline.releases.store import ReleaseStore
     from toolchoice_pipeline.releases.warehouse import Warehouse
     from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, votes_for
 

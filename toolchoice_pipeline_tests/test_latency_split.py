@@ -3,7 +3,7 @@ an in-flight slot, the event loop, LiteLLM); the per-model p50/p95 are over the 
 
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import publish_release
+from toolchoice_pipeline.releases.publish import publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline_tests.release_helpers import make_suite

@@ -20,7 +20,7 @@ from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.providers import needle as provider
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import publish_release
+from toolchoice_pipeline.releases.publish import publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig, RunConfig
 from toolchoice_pipeline.suites.suite import Suite, SuiteSpec

@@ -9,7 +9,8 @@ import pytest
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.records.episodes import Episode, JudgeVote, StepRecord
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import publish_release, score_records
+from toolchoice_pipeline.releases.publish import publish_release
+from toolchoice_pipeline.releases.release_tables import score_records
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.suites.suite import load_suite

@@ -3,7 +3,8 @@ list a release the CLI calls unfinished (no ``scores.json``). Real Parquet files
 
 from __future__ import annotations
 
-from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+from toolchoice_pipeline.releases.publish import publish_release
+from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, votes_for
 from toolchoice_pipeline_tests.test_warehouse import release_tables

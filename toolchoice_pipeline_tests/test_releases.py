@@ -6,8 +6,9 @@ import pytest
 
 from toolchoice_pipeline.releases.lineage import Lineage
 from toolchoice_pipeline.releases.object_store import RELEASES_URL_VARIABLE
+from toolchoice_pipeline.releases.publish import publish_release
 from toolchoice_pipeline.releases.report import load_trend
-from toolchoice_pipeline.releases.store import ReleaseStore, publish_release
+from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.release_helpers import make_suite, model_episodes, publish, write_scored

@@ -10,7 +10,7 @@ from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.providers.sim import STATS, SimSettings, flips, plausible_reply
 from toolchoice_pipeline.records.episodes import FLAG_AGENT_BUDGET_EXHAUSTED, TaskScore
 from toolchoice_pipeline.releases.lineage import Lineage
-from toolchoice_pipeline.releases.store import publish_release
+from toolchoice_pipeline.releases.publish import publish_release
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import agent_calls_table, release_scores_table, task_scores_table
 from toolchoice_pipeline.suites.config import ModelSpec, RunConfig, load_run_config

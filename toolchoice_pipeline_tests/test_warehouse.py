@@ -1,5 +1,6 @@
 """The warehouse: Parquet per table and release, atomic commits, DuckDB views, and a writer killed mid-release."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
 
 import toolchoice_pipeline.releases.warehouse as wh
@@ -17,6 +19,7 @@ from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import (
     TABLE_NAMES,
     agent_calls_table,
+    conform,
     judge_votes_table,
     release_scores_table,
     task_scores_table,
@@ -246,3 +249,50 @@ def test_writer_killed_mid_release_leaves_earlier_releases_and_duckdb_intact(tmp
         assert counts(con, "r3")["task_scores"] == 400
         assert counts(con, "r1") == counts(con, "r2")
     assert json.loads((warehouse.root / "_commits" / "r3.json").read_text())["rows"]["task_scores"] == 400
+
+
+def test_staged_table_files_are_committed_by_rename_as_written(tmp_path):
+    from toolchoice_pipeline.releases.staged_tables import STAGED_TABLES, TableFiles, staged_table_files
+
+    lineage, tables = release_tables("r1")
+    files = TableFiles(tmp_path / "staged", lineage)
+    for name in STAGED_TABLES:  # in two parts, as shards append them
+        half = tables[name].num_rows // 2
+        files.append(name, tables[name].slice(0, half))
+        files.append(name, tables[name].slice(half))
+    written = files.close()
+    assert staged_table_files(tmp_path / "staged", lineage) == written
+    assert staged_table_files(tmp_path / "staged", dataclasses.replace(lineage, run_id="another-run")) is None
+    inodes = {name: path.stat().st_ino for name, path in written.items()}
+
+    warehouse = Warehouse(tmp_path)
+    built = {name: table for name, table in tables.items() if name not in STAGED_TABLES}
+    commit = warehouse.write_release(lineage, built, kind="release", staged=written)
+    for name in STAGED_TABLES:
+        committed = tmp_path / "warehouse" / commit.files[name]
+        assert committed.stat().st_ino == inodes[name] and not written[name].exists()  # renamed, not rewritten
+        assert warehouse.read_table(name, "r1").equals(conform(name, tables[name], lineage))
+    assert commit.rows == {name: table.num_rows for name, table in tables.items()}
+    with warehouse.connect() as con:
+        assert counts(con) == {name: table.num_rows for name, table in tables.items()}
+
+
+def test_a_staged_file_of_other_columns_is_refused(tmp_path):
+    lineage, tables = release_tables("r1")
+    wrong = tmp_path / "agent_calls.parquet"
+    pq.write_table(tables["judge_votes"], wrong)
+    built = {name: table for name, table in tables.items() if name != "agent_calls"}
+    with pytest.raises(ValueError, match="declared columns"):
+        Warehouse(tmp_path).write_release(lineage, built, kind="release", staged={"agent_calls": wrong})
+    assert Warehouse(tmp_path).commit("r1") is None
+
+
+def test_table_shape_reads_the_columns_and_rows_a_read_gives(tmp_path):
+    lineage, tables = release_tables("r1")
+    warehouse = Warehouse(tmp_path)
+    warehouse.write_release(lineage, tables, kind="release")
+    for name in TABLE_NAMES:
+        table = warehouse.read_table(name, "r1")
+        assert warehouse.table_shape(name, "r1") == (table.column_names, table.num_rows)
+    with pytest.raises(InputError, match="not in the warehouse"):
+        warehouse.table_shape("task_scores", "r9")

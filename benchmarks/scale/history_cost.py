@@ -43,8 +43,9 @@ from common import build_suite, machine, run_config, sim_models  # noqa: E402
 from toolchoice_pipeline.releases.document import ReleaseDocument  # noqa: E402
 from toolchoice_pipeline.releases.gate import check_gate  # noqa: E402
 from toolchoice_pipeline.releases.lineage import Lineage  # noqa: E402
+from toolchoice_pipeline.releases.publish import publish_release  # noqa: E402
 from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, render_chart  # noqa: E402
-from toolchoice_pipeline.releases.store import ReleaseStore, publish_release  # noqa: E402
+from toolchoice_pipeline.releases.store import ReleaseStore  # noqa: E402
 from toolchoice_pipeline.releases.warehouse import Warehouse  # noqa: E402
 from toolchoice_pipeline.releases.warehouse_tables import (  # noqa: E402
     agent_calls_table,

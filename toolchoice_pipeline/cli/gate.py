@@ -66,7 +66,9 @@ def gate_command(
     from toolchoice_pipeline.cli.run import split_models
     from toolchoice_pipeline.releases.gate import gate_markdown
     from toolchoice_pipeline.releases.gate_scope import failed_models
-    from toolchoice_pipeline.releases.store import ReleaseStore, regate, write_junit
+    from toolchoice_pipeline.releases.gating import write_junit
+    from toolchoice_pipeline.releases.regate import regate
+    from toolchoice_pipeline.releases.store import ReleaseStore
 
     for path, option in ((markdown_path, "--markdown"), (junit_path, "--junit")):
         if path is not None:
@@ -86,7 +88,7 @@ def gate_command(
                 )
             )
         ungated = [model for model in stored.models if model not in gating]
-    result, baseline_models = regate(data_dir, release, baseline_id, ungated=ungated)
+    result, baseline_models = regate(data_dir, release, baseline_id, ungated=ungated, stored=stored)
     summary = gate_markdown(result, stored.models, baseline_models, stored.suite)
     echo_markdown(summary)
     if markdown_path is not None:

@@ -30,6 +30,7 @@ from toolchoice_pipeline.cli.common import (
 )
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
 from toolchoice_pipeline.suites.config import MAX_REPEATS, ModelSpec, load_run_config
+from toolchoice_pipeline.suites.read_once import inputs_read_once
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.atomic import write_file_atomically
 from toolchoice_pipeline.util.errors import InputError, Problem
@@ -39,6 +40,8 @@ from toolchoice_pipeline.util.run_lock import release_lock
 
 if TYPE_CHECKING:
     from dagster import ExecuteInProcessResult, JobExecutionResult
+
+    from toolchoice_pipeline.releases.document import ReleaseDocument
 
 EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
@@ -195,6 +198,8 @@ def _run_release(
     data_dir = data_dir.resolve()
     if chart:  # refused before the run, not after its spend
         require("charts", "toolchoice run --chart")
+    # The suite and toolchoice.yaml are parsed once for the command, its observation and the release's snapshot.
+    click.get_current_context().with_resource(inputs_read_once())
     if executor == "in_process" and workers not in (None, 1):
         raise InputError(
             Problem(
@@ -270,7 +275,8 @@ def _run_release(
             result = materialise_release(data_dir, request, display)
     interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
     failures = [f"interrupted (Ctrl-C) during {', '.join(interrupted)}"] if interrupted else result.failures
-    if not store.has_scores(release_id) or store.read_scores(release_id).run_id != result.run_id:
+    scores = result.document
+    if scores is None:
         click.echo(
             f"error: the run {'was interrupted' if interrupted else 'failed'} before the release was scored "
             f"(Dagster run {result.run_id}):",
@@ -282,7 +288,6 @@ def _run_release(
             click.echo("  nothing was published: run the same command again to resume", err=True)
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
-    scores = store.read_scores(release_id)
     if chart:
         _draw_chart(data_dir, store, scores.suite, release_id)
     passed = print_outcome(scores, data_dir, result, unpriced_models(run_config, no_judge))
@@ -414,7 +419,8 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
 
 
 class RunResult:
-    """What the Dagster run left: its id, whether it succeeded, and the failing steps' messages."""
+    """What the Dagster run left: its id, whether it succeeded, the failing steps' messages and the release
+    document it published (release_scores' output)."""
 
     def __init__(
         self,
@@ -424,8 +430,10 @@ class RunResult:
         bad_input: bool,
         check_messages: list[str],
         agent_calls: tuple[int, int] | None = None,
+        document: ReleaseDocument | None = None,
     ):
         self.agent_calls = agent_calls  # (model calls, of which served from the call journal), when agent_runs ran
+        self.document = document  # the release's scores.json as this run published it; None: not scored
         self.run_id = run_id
         self.success = success
         self.failures = failures
@@ -561,7 +569,33 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
             # the gate and the calibration are printed in full from scores.json
             and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
         ]
-        return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+        return RunResult(
+            outcome.run_id,
+            outcome.success,
+            failures,
+            bad_input,
+            checks,
+            _agent_calls(outcome),
+            release_document(data_dir, request.release_id, outcome.run_id),
+        )
+
+
+def release_document(data_dir: Path, release_id: str, run_id: str) -> ReleaseDocument | None:
+    """The document Dagster run ``run_id`` published for the release: ``release_scores``' output as handed over in
+    this process (re-gated by ``baseline`` when the baseline in force changed meanwhile), else its
+    ``scores.json`` when that run wrote it (the multiprocess executor scored it in a worker process). None when
+    the run did not score the release."""
+    from toolchoice_pipeline.defs.io_manager import handed_document
+    from toolchoice_pipeline.releases.store import ReleaseStore
+
+    document = handed_document(data_dir, release_id, run_id)
+    if document is not None:
+        return document
+    store = ReleaseStore(data_dir)
+    if not store.has_scores(release_id):
+        return None
+    stored = store.read_scores(release_id)
+    return stored if stored.run_id == run_id else None
 
 
 def refuse_running(instance, release_id: str) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from toolchoice_pipeline.defs.io_manager import hand_over
 from toolchoice_pipeline.defs.jobs import RELEASE_GROUP
 from toolchoice_pipeline.defs.launchpad import LaunchpadRequest
 from toolchoice_pipeline.defs.metadata import (
@@ -43,13 +44,16 @@ from toolchoice_pipeline.defs.shards import (
     stage_shard,
 )
 from toolchoice_pipeline.defs.sources import pinned_input
-from toolchoice_pipeline.defs.staging import Records, StagedRecords
+from toolchoice_pipeline.defs.staging import Records, StagedRecords, staging_dir
 from toolchoice_pipeline.defs.versions import code_version
 from toolchoice_pipeline.records.episodes import TaskScore
+from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.object_store import warehouse_url
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot, pin_snapshot
 from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.suites.catalog import ToolDefinition
+from toolchoice_pipeline.suites.read_once import forget_inputs
 from toolchoice_pipeline.util.canonical import short_hash
 from toolchoice_pipeline.util.errors import InputError
 
@@ -108,10 +112,12 @@ def release_snapshot(
     except InputError as exc:
         raise bad_input(release_id, exc) from None
     tag_run(context, snapshot)
+    input_tags = pinned_input(context, toolchoice.path, snapshot)  # the input recorded is the files pinned
+    forget_inputs("suite")  # pinned: the later stages work from the pin, the suite read for it is not held any longer
     return dg.Output(
         snapshot,
         data_version=dg.DataVersion(snapshot.content_version()),
-        tags=pinned_input(context, toolchoice.path, snapshot),  # the input recorded is the files pinned
+        tags=input_tags,
         metadata={
             "suite": snapshot.suite_name,
             "kind": snapshot.request.kind,
@@ -244,6 +250,19 @@ def shard_pairs(agent_runs: Records, judge_votes: Records):
         yield "all", list(agent_runs), list(judge_votes)
 
 
+def unpaired_votes(agent_runs: Records, judge_votes: Records) -> list[Records]:
+    """The staged votes of no agent_runs shard (the canary's, the judge preflight's), one list per file."""
+    if not (isinstance(agent_runs, StagedRecords) and isinstance(judge_votes, StagedRecords)):
+        return []  # plain lists: shard_pairs gave every vote with the one shard
+    shards = {path.stem for path in agent_runs.files}
+    return [StagedRecords([path]) for path in judge_votes.files if path.stem not in shards]
+
+
+def table_files_dir(data_dir: Path, release_id: str) -> Path:
+    """Where ``task_scores`` writes the release's warehouse tables as it scores (:mod:`...releases.staged_tables`)."""
+    return staging_dir(data_dir, release_id) / "tables"
+
+
 @dg.asset(
     **staged("task_scores"),
     kinds={"python"},
@@ -257,7 +276,9 @@ def task_scores(
     agent_runs: Records,
     judge_votes: Records,
 ) -> dg.Output[StagedRecords]:
-    from toolchoice_pipeline.releases.store import score_records
+    from toolchoice_pipeline.releases.release_tables import score_shard
+    from toolchoice_pipeline.releases.staged_tables import TableFiles
+    from toolchoice_pipeline.releases.warehouse_tables import judge_votes_table
 
     snapshot = release_snapshot
     tag_run(context, snapshot)
@@ -265,16 +286,32 @@ def task_scores(
     results: list[ShardResult] = []
     flags: Counter[str] = Counter()
     errors = 0
+    # The episodes and votes are converted to Arrow once, here: scored, and written as the warehouse's tables
+    # (release_scores commits those files by rename). On an object store the tables are built when publishing.
+    table_files = (
+        None
+        if warehouse_url(toolchoice.path)
+        else TableFiles(table_files_dir(toolchoice.path, snapshot.release_id), release_lineage)
+    )
     try:
         for order, (key, episodes, votes) in enumerate(shard_pairs(agent_runs, judge_votes)):
             suite = snapshot.suite(tasks=shard_tasks(snapshot, key))
-            scores = score_records(suite, release_lineage, episodes, votes)
+            scores, tables = score_shard(suite, release_lineage, episodes, votes)
+            if table_files is not None:
+                for name, table in tables.items():
+                    table_files.append(name, table)
             flags.update(flag for score in scores for flag in score.flags)
             errors += sum(1 for score in scores if score.error)
             results.append(
                 stage_shard(toolchoice.path, snapshot.release_id, "task_scores", order, key, scores, TaskScore)
             )
+        if table_files is not None:
+            for votes in unpaired_votes(agent_runs, judge_votes):
+                table_files.append("judge_votes", judge_votes_table(votes, release_lineage))
+            table_files.close()
     except InputError as exc:
+        if table_files is not None:
+            table_files.abort()
         raise bad_input(snapshot.release_id, exc) from None
     staged, version = gathered(results)
     return dg.Output(
@@ -289,14 +326,15 @@ def task_scores(
 
 
 @dg.asset(
-    **described("release_scores"),
+    **described("release_scores", io_manager_key="release_document_io"),
     freshness_policy=NIGHTLY_FRESHNESS,
     pool=WAREHOUSE_POOL,  # one warehouse writer at a time, across runs (CLI runs too)
     kinds={"duckdb", "parquet"},
     description="Per-model release scores (shares in points, Wilson intervals, cost, latency), gated "
     "against the baseline. Commits the release's Parquet tables and DuckDB views at once and "
-    "writes `releases/<release_id>/scores.json` last. Its metadata shows the scores, the gate "
-    "report and the trend over releases as Markdown.",
+    "writes `releases/<release_id>/scores.json` last; its output is that typed document, which the checks "
+    "and baseline take as it is. Its metadata shows the scores, the gate report and the trend over releases "
+    "as Markdown.",
 )
 def release_scores(
     context: dg.AssetExecutionContext,
@@ -305,14 +343,15 @@ def release_scores(
     agent_runs: Records,
     judge_votes: Records,
     task_scores: Records,
-) -> dg.MaterializeResult:
+) -> dg.Output[ReleaseDocument]:
     from toolchoice_pipeline.execution.llm import is_priced
     from toolchoice_pipeline.ingest.canary import canary_expected_tsq, canary_problem
     from toolchoice_pipeline.judge import RUBRIC_VERSION
     from toolchoice_pipeline.judge.calibration import release_calibration
     from toolchoice_pipeline.judge.preflight import preflight_judge_cost
+    from toolchoice_pipeline.releases.publish import publish_release
     from toolchoice_pipeline.releases.report import TREND_WINDOW, load_trend, trend_markdown
-    from toolchoice_pipeline.releases.store import publish_release
+    from toolchoice_pipeline.releases.staged_tables import staged_table_files
 
     snapshot = release_snapshot
     tag_run(context, snapshot)
@@ -328,17 +367,24 @@ def release_scores(
             "calibration": release_calibration(
                 judge_votes,
                 right_tool,
-                canary_problem(toolchoice.path),
+                lambda: canary_problem(toolchoice.path),  # read only when the judge had no canary to judge
                 judge.calibration_mode(snapshot.suite_spec.match_profile),
                 canary_expected_tsq=canary_expected_tsq(toolchoice.path),
             ),
             **preflight_judge_cost(judge_votes),
         }
+    release_lineage = lineage(context, snapshot)
+    # the tables task_scores wrote in this run, committed by rename (None: built here from the staged records)
+    staged = (
+        None
+        if warehouse_url(toolchoice.path)  # staging on an object store: task_scores staged no tables
+        else staged_table_files(table_files_dir(toolchoice.path, snapshot.release_id), release_lineage)
+    )
     try:
         published = publish_release(
             toolchoice.path,
             snapshot.suite(),
-            lineage(context, snapshot),
+            release_lineage,
             request.kind,
             agent_runs,
             judge_votes,
@@ -349,10 +395,12 @@ def release_scores(
             unpriced_agents=[spec.model for spec in snapshot.config.models if not is_priced(spec)],
             judge_unpriced=request.judge and not is_priced(judge.model),
             ungated=snapshot.config.ungated_models(),
+            noise=snapshot.config.gate.noise,  # as pinned: never the live toolchoice.yaml
+            staged=staged,
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(snapshot.release_id, exc) from None
-    trend = load_trend(toolchoice.path, snapshot.suite_name, last=TREND_WINDOW)
+    trend = load_trend(toolchoice.path, snapshot.suite_name, last=TREND_WINDOW, current=published.scores)
     current_baseline = ReleaseStore(toolchoice.path).baseline(snapshot.suite_name)
     gate = published.gate
     metadata = {
@@ -376,27 +424,29 @@ def release_scores(
         # flat numbers per model, "<model>/right_tool_pct" etc.: the Plots tab charts them over releases
         **per_model_figures(published.scores),
     }
-    document = published.scores.model_dump(mode="json", exclude={"run_id", "evaluated_at"})
-    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(short_hash(document)))
+    content = published.scores.model_dump(mode="json", exclude={"run_id", "evaluated_at"})
+    hand_over(toolchoice.path, published.scores, published.gate_markdown)  # with its gate report, for the checks
+    return dg.Output(published.scores, metadata=metadata, data_version=dg.DataVersion(short_hash(content)))
 
 
 @dg.asset(
     **described("baseline"),
     kinds={"python"},
-    deps=[release_scores],
     pool=WAREHOUSE_POOL,
     description="Promotion: a `release`-kind release whose gate passed becomes its suite's baseline. Runs "
     "only after the blocking gate check passed; nightly, catalog-change and adhoc runs never "
-    "become the baseline.",
+    "become the baseline. Takes release_scores' document as it is.",
 )
-def baseline(context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource) -> dg.MaterializeResult:
+def baseline(
+    context: dg.AssetExecutionContext, toolchoice: ToolchoiceResource, release_scores: ReleaseDocument
+) -> dg.MaterializeResult:
     store = ReleaseStore(toolchoice.path)
-    release_id = context.partition_key
-    promoted = store.promote(release_id)
-    suite = store.read_scores(release_id).suite
-    current = store.baseline(suite) or "none yet"
+    promoted, document = store.promote_document(release_scores)
+    if document is not release_scores:  # gated again against the baseline in force: the CLI prints this one
+        hand_over(toolchoice.path, document)
+    current = store.baseline(document.suite) or "none yet"
     return dg.MaterializeResult(
-        metadata={"promoted": promoted, "baseline_release_id": current, "suite": suite},
+        metadata={"promoted": promoted, "baseline_release_id": current, "suite": document.suite},
         data_version=dg.DataVersion(short_hash({"promoted": promoted, "baseline_release_id": current})),
     )
 

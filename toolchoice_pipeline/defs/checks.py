@@ -1,4 +1,5 @@
-"""Asset checks: the release gate (blocking), judge calibration, row counts and table schemas."""
+"""Asset checks: the release gate (blocking), judge calibration, row counts and table schemas. The gate and the
+calibration take ``release_scores``' output, the typed release document, as it was handed over."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -7,10 +8,12 @@ from typing import Any
 import dagster as dg
 
 from toolchoice_pipeline.defs.assets import agent_runs, release_scores, release_snapshot, task_scores
+from toolchoice_pipeline.defs.io_manager import gate_report
 from toolchoice_pipeline.defs.partitions import release_partitions
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.staging import Records
 from toolchoice_pipeline.releases.confusion import confusion_lines
+from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS, Comparison, comparisons_markdown
 from toolchoice_pipeline.releases.lineage import LINEAGE_COLUMNS
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
@@ -63,9 +66,9 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "infrastructure errors. Blocking: a failed gate stops promotion to baseline.",
 )
 def release_gate(
-    context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource
+    context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource, release_scores: ReleaseDocument
 ) -> Iterator[dg.AssetCheckResult]:
-    scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
+    scores = release_scores  # the document release_scores published, as it handed it over
     gate = scores.gate
     failures = gate.failures if gate is not None else []
     lines = [f"{f.model}: {f.metric} {f.baseline} → {f.now} (drop {f.drop})" for f in failures]
@@ -88,7 +91,7 @@ def release_gate(
             "not_gated": ", ".join(gate.not_gated) if gate is not None and gate.not_gated else "none",
             "comparisons": dg.MetadataValue.md(comparisons_markdown(gate.comparisons if gate is not None else [])),
             "flaky_tasks": dg.MetadataValue.json({m: s.flaky_tasks for m, s in scores.models.items()}),
-            "gate_report": dg.MetadataValue.md(_gate_report(toolchoice.path, context.partition_key)),
+            "gate_report": dg.MetadataValue.md(gate_report(toolchoice.path, scores)),
             "gate_report_file": dg.MetadataValue.path(_gate_report_file(toolchoice.path, context.partition_key)),
         },
     )
@@ -131,15 +134,6 @@ def _gate_report_file(data_dir, release_id: str) -> str:
     return str(path) if store.remote else str(path.resolve())
 
 
-def _gate_report(data_dir, release_id: str) -> str:
-    """The release's ``gate.md`` (written with its scores), shown in the UI itself rather than as a path."""
-    path = ReleaseStore(data_dir).scores_path(release_id).with_name("gate.md")
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        return f"(the gate report {path} could not be read: {exc.strerror})"
-
-
 @dg.asset_check(
     asset=release_scores,
     partitions_def=release_partitions,
@@ -149,8 +143,8 @@ def _gate_report(data_dir, release_id: str) -> str:
     "chance (fails at Cohen's kappa ≤ 0.2). A failure fails the run (exit 4) and blocks "
     "promotion unless judge.calibration is warn.",
 )
-def judge_calibration(context: dg.AssetCheckExecutionContext, toolchoice: ToolchoiceResource) -> dg.AssetCheckResult:
-    scores = ReleaseStore(toolchoice.path).read_scores(context.partition_key)
+def judge_calibration(context: dg.AssetCheckExecutionContext, release_scores: ReleaseDocument) -> dg.AssetCheckResult:
+    scores = release_scores
     calibration = scores.judge.calibration if scores.judge is not None else None
     if calibration is None:
         return dg.AssetCheckResult(passed=True, description="not applicable: the judge did not run (--no-judge)")
@@ -236,9 +230,8 @@ def warehouse_schema(context: dg.AssetCheckExecutionContext, toolchoice: Toolcho
     missing: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
     for table, columns in REQUIRED_COLUMNS.items():
-        data = warehouse.read_table(table, context.partition_key)
-        rows[table] = data.num_rows
-        absent = [c for c in (*columns, *LINEAGE_COLUMNS) if c not in data.column_names]
+        names, rows[table] = warehouse.table_shape(table, context.partition_key)  # the footer: no row read
+        absent = [c for c in (*columns, *LINEAGE_COLUMNS) if c not in names]
         if absent:
             missing[table] = absent
     return dg.AssetCheckResult(

@@ -1,7 +1,9 @@
-"""An IO manager that stages each stage's records as Parquet per release partition (see ``staging.py``)."""
+"""The IO managers: each stage's records staged as Parquet per release partition (see ``staging.py``), and the
+release document ``release_scores`` hands to the checks, ``baseline`` and the CLI."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 import dagster as dg
@@ -17,7 +19,9 @@ from toolchoice_pipeline.defs.staging import (
     write_manifest,
     write_records,
 )
+from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.snapshot import ReleaseSnapshot
+from toolchoice_pipeline.releases.store import GATE_MARKDOWN_FILE, ReleaseStore
 
 
 class StagedRecordsIOManager(dg.ConfigurableIOManager):
@@ -74,3 +78,67 @@ def _annotated_record_type(context: dg.OutputContext) -> type[BaseModel]:
     if args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
         return args[0]
     return BaseModel
+
+
+class ReleaseDocumentIOManager(dg.ConfigurableIOManager):
+    """``release_scores``' output: the release's typed ``scores.json`` (:class:`ReleaseDocument`).
+
+    Publishing stores the document (``scores.json``, written last and atomically) before the asset returns it, so
+    handling the output writes nothing more: the document is handed over in this process (:func:`hand_over`) and
+    the run's later steps (the checks, ``baseline``) and ``toolchoice run`` take it as it is, without reading the
+    file back. A step in another process (the multiprocess executor, a re-execution) reads ``scores.json``."""
+
+    data_dir: str
+
+    def handle_output(self, context: dg.OutputContext, obj: ReleaseDocument) -> None:
+        if not isinstance(obj, ReleaseDocument):
+            raise TypeError(f"release_scores returns a ReleaseDocument, not {type(obj).__name__}")
+        hand_over(Path(self.data_dir), obj)
+
+    def load_input(self, context: dg.InputContext) -> ReleaseDocument:
+        upstream = context.upstream_output
+        run_id = upstream.run_id if upstream is not None else None
+        release_id = context.asset_partition_key
+        document = handed_document(Path(self.data_dir), release_id, run_id)
+        if document is None:  # another run's, or not scored: as stored (raises InputError naming the file)
+            document = ReleaseStore(Path(self.data_dir)).read_scores(release_id)
+        return document
+
+
+#: The release documents handed over in this process, newest last: ``(data_dir, release_id) → (document, gate
+#: report Markdown or None)``. A few only: one process runs one release at a time.
+_HANDED: OrderedDict[tuple[str, str], tuple[ReleaseDocument, str | None]] = OrderedDict()
+HANDED_KEPT = 8
+
+
+def hand_over(data_dir: Path, document: ReleaseDocument, gate_report: str | None = None) -> None:
+    """Keep ``document`` (just written as the release's ``scores.json``) and, when given, its ``gate.md`` text for
+    the later steps of this process; a later document of the release replaces it (a re-gate at promotion)."""
+    key = (str(Path(data_dir).resolve()), document.release_id)
+    held = _HANDED.pop(key, None)
+    if held is not None and held[0] is document and gate_report is None:
+        gate_report = held[1]  # the IO manager hands over what the asset handed over with its report
+    _HANDED[key] = (document, gate_report)
+    while len(_HANDED) > HANDED_KEPT:
+        _HANDED.popitem(last=False)
+
+
+def handed_document(data_dir: Path, release_id: str, run_id: str | None) -> ReleaseDocument | None:
+    """The release's document handed over in this process by Dagster run ``run_id``, else None."""
+    handed = _HANDED.get((str(Path(data_dir).resolve()), release_id))
+    if handed is None or run_id is None or handed[0].run_id != run_id:
+        return None
+    return handed[0]
+
+
+def gate_report(data_dir: Path, document: ReleaseDocument) -> str:
+    """The ``gate.md`` text written with ``document``: as handed over with it, else read from the file (a
+    document that came from another process); a note when it cannot be read."""
+    handed = _HANDED.get((str(Path(data_dir).resolve()), document.release_id))
+    if handed is not None and handed[0] is document and handed[1] is not None:
+        return handed[1]
+    path = ReleaseStore(Path(data_dir)).scores_path(document.release_id).with_name(GATE_MARKDOWN_FILE)
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return f"(the gate report {path} could not be read: {exc.strerror})"

@@ -23,7 +23,7 @@ WORKER_PRELOAD = [
     "toolchoice_pipeline.definitions",
     "toolchoice_pipeline.execution.runner",
     "toolchoice_pipeline.judge",
-    "toolchoice_pipeline.releases.store",
+    "toolchoice_pipeline.releases.publish",
     "dagster._core.storage.sqlite_storage",  # the instance's storage each step opens (SQLAlchemy, alembic)
 ]
 PRELOADED_START = {"forkserver": {"preload_modules": WORKER_PRELOAD}}

@@ -33,7 +33,7 @@ fixed session, not a model's episodes: it is the judge's, shown once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -264,7 +264,7 @@ def canary_tsq(
 def release_calibration(
     votes: Iterable[JudgeVote],
     right_tool: Mapping[EpisodeKey, bool | None],
-    canary_missing: str | None = None,
+    canary_missing: str | None | Callable[[], str | None] = None,
     mode: str = "fail",
     canary_expected_tsq: float | None = None,
 ) -> dict[str, Any]:
@@ -272,7 +272,8 @@ def release_calibration(
 
     ``votes``: the release's judge votes, the canary's included (model :data:`CANARY_MODEL`, judged by the
     ``judge_votes`` asset under the same budget); ``right_tool``: per episode; ``canary_missing``: why the canary
-    session could not be read (None when it was); ``mode``: ``judge.calibration`` (``fail`` or ``warn``);
+    session could not be read (None when it was), or a function saying so, asked only when no canary vote was judged (so
+    a canary that was judged is not read again); ``mode``: ``judge.calibration`` (``fail`` or ``warn``);
     ``canary_expected_tsq`` as in :func:`calibrate`. Keys:
     ``passed``, ``mode``, ``blocks_promotion`` (failed in ``fail`` mode), ``message``, ``reasons``, ``warnings``,
     ``canary_tsq``, ``accuracy``, ``kappa``, ``n_labelled``, ``canary_judge_cost_usd``, ``canary_judge_tokens``,
@@ -283,12 +284,13 @@ def release_calibration(
 
     votes = list(votes)
     canary = [v for v in votes if v.model == CANARY_MODEL]
+    missing = (None if canary else canary_missing()) if callable(canary_missing) else canary_missing
     # with repeats, agreement is measured on each task's first sample (the keys are (model, task_id))
     result = calibrate(
         majority_verdicts(v for v in votes if v.model != CANARY_MODEL and v.sample == 0),
         right_tool,
         canary_score(canary),
-        canary_missing=canary_missing,
+        canary_missing=missing,
         canary_expected_tsq=canary_expected_tsq,
     )
     return {

@@ -1,6 +1,6 @@
 """The release document ``releases/<id>/scores.json`` (DESIGN §3 plus its extensions), typed.
 
-Written last and atomically by :func:`toolchoice_pipeline.releases.store.publish_release`; read by the store,
+Written last and atomically by :func:`toolchoice_pipeline.releases.publish.publish_release`; read by the store,
 the gate, the report, the Dagster checks and the CLI. Outside tools read the JSON: fields are only ever added.
 Unknown fields are kept (``extra="allow"``), so a document written by a newer version reads and re-writes
 without loss. Per-model figures are :class:`~toolchoice_pipeline.scoring.summary.ModelScores`, whose fields

@@ -19,12 +19,13 @@ from toolchoice_pipeline.releases.document import ReleaseDocument
 from toolchoice_pipeline.releases.gate import MAX_DROP_POINTS
 from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.object_store import is_remote, releases_root
-from toolchoice_pipeline.releases.store import SCORES_FILE
+from toolchoice_pipeline.releases.store import DOCUMENT_KIND, SCORES_FILE, document_key
 from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
 from toolchoice_pipeline.util.extras import require
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+from toolchoice_pipeline.suites import read_once
 
 SHARES = ("right_tool_pct", "right_args_pct")
 # Releases a trend chart shows by default (the most recent): drawing every stored release would make each run's
@@ -82,9 +83,25 @@ class TrendPoint:
     calibration: str | None = None
 
 
-def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None) -> list[TrendPoint]:
+def _trend_document(path: Any) -> ReleaseDocument:
+    """A release's ``scores.json`` (a Path, or a UPath on a store); parsed once while
+    :func:`~toolchoice_pipeline.suites.read_once.inputs_read_once` is active and a local file is unchanged."""
+    if not isinstance(path, Path) or not read_once.active():
+        return ReleaseDocument.model_validate_json(path.read_bytes())
+    key = document_key(path)
+    found = read_once.held(DOCUMENT_KIND, key)
+    if found is not None:
+        return found
+    files = read_once.signature([path])
+    return read_once.hold(DOCUMENT_KIND, key, files, ReleaseDocument.model_validate_json(path.read_bytes()))
+
+
+def load_trend(
+    data_dir: Path, suite: str | None = None, last: int | None = None, current: ReleaseDocument | None = None
+) -> list[TrendPoint]:
     """Every model's shares in the stored releases (optionally of one suite), oldest release first; with ``last``,
-    only the ``last`` most recently written ones.
+    only the ``last`` most recently written ones. ``current``: a release's document just written, taken as it is
+    instead of reading its ``scores.json`` back.
 
     With ``last``, files are read newest first (by modification time, from a directory listing) until ``last``
     releases of the suite are found, so the cost stays bounded however many releases are stored.
@@ -106,10 +123,13 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
     for mtime, path in listed:
         if last is not None and len(scored) >= last:
             break
-        try:
-            scores = ReleaseDocument.model_validate_json(path.read_bytes())  # a Path, or a UPath on a store
-        except (OSError, ValidationError):
-            continue
+        if current is not None and path.parent.name == current.release_id:
+            scores = current
+        else:
+            try:
+                scores = _trend_document(path)
+            except (OSError, ValidationError):
+                continue
         if suite is not None and scores.suite != suite:
             continue
         scored.append((scores.evaluated_at or "", mtime, scores))

@@ -1,4 +1,7 @@
-"""Releases: ``releases/<id>/scores.json``, the baseline, and publishing a release (score → store → gate).
+"""The release store: ``releases/<id>/scores.json`` and ``gate.md``, and the baseline (promotion, withdrawal).
+
+Publishing a release (score → commit → gate → ``scores.json``) is :mod:`.publish`; gating against a baseline
+:mod:`.gating`; re-gating a stored release :mod:`.regate`; the warehouse tables of a release :mod:`.release_tables`.
 
 - ``scores.json`` (DESIGN §3 plus ``n_scored``, Wilson intervals, tags, flags, ``run_id``, ``evaluated_at``)
   is written **last** and atomically: a release without it is incomplete, whatever else exists.
@@ -21,44 +24,20 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 from filelock import FileLock
 from pydantic import ValidationError
 
-from toolchoice_pipeline.records.episodes import Episode, JudgeVote, TaskScore
-from toolchoice_pipeline.releases.confusion import (
-    CONFUSION_COLUMNS,
-    ToolChange,
-    catalog_changes,
-    confusion_changes_between,
-)
 from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
-from toolchoice_pipeline.releases.gate import GateResult, check_gate, gate_junit_xml, gate_markdown, task_flips
-from toolchoice_pipeline.releases.gate_scope import exempt
-from toolchoice_pipeline.releases.lineage import Lineage
+from toolchoice_pipeline.releases.gate import gate_markdown
+from toolchoice_pipeline.releases.gating import gate_against, stored_noise
 from toolchoice_pipeline.releases.object_store import is_remote, read_whole, releases_root, write_whole
-from toolchoice_pipeline.releases.pairing import PAIRED_COLUMNS, paired_tasks
 from toolchoice_pipeline.releases.request import RELEASE_ID
-from toolchoice_pipeline.releases.warehouse import ReleaseCommit, Warehouse
-from toolchoice_pipeline.releases.warehouse_tables import (
-    agent_calls_table,
-    judge_votes_table,
-    release_scores_table,
-    task_scores_table,
-    tool_catalog_table,
-    with_lineage,
-)
-from toolchoice_pipeline.scoring.columnar import score_release, summarise_columnar
-from toolchoice_pipeline.scoring.summary import ModelScores, mark_unpriced
-from toolchoice_pipeline.suites.config import load_run_config
-from toolchoice_pipeline.suites.suite import Suite
-from toolchoice_pipeline.util.atomic import write_file_atomically
+from toolchoice_pipeline.suites import read_once
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
 from toolchoice_pipeline.util.text_files import read_utf8
@@ -72,8 +51,15 @@ PROMOTION_ATTEMPTS = 5  # promotions of a suite that may come first before one g
 PUBLISHING_LEASE = ".publishing.json"
 PUBLISHING_LEASE_S = 600.0  # as long as the local publishing lock waits
 KNOWN_SHOWN = 10  # finished release ids named when an unknown one is asked for
-# The task_scores columns the gate reads of a release and its baseline: pairing, flips and confusion changes.
-GATE_COLUMNS = list(dict.fromkeys(PAIRED_COLUMNS + CONFUSION_COLUMNS))
+
+
+#: What :mod:`~toolchoice_pipeline.suites.read_once` holds a parsed ``scores.json`` as, keyed by
+#: :func:`document_key`.
+DOCUMENT_KIND = "release_document"
+
+
+def document_key(path: Path) -> str:
+    return str(Path(path).resolve())
 
 
 class ReleaseStore:
@@ -104,8 +90,20 @@ class ReleaseStore:
 
     def read_scores(self, release_id: str) -> ReleaseDocument:
         """The stored ``scores.json``; raises :class:`InputError` for an unknown, incomplete or broken release,
-        naming the field that is missing or malformed."""
+        naming the field that is missing or malformed. Parsed once while
+        :func:`~toolchoice_pipeline.suites.read_once.inputs_read_once` is active and the file is unchanged (a
+        ``toolchoice run`` reads its baseline's document once)."""
         path = self.scores_path(release_id)
+        if self.remote or not read_once.active():
+            return self._read_scores(path, release_id)
+        key = document_key(path)
+        found = read_once.held(DOCUMENT_KIND, key)
+        if found is not None:
+            return found
+        files = read_once.signature([path])
+        return read_once.hold(DOCUMENT_KIND, key, files, self._read_scores(path, release_id))
+
+    def _read_scores(self, path: Path, release_id: str) -> ReleaseDocument:
         shown = display_path(path)
         text = read_whole(path) if self.remote else read_utf8(path) if path.is_file() else None
         if text is None:
@@ -296,7 +294,7 @@ class ReleaseStore:
         self._write_baselines(self._baselines())
         return True
 
-    def _promote_on_object_store(self, scores: ReleaseDocument) -> bool:
+    def _promote_on_object_store(self, scores: ReleaseDocument) -> tuple[bool, ReleaseDocument]:
         """:meth:`promote` without a lock: read the records, gate again if the baseline in force changed, append
         the next record only if absent; when another promotion took that number, look again (at most
         :data:`PROMOTION_ATTEMPTS` times, then :class:`InputError`)."""
@@ -307,10 +305,10 @@ class ReleaseStore:
             in_force = earlier[-1] if earlier else None
             if in_force != scores.baseline_release_id:
                 scores = self._regate_against(scores, in_force)
-            if not _promotable(scores):
-                return False
+            if not promotable(scores):
+                return False, scores
             if self._append_record(scores.suite, len(records), "promote", release_id):
-                return True
+                return True, scores
         raise InputError(
             Problem(
                 file=display_path(self.root / PROMOTIONS_DIR / scores.suite),
@@ -333,39 +331,57 @@ class ReleaseStore:
     def was_promoted(self, suite: str, release_id: str) -> bool:
         return any(entry["release_id"] == release_id for entry in self._history(suite))
 
-    def promote(self, release_id: str) -> bool:
+    def promote(self, release_id: str, scores: ReleaseDocument | None = None) -> bool:
         """Make a finished release its suite's baseline if its kind is ``release`` and its gate passed against
-        the baseline in force now.
+        the baseline in force now (see :meth:`promote_document`; ``scores``: its document when already in hand,
+        else ``scores.json`` is read). Returns whether it is now the baseline."""
+        return self.promote_document(scores or self.read_scores(release_id))[0]
+
+    def promote_document(self, scores: ReleaseDocument) -> tuple[bool, ReleaseDocument]:
+        """Promote the finished release ``scores`` describes: ``(promoted, its document now)``.
 
         Gating and promotion are one step under the store's lock: a release gated against another baseline
         than the one in force (two releases of a suite running at once: the other was promoted meanwhile) is
-        gated again against it first, and its ``scores.json`` and ``gate.md`` say so. Returns whether it is now
-        the baseline. Raises :class:`InputError` for an unknown release.
+        gated again against it first (with the noise mode it was gated with), and its ``scores.json`` and
+        ``gate.md`` say so; the document returned is then the re-gated one. Raises :class:`InputError` for a
+        damaged baseline record or baseline document.
         """
-        scores = self.read_scores(release_id)
         if scores.kind != PROMOTABLE_KIND:
-            return False
+            return False, scores
         if self.remote:
             return self._promote_on_object_store(scores)
         with self._lock():
-            in_force = self.baseline_for(scores.suite, release_id)
+            in_force = self.baseline_for(scores.suite, scores.release_id)
             if in_force != scores.baseline_release_id:
                 scores = self._regate_against(scores, in_force)
-            if not _promotable(scores):
-                return False
+            if not promotable(scores):
+                return False, scores
             baselines = self._baselines()
             entry = baselines["suites"].setdefault(scores.suite, {"history": []})
-            entry["history"] = [e for e in entry["history"] if e["release_id"] != release_id]
+            entry["history"] = [e for e in entry["history"] if e["release_id"] != scores.release_id]
             entry["history"].append(
-                {"release_id": release_id, "promoted_at": datetime.now(UTC).isoformat(timespec="seconds")}
+                {"release_id": scores.release_id, "promoted_at": datetime.now(UTC).isoformat(timespec="seconds")}
             )
-            entry["release_id"] = release_id
+            entry["release_id"] = scores.release_id
             self._write_baselines(baselines)
-        return True
+        return True, scores
 
     def _regate_against(self, scores: ReleaseDocument, baseline_id: str | None) -> ReleaseDocument:
-        """``scores`` gated again against ``baseline_id``; ``scores.json`` and ``gate.md`` rewritten."""
-        gate, baseline_models = regate(self.data_dir, scores.release_id, baseline_id)
+        """``scores`` gated again against ``baseline_id`` with the settings it was gated with (its gate's noise
+        mode and models not gated, never the live ``toolchoice.yaml``); ``scores.json`` and ``gate.md``
+        rewritten."""
+        baseline = self.read_scores(baseline_id) if baseline_id is not None else None
+        gate = gate_against(
+            self.data_dir,
+            scores.release_id,
+            scores.models,
+            scores.suite,
+            baseline,
+            noise=stored_noise(scores),
+            ungated=scores.gate.not_gated if scores.gate is not None else (),
+            baseline_file=display_path(self.scores_path(baseline_id)) if baseline_id is not None else "<baseline>",
+        )
+        baseline_models = baseline.models if baseline is not None else None
         if baseline_id is None:
             gate.notes.append("the baseline it was gated against is no longer in force: gated again without one")
         else:
@@ -420,7 +436,7 @@ class ReleaseStore:
         scores = self.read_scores(release_id)
         promoted = self.was_promoted(scores.suite, release_id)
         what = "the baseline of suite " + scores.suite if promoted else "a finished release"
-        if not promoted and _promotable(scores):
+        if not promoted and promotable(scores):
             what += " whose gate passed but which is not the baseline"
         raise InputError(
             Problem(
@@ -432,7 +448,7 @@ class ReleaseStore:
         )
 
 
-def _promotable(scores: ReleaseDocument) -> bool:
+def promotable(scores: ReleaseDocument) -> bool:
     """Whether a finished release (its ``scores.json``) may be a baseline: kind ``release``, its gate passed, and
     its judge calibration does not block promotion (failed with ``judge.calibration: fail``)."""
     calibration = scores.judge.calibration if scores.judge is not None else None
@@ -443,231 +459,24 @@ def _promotable(scores: ReleaseDocument) -> bool:
     )
 
 
-# --- publishing ----------------------------------------------------------------------------------------------
+_promotable = promotable  # its name before the split (issue 26)
+
+#: Names that moved out of this module when it was split by job (issue 26), still importable from here.
+_MOVED = {
+    "GATE_COLUMNS": "toolchoice_pipeline.releases.gating",
+    "write_junit": "toolchoice_pipeline.releases.gating",
+    "regate": "toolchoice_pipeline.releases.regate",
+    "PublishedRelease": "toolchoice_pipeline.releases.publish",
+    "publish_release": "toolchoice_pipeline.releases.publish",
+    "score_records": "toolchoice_pipeline.releases.release_tables",
+}
 
 
-@dataclass
-class PublishedRelease:
-    """What publishing a release produced."""
+def __getattr__(name: str) -> Any:
+    """A moved name (:data:`_MOVED`), imported from its module on first use (PEP 562)."""
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-    scores: ReleaseDocument
-    gate: GateResult
-    promoted: bool
-    commit: ReleaseCommit
-    scores_path: Any  # a Path, or a UPath on an object store
-    gate_markdown: str = ""
-
-
-def regate(
-    data_dir: Path,
-    release_id: str,
-    baseline_id: str | None = None,
-    *,
-    models: dict[str, ModelScores] | None = None,
-    suite: str | None = None,
-    ungated: Collection[str] | None = None,
-) -> tuple[GateResult, dict[str, ModelScores] | None]:
-    """Gate a release already in the warehouse against ``baseline_id`` (default: the baseline it was gated
-    against, else its suite's baseline other than itself). Returns the result and the baseline's ``models``.
-
-    ``models``/``suite`` are the release's figures when its ``scores.json`` is not written yet (publishing).
-    ``ungated``: the models that do not gate it (:func:`.gate_scope.exempt`; None: those its stored gate
-    lists as ``not_gated``). Raises :class:`InputError` for an unknown release or baseline, or a baseline of
-    another suite.
-    """
-    store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
-    if models is None:
-        stored = store.read_scores(release_id)
-        models, suite = stored.models, stored.suite
-        if ungated is None and stored.gate is not None:
-            ungated = getattr(stored.gate, "not_gated", None) or ()
-        if baseline_id is None:
-            baseline_id = stored.baseline_release_id or store.baseline_for(suite, release_id)
-    elif baseline_id is None and suite is not None:
-        baseline_id = store.baseline_for(suite, release_id)
-    noise = load_run_config(data_dir).gate.noise
-    if baseline_id is None:
-        return exempt(check_gate(release_id, models, noise=noise), ungated or ()), None
-    baseline = store.read_scores(baseline_id)
-    if baseline.suite != suite:
-        raise InputError(
-            Problem(
-                file=display_path(store.scores_path(baseline_id)),
-                field="suite",
-                message=f"baseline '{baseline_id}' is of suite '{baseline.suite}', "
-                f"release '{release_id}' of suite '{suite}'",
-            )
-        )
-    flips = {}
-    paired = confusion = None
-    catalog: list[ToolChange] = []
-    notes = []
-    if warehouse.commit(baseline_id) is not None and warehouse.commit(release_id) is not None:
-        now_table, baseline_table = (_gate_columns(warehouse, release_id), _gate_columns(warehouse, baseline_id))
-        flips = task_flips(_first_samples(now_table), _first_samples(baseline_table))
-        paired = paired_tasks(now_table, baseline_table)
-        confusion = confusion_changes_between(now_table, baseline_table)
-        if confusion is None:
-            notes.append("the release or the baseline predates tool-confusion columns: no confusion changes listed")
-        catalog = catalog_changes(_suite_tools(warehouse, baseline_id), _suite_tools(warehouse, release_id))
-    else:
-        notes.append(
-            "task scores of the release or the baseline are not in the warehouse: no flipped tasks listed, no intervals"
-        )
-    result = check_gate(
-        release_id,
-        models,
-        baseline_id,
-        baseline.models,
-        flips,
-        paired=paired,
-        noise=noise,
-        confusion_changes=confusion,
-        catalog_changes=catalog,
-    )
-    result = exempt(result, ungated or ())
-    result.notes.extend(notes)
-    return result, baseline.models
-
-
-def _gate_columns(warehouse: Warehouse, release_id: str) -> pa.Table:
-    """A release's ``task_scores`` columns the gate pairs on and counts confusion changes from, read once. A release
-    written before ``expected_tool`` gets the paired columns only (:func:`confusion_changes_between` then lists
-    none), and one written before repeats a ``sample`` of 0."""
-    try:
-        return warehouse.read_table("task_scores", release_id, GATE_COLUMNS)
-    except (KeyError, pa.ArrowInvalid):
-        pass
-    try:
-        return warehouse.read_table("task_scores", release_id, PAIRED_COLUMNS)
-    except (KeyError, pa.ArrowInvalid):
-        table = warehouse.read_table("task_scores", release_id, [c for c in PAIRED_COLUMNS if c != "sample"])
-        return table.append_column("sample", pa.array([0] * table.num_rows, pa.int32()))
-
-
-def _suite_tools(warehouse: Warehouse, release_id: str) -> dict[str, tuple[str, str | None]]:
-    """``{tool: (description, parameters_json)}`` of the suite catalog a release ran with (its ``tool_catalog``
-    rows without a task)."""
-    table = warehouse.read_table("tool_catalog", release_id, ["task_id", "tool_name", "description", "parameters_json"])
-    return {
-        row["tool_name"]: (row["description"], row["parameters_json"])
-        for row in table.to_pylist()
-        if row["task_id"] is None
-    }
-
-
-def _first_samples(table: pa.Table) -> pa.Table:
-    """Sample 0 of every task: the flipped tasks are listed between first samples."""
-    import pyarrow.compute as pc
-
-    return table.filter(pc.equal(pc.fill_null(table.column("sample"), 0), 0))
-
-
-def publish_release(
-    data_dir: Path,
-    suite: Suite,
-    lineage: Lineage,
-    kind: str,
-    episodes: Iterable[Episode],
-    votes: Iterable[JudgeVote] = (),
-    *,
-    judge: dict[str, Any] | None = None,
-    force: bool = False,
-    scores: list[TaskScore] | None = None,
-    promote: bool = True,
-    unpriced_agents: Collection[str] = (),
-    judge_unpriced: bool = False,
-    ungated: Collection[str] = (),
-) -> PublishedRelease:
-    """Score a release, commit its warehouse tables, gate it, write ``scores.json`` (last), then promote it.
-
-    ``kind`` is ``release``, ``nightly``, ``catalog-change`` or ``adhoc``; ``judge`` is the ``judge`` object of
-    ``scores.json`` (``model``, ``polls``, ``rubric_version``; None when the judge did not run); ``scores`` are
-    the task scores when already computed (the Dagster ``task_scores`` asset), else they are computed here.
-    Scoring is columnar (:func:`~toolchoice_pipeline.scoring.columnar.score_release`: DuckDB over the
-    ``agent_calls`` and ``judge_votes`` tables this function commits) for every release size; the per-model
-    scores come from the ``task_scores`` table the same way.
-    With ``promote=False`` promotion is left to the caller (the Dagster ``baseline`` asset, after the blocking
-    gate check); a forced re-run of a promoted release that no longer qualifies is withdrawn either way.
-    ``unpriced_agents`` (model strings) and ``judge_unpriced`` mark costs counted at 0 for want of a price
-    (:func:`~toolchoice_pipeline.scoring.summary.mark_unpriced`: ``agent_cost_unpriced``, ``judge_cost_unpriced``).
-    ``ungated``: the models reported without gating the release (``gate: false``, :mod:`.gate_scope`).
-    Also writes ``releases/<id>/gate.md``. Raises :class:`InputError` when the id belongs to a finished
-    release and ``force`` is False.
-    """
-    store, warehouse = ReleaseStore(data_dir), Warehouse(data_dir)
-    agent_calls = agent_calls_table(episodes, lineage, suite)
-    judge_votes = judge_votes_table(votes, lineage)
-    if scores is None:
-        columnar = score_release(suite, agent_calls, judge_votes)
-        task_scores, models = with_lineage("task_scores", columnar.task_scores, lineage), columnar.models
-    else:
-        task_scores = task_scores_table(scores, lineage)
-        models = summarise_columnar(task_scores)
-    models = mark_unpriced(models, agents=unpriced_agents, judge=judge_unpriced)
-    tables = {
-        "task_scores": task_scores,
-        "release_scores": release_scores_table(models, lineage),
-        "agent_calls": agent_calls,
-        "judge_votes": judge_votes,
-        "tool_catalog": tool_catalog_table(suite, lineage),
-    }
-    # Two runs of one release id at once: the second to get here finds the first's scores.json (refused
-    # without --force) instead of silently replacing a release that had just finished.
-    with store.publishing_lock(lineage.release_id):
-        store.check_release_id_free(lineage.release_id, force)
-        # A release without scores.json never finished: replacing its tables needs no --force.
-        # Out of the views until scores.json is written: the views never list a release the CLI calls unfinished.
-        commit = warehouse.write_release(lineage, tables, kind=kind, replace=True, published=False)
-        gate, baseline_models = regate(data_dir, lineage.release_id, models=models, suite=suite.name, ungated=ungated)
-        document = ReleaseDocument(
-            release_id=lineage.release_id,
-            kind=kind,
-            suite=suite.name,
-            catalog_version=lineage.catalog_version,
-            fixture_version=suite.fixture_version,
-            judge=judge,
-            baseline_release_id=gate.baseline_release_id,
-            run_id=lineage.run_id,
-            evaluated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            match_profile=suite.match_profile,
-            models=models,
-            gate=gate.to_json(),
-        )
-        markdown = gate_markdown(gate, models, baseline_models, suite.name)
-        store.write_file(lineage.release_id, GATE_MARKDOWN_FILE, markdown)
-        try:
-            # On an object store nothing else keeps two writers of a new release apart (no lock between machines).
-            path = store.write_scores(document, only_if_absent=store.remote and not force)
-        except FileExistsError:
-            raise InputError(
-                Problem(
-                    file=display_path(store.scores_path(lineage.release_id)),
-                    field="release_id",
-                    message=f"release '{lineage.release_id}' was finished meanwhile by another writer "
-                    "(use --force to replace it)",
-                )
-            ) from None
-        warehouse.publish(lineage.release_id)
-    qualifies = _promotable(document)
-    if not qualifies and store.was_promoted(suite.name, lineage.release_id):
-        store.withdraw(suite.name, lineage.release_id)
-    promoted = store.promote(lineage.release_id) if promote else False
-    return PublishedRelease(
-        scores=document, gate=gate, promoted=promoted, commit=commit, scores_path=path, gate_markdown=markdown
-    )
-
-
-def score_records(
-    suite: Suite, lineage: Lineage, episodes: Iterable[Episode], votes: Iterable[JudgeVote] = ()
-) -> list[TaskScore]:
-    """The task scores of a release's episodes and votes, computed on the columnar path publishing uses
-    (:func:`~toolchoice_pipeline.scoring.columnar.score_release`), one per episode. Raises :class:`InputError`
-    naming the suite's tasks file when an episode's task is not in the suite."""
-    columnar = score_release(suite, agent_calls_table(episodes, lineage, suite), judge_votes_table(votes, lineage))
-    return [TaskScore.model_validate(row) for row in columnar.task_scores.to_pylist()]
-
-
-def write_junit(path: Path, gate: GateResult, suite: str | None = None) -> None:
-    """Write the gate's JUnit XML to ``path`` (atomically)."""
-    write_file_atomically(Path(path), gate_junit_xml(gate, suite))
+    return getattr(importlib.import_module(module), name)

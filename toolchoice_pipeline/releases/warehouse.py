@@ -35,12 +35,13 @@ globbing the directories.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -117,6 +118,27 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
     pq.write_table(table, path, compression="zstd")
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
+
+
+def _staged_rows(name: str, path: Path) -> int:
+    """The rows of a staged table file; ``ValueError`` when its columns are not the declared ones of ``name``."""
+    schema = pq.read_schema(path)
+    if not schema.equals(SCHEMAS[name], check_metadata=False):
+        raise ValueError(f"staged table {name} ({path}) does not have the declared columns of {name}")
+    return pq.read_metadata(path).num_rows
+
+
+def _move(source: Path, target: Path) -> None:
+    """Rename ``source`` to ``target``; copied (and fsynced) when they are on different file systems."""
+    try:
+        os.replace(source, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        shutil.copyfile(source, target)
+        with open(target, "rb") as handle:
+            os.fsync(handle.fileno())
+        source.unlink()
 
 
 def _read_commit(path: Path) -> ReleaseCommit:
@@ -216,6 +238,20 @@ class Warehouse:
 
         Raises :class:`InputError` when the release is not in the warehouse.
         """
+        return read_parquet(self.root / self._committed(release_id).files[table], columns=columns)
+
+    def table_shape(self, table: str, release_id: str) -> tuple[list[str], int]:
+        """One committed release's column names and row count of ``table``, from its file's footer (no row is
+        read). Raises :class:`InputError` when the release is not in the warehouse."""
+        path = self.root / self._committed(release_id).files[table]
+        if isinstance(path, Path):
+            metadata = pq.read_metadata(path)
+        else:
+            with path.open("rb") as handle:
+                metadata = pq.read_metadata(handle)
+        return metadata.schema.to_arrow_schema().names, metadata.num_rows
+
+    def _committed(self, release_id: str) -> ReleaseCommit:
         commit = self.commit(release_id)
         if commit is None:
             raise InputError(
@@ -224,7 +260,7 @@ class Warehouse:
                     message=f"release '{release_id}' is not in the warehouse",
                 )
             )
-        return read_parquet(self.root / commit.files[table], columns=columns)
+        return commit
 
     def check(self, release_ids: Iterable[str] | None = None) -> None:
         """Raise :class:`InputError` listing every damaged commit record and every committed Parquet file that is
@@ -305,17 +341,26 @@ class Warehouse:
     # --- writing ---------------------------------------------------------------------------------------------
 
     def write_release(
-        self, lineage: Lineage, tables: dict[str, pa.Table], *, kind: str, replace: bool = False, published: bool = True
+        self,
+        lineage: Lineage,
+        tables: dict[str, pa.Table],
+        *,
+        kind: str,
+        replace: bool = False,
+        published: bool = True,
+        staged: Mapping[str, Path] | None = None,
     ) -> ReleaseCommit:
         """Commit one release's tables atomically (see the module docstring); returns its commit record.
 
         With ``published=False`` the release stays out of the views until :meth:`publish` (the publisher writes
         ``scores.json`` in between).
 
-        ``tables`` maps every name of :data:`TABLE_NAMES` to an Arrow table carrying ``lineage``. Raises
-        :class:`InputError` when the release is already committed and ``replace`` is False (nothing is committed
-        then), ``ValueError`` for a missing table or rows that do not match the declared schema or ``lineage``.
-        Reads nothing of other releases.
+        ``tables`` maps every name of :data:`TABLE_NAMES` to an Arrow table carrying ``lineage``, except those in
+        ``staged``: Parquet files of the declared schema already written (and fsynced) for ``lineage`` where their
+        rows were made (:class:`~.staged_tables.TableFiles`), which are committed by renaming them into place (on
+        an object store, uploaded). Raises :class:`InputError` when the release is already committed and
+        ``replace`` is False (nothing is committed then), ``ValueError`` for a missing table or rows that do not
+        match the declared schema or ``lineage``. Reads nothing of other releases.
         """
         if not RELEASE_ID.match(lineage.release_id):
             raise InputError(
@@ -325,12 +370,16 @@ class Warehouse:
                     message=f"release id {lineage.release_id!r} is not a safe directory name",
                 )
             )
-        missing = [name for name in TABLE_NAMES if name not in tables]
+        staged = dict(staged or {})
+        missing = [name for name in TABLE_NAMES if name not in tables and name not in staged]
         if missing:
             raise ValueError(f"write_release needs every table; missing {missing}")
-        conformed = {name: conform(name, tables[name], lineage) for name in TABLE_NAMES}
+        conformed = {name: conform(name, tables[name], lineage) for name in TABLE_NAMES if name not in staged}
+        rows = {name: table.num_rows for name, table in conformed.items()}
+        rows.update({name: _staged_rows(name, path) for name, path in staged.items()})
         attempt = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
-        if self.remote:
+        if self.remote:  # no rename between machines: the staged files are uploaded like the others
+            conformed.update({name: pq.read_table(path) for name, path in staged.items()})
             return self._write_release_to_object_store(lineage, conformed, kind, replace, attempt, published)
         with self._lock():
             previous = self.commit(lineage.release_id)
@@ -338,27 +387,27 @@ class Warehouse:
             if previous is not None and not replace:
                 raise self._already_committed(lineage.release_id, "is already in the warehouse")
             staging = self.root / TMP_DIR / attempt
-            staged = {}
+            written = {}
             for name, table in conformed.items():
-                staged[name] = staging / name / f"{PART_PREFIX}{attempt}.parquet"
-                _write_parquet(table, staged[name])
-            for path in staged.values():
+                written[name] = staging / name / f"{PART_PREFIX}{attempt}.parquet"
+                _write_parquet(table, written[name])
+            for path in written.values():
                 fsync_dir(path.parent)
             files = {}
-            for name, path in staged.items():
-                relative = Path(name) / f"release_id={lineage.release_id}" / path.name
-                target = self.root / relative
+            for name, path in {**written, **staged}.items():  # the staged ones were fsynced where they were made
+                placed = Path(name) / f"release_id={lineage.release_id}" / f"{PART_PREFIX}{attempt}.parquet"
+                target = self.root / placed
                 target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(path, target)
+                _move(path, target)
                 fsync_dir(target.parent)
-                files[name] = relative.as_posix()
+                files[name] = placed.as_posix()
             commit = ReleaseCommit(
                 **lineage.columns(),
                 kind=kind,
                 attempt=attempt,
                 committed_at=datetime.now(UTC).isoformat(timespec="microseconds"),
                 files=files,
-                rows={n: t.num_rows for n, t in conformed.items()},
+                rows=rows,
                 published=published,
             )
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from toolchoice_pipeline.suites import read_once
 from toolchoice_pipeline.util.confined_paths import confinement_problem
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, field_path, validation_errors
 from toolchoice_pipeline.util.identifiers import check_identifier
@@ -344,9 +345,21 @@ def load_run_config(data_dir: Path) -> RunConfig:
 
     Raises :class:`InputError` listing every problem with its line and field; an API key or other credential
     under a model's ``params`` is refused (``models[0].params.api_key: ... set the provider's environment
-    variable instead (OPENAI_API_KEY)``).
+    variable instead (OPENAI_API_KEY)``). Parsed once while :func:`~.read_once.inputs_read_once` is active and
+    the file is unchanged.
     """
     path = data_dir / CONFIG_FILE
+    if not read_once.active():
+        return _read_run_config(path)
+    key = str(path.resolve())
+    found = read_once.held("run_config", key)
+    if found is not None:
+        return found
+    files = read_once.signature([path])
+    return read_once.hold("run_config", key, files, _read_run_config(path))
+
+
+def _read_run_config(path: Path) -> RunConfig:
     if not path.exists():
         return RunConfig()
     shown = display_path(path)

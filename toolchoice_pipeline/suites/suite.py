@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from toolchoice_pipeline.suites import read_once
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file, load_tool_dump
 from toolchoice_pipeline.suites.model import EMPTY_SUITE, SUITE_FILE, SUITE_NAME, MatchProfile, Suite, SuiteSpec
@@ -98,7 +99,22 @@ def load_suite(data_dir: Path, name: str, *, check: bool = True) -> Suite:
     With ``check`` (the default) the semantic checks of :func:`toolchoice_pipeline.suites.validate.suite_problems` run
     too, on every task that parsed even when other lines or files have problems. Raises :class:`InputError`
     listing every problem found: ``suite.yaml`` first, then the catalog, the live dumps and the tasks by line.
+    Parsed once while :func:`~.read_once.inputs_read_once` is active and no file of the suite's directory changed
+    (a suite loaded with ``check`` also serves a load without).
     """
+    if not read_once.active() or not SUITE_NAME.fullmatch(name or ""):
+        return _load_suite(data_dir, name, check=check)
+    directory = suite_dir(data_dir, name)
+    key = str(directory.resolve())
+    found = read_once.held("suite", key, accept=lambda checked: checked or not check)
+    if found is not None:
+        return found
+    # every file under the directory: the files suite.yaml names are confined to it
+    files = read_once.signature(sorted(p for p in directory.rglob("*") if p.is_file()) if directory.is_dir() else [])
+    return read_once.hold("suite", key, files, _load_suite(data_dir, name, check=check), extra=check)
+
+
+def _load_suite(data_dir: Path, name: str, *, check: bool) -> Suite:
     if not SUITE_NAME.fullmatch(name or ""):
         raise InputError(
             Problem(
