@@ -1,6 +1,6 @@
 """One ``toolchoice run`` of the demo reads each input once and converts each record to Arrow once (issue 26,
-"the stages hand data"): the run configuration ``toolchoice.yaml``, every file of the suite, the canary session
-and its catalog are each read once; the release's ``scores.json`` and ``gate.md`` are written and never read back
+"the stages hand data"): the run configuration ``toolchoice.yaml``, every file of the suite, the canary session,
+its labels and its catalog are each read once; the release's ``scores.json`` and ``gate.md`` are written and never read back
 (the gate and calibration checks, ``baseline`` and the CLI take the ``release_scores`` output); every episode and
 vote is converted to Arrow once, where it is scored (the warehouse commits those tables as written).
 
@@ -62,10 +62,10 @@ def _counting_conversions(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 
 def _canary_files() -> dict[str, Path]:
-    from toolchoice_pipeline.ingest.canary import CANARY_CATALOG, CANARY_SESSION, canary_source
+    from toolchoice_pipeline.ingest.canary import CANARY_CATALOG, CANARY_LABELS, CANARY_SESSION, canary_source
 
     source = canary_source(Path("/nonexistent-data-dir"))  # the packaged canary (the demo has none of its own)
-    return {f"canary/{name}": (source / name).resolve() for name in (CANARY_SESSION, CANARY_CATALOG)}
+    return {f"canary/{name}": (source / name).resolve() for name in (CANARY_SESSION, CANARY_CATALOG, CANARY_LABELS)}
 
 
 def _counted_run(data_dir: Path, release: str) -> tuple[int, Counter[Path], Counter[str]]:

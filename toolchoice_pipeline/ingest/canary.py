@@ -17,6 +17,7 @@ from toolchoice_pipeline.judge.calibration import CANARY_MODEL
 from toolchoice_pipeline.judge.polling import JudgeItem
 from toolchoice_pipeline.records.calls import Reply, make_call
 from toolchoice_pipeline.scoring.matching import match_reply
+from toolchoice_pipeline.suites import read_once
 from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.catalog_files import load_catalog_file
 from toolchoice_pipeline.suites.tasks import Expected
@@ -32,12 +33,25 @@ DATA_DIR_CANARY = Path("sessions")
 """Where a data directory's own canary lives (the three files above), used instead of the packaged one."""
 
 
-def read_session_turns(path: Path) -> list[tuple[str, int, list[dict[str, Any]], Reply]]:
+SessionTurn = tuple[str, int, list[dict[str, Any]], Reply]
+
+
+def read_session_turns(path: Path) -> list[SessionTurn]:
     """The turns of a Claude Code session: ``(session_id, turn, conversation, first-step reply)`` for each user
     prompt with a recorded reply, read and sanitised by the ingest parser
     (:func:`toolchoice_pipeline.ingest.claude_code.read_claude_code`), so they are exactly what an ingested
-    session's tasks hold. Raises :class:`InputError`.
+    session's tasks hold. While a ``toolchoice run`` lasts (:mod:`toolchoice_pipeline.suites.read_once`) the
+    session is parsed once (judging the canary and deriving its expected score both need it).
+    Raises :class:`InputError`.
     """
+    turns = read_once.held("canary_session", str(path))
+    if turns is None:
+        files = read_once.signature([path])
+        turns = read_once.hold("canary_session", str(path), files, _parse_session_turns(path))
+    return turns
+
+
+def _parse_session_turns(path: Path) -> list[SessionTurn]:
     shown = display_path(path)
     problem = check_readable(path, shown)
     if problem is not None:
