@@ -21,6 +21,7 @@ from toolchoice_pipeline.releases.gate_scope import failed_models
 from toolchoice_pipeline.releases.object_store import is_remote, releases_root
 from toolchoice_pipeline.releases.store import SCORES_FILE
 from toolchoice_pipeline.scoring.summary import ModelScores, table_columns
+from toolchoice_pipeline.util.errors import display_path
 
 SHARES = ("right_tool_pct", "right_args_pct")
 # Releases a trend chart shows by default (the most recent): drawing every stored release would make each run's
@@ -78,13 +79,17 @@ class TrendPoint:
     calibration: str | None = None
 
 
-def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None) -> list[TrendPoint]:
+def load_trend(
+    data_dir: Path, suite: str | None = None, last: int | None = None, skipped: list[str] | None = None
+) -> list[TrendPoint]:
     """Every model's shares in the stored releases (optionally of one suite), oldest release first; with ``last``,
     only the ``last`` most recently written ones.
 
     With ``last``, files are read newest first (by modification time, from a directory listing) until ``last``
     releases of the suite are found, so the cost stays bounded however many releases are stored.
-    A damaged ``scores.json`` is left out (``toolchoice gate <release>`` names what is wrong with it)."""
+    A damaged ``scores.json`` (empty, cut short, not JSON, not a release document) is left out; with ``skipped``,
+    one line per file left out is appended to it: ``<file>: <why>`` (``toolchoice gate <release>`` names every
+    problem of one)."""
     root = releases_root(data_dir)
     listed: list[tuple[float, Any]] = []
     if is_remote(root):
@@ -98,13 +103,18 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
                 except OSError:  # a directory without scores.json (an unfinished release), or not a directory
                     continue
     listed.sort(key=lambda item: item[0], reverse=True)
-    scored = []
+    scored: list[tuple[str, float, ReleaseDocument]] = []
     for mtime, path in listed:
         if last is not None and len(scored) >= last:
             break
         try:
-            scores = ReleaseDocument.model_validate_json(path.read_bytes())  # a Path, or a UPath on a store
-        except (OSError, ValidationError):
+            content = path.read_bytes()  # a Path, or a UPath on a store
+            scores = ReleaseDocument.model_validate_json(content)
+        except OSError as exc:
+            _note(skipped, path, f"unreadable ({exc.strerror or exc})")
+            continue
+        except ValidationError as exc:
+            _note(skipped, path, _why_damaged(content, exc))
             continue
         if suite is not None and scores.suite != suite:
             continue
@@ -131,6 +141,24 @@ def load_trend(data_dir: Path, suite: str | None = None, last: int | None = None
                 )
             )
     return points
+
+
+def _note(skipped: list[str] | None, path: Any, why: str) -> None:
+    if skipped is not None:
+        skipped.append(f"{display_path(str(path))}: {why}")
+
+
+def _why_damaged(content: bytes, exc: ValidationError) -> str:
+    """One clause saying why a ``scores.json`` is not a release document: empty, not JSON, or its first bad field."""
+    if not content.strip():
+        return f"empty file ({len(content)} bytes): left out of the trend"
+    first = exc.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        detail = str(first["msg"]).removeprefix("Invalid JSON: ")
+        cut = ", cut short" if "EOF" in detail else ""
+        return f"bad JSON ({detail}; {len(content)} bytes{cut}): left out of the trend"
+    field = ".".join(str(part) for part in first["loc"]) or "document"
+    return f"{field}: {first['msg']} (not a release document, DESIGN §3): left out of the trend"
 
 
 def calibration_status(scores: ReleaseDocument) -> str | None:
