@@ -152,11 +152,16 @@ def sigterm_as_interrupt():
     os.set_blocking(read_fd, False)
     os.set_blocking(write_fd, False)
     previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    # A parent that ignores SIGINT (a shell's background job, nohup under some shells, CI runners) would leave
+    # it ignored outside Dagster's steps, and Dagster copies the SIGINT handler to SIGTERM when it restores its
+    # handlers: SIGTERM would be ignored too. The run is stopped by either, at any moment.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         yield terminated
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         signal.set_wakeup_fd(previous_fd)
         try:
             received = os.read(read_fd, 1 << 16)
@@ -275,6 +280,8 @@ def _run_release(
             click.echo("  nothing was published: run the same command again to resume", err=True)
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
+    if interrupted and "baseline" not in result.materialised:
+        return _withdraw_interrupted(store, release_id, result.run_id, failures)
     scores = store.read_scores(release_id)
     if chart:
         _draw_chart(data_dir, store, scores.suite, release_id)
@@ -302,6 +309,32 @@ def _run_release(
         whose = failed_models(scores.gate) if scores.gate is not None else []
         click.echo(f"gate failed for {', '.join(whose) or 'the release'} (exit {EXIT_GATE_FAILED})", err=True)
     return EXIT_OK if passed else EXIT_GATE_FAILED
+
+
+def _withdraw_interrupted(store, release_id: str, run_id: str, failures: list[str]) -> int:
+    """A run interrupted after it wrote the release's ``scores.json`` and before its ``baseline`` step finished:
+    the release is taken back (``scores.json`` removed, its tables out of the warehouse views), so nothing is seen
+    as finished that its run did not finish, and the same command resumes it. A release that is a baseline (a
+    ``--force`` re-run of one) is left as it is: withdrawing it would leave the baseline without scores."""
+    scores = store.read_scores(release_id)
+    click.echo(
+        f"error: the run was interrupted after publishing, before its promotion (Dagster run {run_id}):", err=True
+    )
+    for message in failures:
+        click.echo(f"  {message}", err=True)
+    if store.was_promoted(scores.suite, release_id):
+        click.echo(
+            f"  {release_id} stays as published (it is a baseline of suite {scores.suite}); the baseline is "
+            "unchanged: re-run it with --force to finish",
+            err=True,
+        )
+        return EXIT_INTERRUPTED
+    store.unpublish(release_id)
+    click.echo(
+        "  the publication was withdrawn and the baseline is unchanged: run the same command again to resume",
+        err=True,
+    )
+    return EXIT_INTERRUPTED
 
 
 def _draw_chart(data_dir: Path, store, suite: str, release_id: str) -> None:
@@ -417,7 +450,9 @@ class RunResult:
         bad_input: bool,
         check_messages: list[str],
         agent_calls: tuple[int, int] | None = None,
+        materialised: frozenset[str] = frozenset(),
     ):
+        self.materialised = materialised  # the assets (last key part) the run materialised
         self.agent_calls = agent_calls  # (model calls, of which served from the call journal), when agent_runs ran
         self.run_id = run_id
         self.success = success
@@ -550,7 +585,14 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
             # the gate and the calibration are printed in full from scores.json
             and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
         ]
-        return RunResult(outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome))
+        materialised = frozenset(
+            e.asset_key.path[-1]
+            for e in outcome.all_events
+            if e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key is not None
+        )
+        return RunResult(
+            outcome.run_id, outcome.success, failures, bad_input, checks, _agent_calls(outcome), materialised
+        )
 
 
 def refuse_running(instance, release_id: str) -> None:

@@ -143,6 +143,17 @@ class ReleaseStore:
         write_whole(path, document.to_json_text(), only_if_absent=only_if_absent)
         return path
 
+    def unpublish(self, release_id: str) -> None:
+        """Withdraw a release's ``scores.json`` (and so its finished state) and take its tables out of the
+        warehouse views: for a run interrupted after publishing and before its promotion, so that no release
+        is seen as finished that its run did not finish. Its files and tables stay; the next run replaces them."""
+        path = self.scores_path(release_id)
+        with self.publishing_lock(release_id):
+            path.unlink(missing_ok=True)  # a Path, or a UPath on an object store
+            if self.remote:
+                self.root.fs.invalidate_cache()
+            Warehouse(self.data_dir).unpublish(release_id)
+
     def write_file(self, release_id: str, name: str, text: str) -> Any:
         """Write ``releases/<id>/<name>`` whole (``gate.md``, say); returns its path."""
         path = self.scores_path(release_id).with_name(name)
