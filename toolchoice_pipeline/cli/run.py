@@ -39,7 +39,9 @@ EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 EXIT_TERMINATED = 143  # as a shell reports a command stopped by SIGTERM (128 + 15): a CI job cancelled
-INTERRUPTED = "DagsterExecutionInterruptedError"
+# How an interrupted step's failure reads: Dagster's own error, or DuckDB's when the signal came during a query
+# (its extension catches the exception the signal handler raised and reports the query as interrupted).
+INTERRUPTED = ("DagsterExecutionInterruptedError", "RuntimeError: Query interrupted")
 
 
 def split_models(values: tuple[str, ...], option: str = "--models") -> list[str]:
@@ -266,7 +268,9 @@ def _run_release(
         display = RunDisplay(models=chosen, n_tasks=n_tasks * max(samples), judge=not no_judge)
         with display:
             result = materialise_release(data_dir, request, display)
-    interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
+    interrupted = [
+        message.split(":")[0] for message in result.failures if any(marker in message for marker in INTERRUPTED)
+    ]
     failures = [f"interrupted (Ctrl-C) during {', '.join(interrupted)}"] if interrupted else result.failures
     if not store.has_scores(release_id) or store.read_scores(release_id).run_id != result.run_id:
         click.echo(
