@@ -549,3 +549,17 @@ def test_a_run_whose_promotion_fails_after_scoring_is_not_reported_as_a_passed_r
     again = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge")
     assert again.returncode == 2
     assert "is a finished release whose gate passed but which is not the baseline; use --force" in again.stderr
+
+
+@pytest.mark.slow
+def test_a_run_drawing_its_trend_names_a_damaged_scores_json_of_another_release(data_dir):
+    tasks = data_dir / "suites" / DEMO_SUITE / "tasks.jsonl"
+    tasks.write_text("\n".join(tasks.read_text(encoding="utf-8").splitlines()[:3]) + "\n", encoding="utf-8")
+    damaged = data_dir / "releases" / "r0" / "scores.json"
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(b"")  # a release whose scores.json was cut to nothing (a full disk, a bad copy)
+    done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--no-judge", "--chart")
+    assert done.returncode == 0, done.stderr
+    assert f"warning: {damaged}: empty file (0 bytes): left out of the trend" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert (data_dir / "releases" / "r1" / "trend.png").exists() and damaged.read_bytes() == b""

@@ -351,7 +351,11 @@ def _draw_chart(data_dir: Path, store, suite: str, release_id: str) -> None:
 
     target = store.scores_path(release_id).parent / "trend.png"
     title = f"{suite}: tool choice over the last releases"
-    render_chart(load_trend(data_dir, suite, last=TREND_WINDOW), target, title=title, baseline=store.baseline(suite))
+    skipped: list[str] = []
+    trend = load_trend(data_dir, suite, last=TREND_WINDOW, skipped=skipped)
+    for line in skipped:
+        click.echo(f"warning: {line}", err=True)
+    render_chart(trend, target, title=title, baseline=store.baseline(suite))
     click.echo(f"chart: {display_path(target)}")
     data = collect(data_dir, release_id, pictures=False)
     data.heatmaps = release_heatmaps(data)
