@@ -293,7 +293,13 @@ def _run_release(
     if (passed and not result.success) or result.failures:
         # Scored, but a step other than the gate (the promotion to baseline, a write) did not finish: not a
         # finished run, whatever the gate said (exit 1 is only ever a failed gate).
-        promoted = ", so a passing `release` was not promoted to baseline: re-run it with --force" if passed else ""
+        promoted = (
+            ", so a passing `release` was not promoted to baseline: re-run it with --force"
+            if passed and "baseline" not in result.materialised
+            else " and its promotion step; the release is finished"
+            if "baseline" in result.materialised
+            else ""
+        )
         click.echo(
             f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
             f"(Dagster run {result.run_id}){promoted}",
