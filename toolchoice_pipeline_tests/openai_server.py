@@ -3,13 +3,16 @@ Ollama's ``/v1``): ``POST /v1/chat/completions`` answers with a call of the requ
 the last user message (else its first tool), or with text after a tool result. It needs no key and records
 each request's ``Authorization`` header and model; ``delay_s`` makes it slow. Hostile modes (issue 29): ``usage``
 replaces the reply's usage; ``trickle_s`` sends the reply one byte every ``trickle_s`` seconds (a provider that
-sends 1 byte per second; ``sent`` tells how far each reply got); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text."""
+sends 1 byte per second; ``sent`` tells how far each reply got); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text;
+``raw_body`` (a function giving the body's chunks) sends those bytes as they come, with no length, until the
+generator ends (never, for an endless reply) or the client leaves, under ``content_encoding`` if given."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -49,11 +52,14 @@ class OpenAICompatibleServer:
         trickle_s: float = 0.0,
         retry_after: str | None = None,
         reply_text: str | None = None,
+        raw_body: Callable[[], Iterable[bytes]] | None = None,
+        content_encoding: str | None = None,
     ):
         self.requests: list[dict[str, Any]] = []
         self.authorization: list[str | None] = []
         # Per request: [bytes of the reply body written so far, the body's length] (the trickle's progress).
         self.sent: list[list[int]] = []
+        self.accept_encoding: list[str | None] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -64,6 +70,7 @@ class OpenAICompatibleServer:
                     return
                 outer.requests.append(body)
                 outer.authorization.append(self.headers.get("Authorization"))
+                outer.accept_encoding.append(self.headers.get("Accept-Encoding"))
                 if delay_s:
                     time.sleep(delay_s)
                 reply = _reply(body)
@@ -72,6 +79,9 @@ class OpenAICompatibleServer:
                 if reply_text is not None:
                     reply["choices"][0]["message"] = {"role": "assistant", "content": reply_text}
                 data = json.dumps(reply).encode()
+                if raw_body is not None:
+                    self._send_raw(raw_body())
+                    return
                 try:
                     if retry_after is not None:
                         data = b'{"error": {"message": "rate limited", "type": "rate_limit_error"}}'
@@ -93,6 +103,19 @@ class OpenAICompatibleServer:
                         progress[0] = index + 1
                         time.sleep(trickle_s)
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
+            def _send_raw(self, chunks: Iterable[bytes]) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if content_encoding is not None:
+                        self.send_header("Content-Encoding", content_encoding)
+                    self.send_header("Connection", "close")  # the body ends when the connection does
+                    self.end_headers()
+                    for chunk in chunks:
+                        self.wfile.write(chunk)
+                except (BrokenPipeError, ConnectionResetError):  # the client stopped reading and left
                     pass
 
             def log_message(self, *args):

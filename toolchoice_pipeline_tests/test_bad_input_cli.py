@@ -269,6 +269,36 @@ def test_a_damaged_scores_json_is_one_problem_and_the_trend_leaves_it_out(stored
 
 
 @pytest.mark.parametrize(
+    "content, why",
+    [
+        (b"", "empty file (0 bytes)"),
+        (b'{"release_id": "r2", "kind": "release", "su', "bad JSON (EOF while parsing"),  # cut short
+        (b"{'release_id': 'r2'}", "bad JSON (key must be a string"),
+        (b'{"release_id": "r2", "kind": "release", "suite": "unit"}', "models: Field required"),
+    ],
+)
+def test_report_names_a_damaged_scores_json_it_leaves_out_and_refuses_it_when_asked_for(
+    stored, capsys, monkeypatch, content, why
+):
+    from toolchoice_pipeline.cli import cli
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    damaged = stored / "releases" / "r2" / "scores.json"
+    damaged.parent.mkdir()
+    damaged.write_bytes(content)
+    before = snapshot(stored)
+    assert run_guarded(cli, ["report", "--data-dir", str(stored)]) == 0
+    out, err = capsys.readouterr()
+    [warning] = [line for line in err.splitlines() if "r2" in line]
+    assert warning.startswith(f"warning: {damaged}: ") and why in warning and "left out of the trend" in warning
+    assert "r1" in out and "Traceback" not in err
+    assert run_guarded(cli, ["report", "--data-dir", str(stored), "--release", "r2"]) == 2
+    _, err = capsys.readouterr()
+    assert err.startswith(f"error: {damaged}") and "Traceback" not in err
+    assert unchanged(before, stored)
+
+
+@pytest.mark.parametrize(
     "content, message",
     [
         (b'{"release_id": "r9", "kind": "\xff"}', "1: not UTF-8 text: byte 0xff at column 31"),
@@ -517,3 +547,17 @@ def test_a_run_whose_promotion_fails_after_scoring_is_not_reported_as_a_passed_r
     again = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge")
     assert again.returncode == 2
     assert "is a finished release whose gate passed but which is not the baseline; use --force" in again.stderr
+
+
+@pytest.mark.slow
+def test_a_run_drawing_its_trend_names_a_damaged_scores_json_of_another_release(data_dir):
+    tasks = data_dir / "suites" / DEMO_SUITE / "tasks.jsonl"
+    tasks.write_text("\n".join(tasks.read_text(encoding="utf-8").splitlines()[:3]) + "\n", encoding="utf-8")
+    damaged = data_dir / "releases" / "r0" / "scores.json"
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(b"")  # a release whose scores.json was cut to nothing (a full disk, a bad copy)
+    done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--no-judge", "--chart")
+    assert done.returncode == 0, done.stderr
+    assert f"warning: {damaged}: empty file (0 bytes): left out of the trend" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert (data_dir / "releases" / "r1" / "trend.png").exists() and damaged.read_bytes() == b""

@@ -310,3 +310,25 @@ def test_the_canary_labels_load_with_the_ingest_labels_reader():
     taken = [labels.take(session, None, turn) for turn in range(4)]
     assert [expected.tool for expected, _line in taken] == ["Read", "Bash", "Bash", "Glob"]
     assert [line for _expected, line in taken] == [1, 2, 3, 4]
+
+
+def test_the_fixture_version_hashed_task_by_task_is_the_short_hash_of_all_tasks_at_once():
+    from toolchoice_pipeline.util.canonical import short_hash
+
+    demo = load_suite(Path(__file__).resolve().parents[1] / "data", "coding_agent")
+    odd = Task.model_validate(
+        {
+            "id": "aaa-ünïcode",  # sorts first; non-ASCII kept as itself in canonical JSON
+            "messages": [{"role": "user", "content": "öffne «README» ✓"}],
+            "expected": {"tool": "Read", "arguments": {"file_path": "README"}},
+            "tools": [{"name": "Read", "description": "Read a file.", "parameters": {"type": "object"}}],
+        }
+    )
+    for suite in (demo, Suite(spec=demo.spec, directory=demo.directory, curated=demo.curated, live=[], tasks=[])):
+        for tasks in (suite.tasks, [*suite.tasks, odd]):
+            suite = Suite(spec=suite.spec, directory=suite.directory, curated=suite.curated, live=[], tasks=tasks)
+            whole = {
+                "match_profile": suite.match_profile,
+                "tasks": [t.model_dump(mode="json") for t in sorted(tasks, key=lambda t: t.id)],
+            }
+            assert suite.fixture_version == short_hash(whole)

@@ -87,12 +87,16 @@ def report_command(
                 )
             )
         suite_name = chosen.suite
-    points = load_trend(data_dir, suite_name, last=last)
+    skipped: list[str] = []
+    points = load_trend(data_dir, suite_name, last=last, skipped=skipped)
+    for line in skipped:
+        click.echo(f"warning: {line}", err=True)
     releases = display_path(str(ReleaseStore(data_dir).root))
     if not points:
         what = f"suite {suite_name}" if suite_name else releases
+        also = f" ({len(skipped)} damaged scores.json left out, named above)" if skipped else ""
         raise InputError(
-            Problem(file=releases, message=f"no scored release found for {what}: run `toolchoice run` first")
+            Problem(file=releases, message=f"no scored release found for {what}{also}: run `toolchoice run` first")
         )
     suites = list(dict.fromkeys(p.suite for p in points))
     if chart_path is not None and len(suites) > 1:

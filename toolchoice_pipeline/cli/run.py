@@ -47,7 +47,9 @@ EXIT_RUN_FAILED = 3
 EXIT_CALIBRATION_FAILED = 4
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 EXIT_TERMINATED = 143  # as a shell reports a command stopped by SIGTERM (128 + 15): a CI job cancelled
-INTERRUPTED = "DagsterExecutionInterruptedError"
+# How an interrupted step's failure reads: Dagster's own error, or DuckDB's when the signal came during a query
+# (its extension catches the exception the signal handler raised and reports the query as interrupted).
+INTERRUPTED = ("DagsterExecutionInterruptedError", "RuntimeError: Query interrupted")
 
 
 def split_models(values: tuple[str, ...], option: str = "--models") -> list[str]:
@@ -160,11 +162,16 @@ def sigterm_as_interrupt():
     os.set_blocking(read_fd, False)
     os.set_blocking(write_fd, False)
     previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    # A parent that ignores SIGINT (a shell's background job, nohup under some shells, CI runners) would leave
+    # it ignored outside Dagster's steps, and Dagster copies the SIGINT handler to SIGTERM when it restores its
+    # handlers: SIGTERM would be ignored too. The run is stopped by either, at any moment.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         yield terminated
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         signal.set_wakeup_fd(previous_fd)
         try:
             received = os.read(read_fd, 1 << 16)
@@ -273,7 +280,9 @@ def _run_release(
         display = RunDisplay(models=chosen, n_tasks=n_tasks * max(samples), judge=not no_judge)
         with display:
             result = materialise_release(data_dir, request, display)
-    interrupted = [message.split(":")[0] for message in result.failures if INTERRUPTED in message]
+    interrupted = [
+        message.split(":")[0] for message in result.failures if any(marker in message for marker in INTERRUPTED)
+    ]
     failures = [f"interrupted (Ctrl-C) during {', '.join(interrupted)}"] if interrupted else result.failures
     scores = result.document
     if scores is None:
@@ -288,13 +297,21 @@ def _run_release(
             click.echo("  nothing was published: run the same command again to resume", err=True)
             return EXIT_INTERRUPTED
         return EXIT_BAD_INPUT if result.bad_input else EXIT_RUN_FAILED
+    if interrupted and "baseline" not in result.materialised:
+        return _withdraw_interrupted(store, release_id, result.run_id, failures)
     if chart:
         _draw_chart(data_dir, store, scores.suite, release_id)
     passed = print_outcome(scores, data_dir, result, unpriced_models(run_config, no_judge))
     if (passed and not result.success) or result.failures:
         # Scored, but a step other than the gate (the promotion to baseline, a write) did not finish: not a
         # finished run, whatever the gate said (exit 1 is only ever a failed gate).
-        promoted = ", so a passing `release` was not promoted to baseline: re-run it with --force" if passed else ""
+        promoted = (
+            ", so a passing `release` was not promoted to baseline: re-run it with --force"
+            if passed and "baseline" not in result.materialised
+            else " and its promotion step; the release is finished"
+            if "baseline" in result.materialised
+            else ""
+        )
         click.echo(
             f"error: the run {'was interrupted' if interrupted else 'failed'} after the release was scored "
             f"(Dagster run {result.run_id}){promoted}",
@@ -316,6 +333,32 @@ def _run_release(
     return EXIT_OK if passed else EXIT_GATE_FAILED
 
 
+def _withdraw_interrupted(store, release_id: str, run_id: str, failures: list[str]) -> int:
+    """A run interrupted after it wrote the release's ``scores.json`` and before its ``baseline`` step finished:
+    the release is taken back (``scores.json`` removed, its tables out of the warehouse views), so nothing is seen
+    as finished that its run did not finish, and the same command resumes it. A release that is a baseline (a
+    ``--force`` re-run of one) is left as it is: withdrawing it would leave the baseline without scores."""
+    scores = store.read_scores(release_id)
+    click.echo(
+        f"error: the run was interrupted after publishing, before its promotion (Dagster run {run_id}):", err=True
+    )
+    for message in failures:
+        click.echo(f"  {message}", err=True)
+    if store.was_promoted(scores.suite, release_id):
+        click.echo(
+            f"  {release_id} stays as published (it is a baseline of suite {scores.suite}); the baseline is "
+            "unchanged: re-run it with --force to finish",
+            err=True,
+        )
+        return EXIT_INTERRUPTED
+    store.unpublish(release_id)
+    click.echo(
+        "  the publication was withdrawn and the baseline is unchanged: run the same command again to resume",
+        err=True,
+    )
+    return EXIT_INTERRUPTED
+
+
 def _draw_chart(data_dir: Path, store, suite: str, release_id: str) -> None:
     """``releases/<id>/trend.png`` (the suite's trend over its last releases, this one included), the confusion
     heatmaps ``confusion-<model>.png`` and ``report.html`` (the pictures drawn once, reused in the page)."""
@@ -326,7 +369,11 @@ def _draw_chart(data_dir: Path, store, suite: str, release_id: str) -> None:
 
     target = store.scores_path(release_id).parent / "trend.png"
     title = f"{suite}: tool choice over the last releases"
-    render_chart(load_trend(data_dir, suite, last=TREND_WINDOW), target, title=title, baseline=store.baseline(suite))
+    skipped: list[str] = []
+    trend = load_trend(data_dir, suite, last=TREND_WINDOW, skipped=skipped)
+    for line in skipped:
+        click.echo(f"warning: {line}", err=True)
+    render_chart(trend, target, title=title, baseline=store.baseline(suite))
     click.echo(f"chart: {display_path(target)}")
     data = collect(data_dir, release_id, pictures=False)
     data.heatmaps = release_heatmaps(data)
@@ -431,7 +478,9 @@ class RunResult:
         check_messages: list[str],
         agent_calls: tuple[int, int] | None = None,
         document: ReleaseDocument | None = None,
+        materialised: frozenset[str] = frozenset(),
     ):
+        self.materialised = materialised  # the assets (last key part) the run materialised
         self.agent_calls = agent_calls  # (model calls, of which served from the call journal), when agent_runs ran
         self.document = document  # the release's scores.json as this run published it; None: not scored
         self.run_id = run_id
@@ -569,6 +618,11 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
             # the gate and the calibration are printed in full from scores.json
             and e.asset_check_evaluation_data.check_name not in ("release_gate", "judge_calibration")
         ]
+        materialised = frozenset(
+            e.asset_key.path[-1]
+            for e in outcome.all_events
+            if e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key is not None
+        )
         return RunResult(
             outcome.run_id,
             outcome.success,
@@ -577,6 +631,7 @@ def materialise_release(data_dir: Path, request: ReleaseRequest, reporter, *, wo
             checks,
             _agent_calls(outcome),
             release_document(data_dir, request.release_id, outcome.run_id),
+            materialised,
         )
 
 

@@ -400,7 +400,12 @@ def release_scores(
         )
     except InputError as exc:  # the id finished meanwhile (another run), a damaged baseline or warehouse file
         raise bad_input(snapshot.release_id, exc) from None
-    trend = load_trend(toolchoice.path, snapshot.suite_name, last=TREND_WINDOW, current=published.scores)
+    skipped: list[str] = []  # a damaged scores.json of another release: named, not silently left out
+    trend = load_trend(
+        toolchoice.path, snapshot.suite_name, last=TREND_WINDOW, current=published.scores, skipped=skipped
+    )
+    for line in skipped:
+        context.log.warning(line)
     current_baseline = ReleaseStore(toolchoice.path).baseline(snapshot.suite_name)
     gate = published.gate
     metadata = {

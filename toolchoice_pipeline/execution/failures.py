@@ -94,8 +94,11 @@ def describe_failure(model: str, exc: BaseException, *, known_model: bool | None
                 f"the call (LiteLLM reports an unknown model as an authentication error): {detail}"
             )
         return f"{model}: authentication failed: the provider refused the API key from the environment ({detail})"
+    from toolchoice_pipeline.execution.bounded_http import ReplyTooLarge
     from toolchoice_pipeline.execution.llm import MalformedReply
 
+    if isinstance(exc, ReplyTooLarge):
+        return f"{model}: reply too large: {detail}"
     if isinstance(exc, MalformedReply):
         return f"{model}: malformed provider reply{tries}: {detail}"
     if _connection_failed(exc):

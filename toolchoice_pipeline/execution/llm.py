@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from toolchoice_pipeline.execution.bounded_http import ReplyTooLarge, bounded_openai_client, reply_too_large
 from toolchoice_pipeline.execution.local_server import PLACEHOLDER_KEY, needs_placeholder_key
 from toolchoice_pipeline.execution.offline import is_local_model
 from toolchoice_pipeline.execution.rate_limits import CallRateLimit
@@ -35,6 +36,16 @@ TOTAL_TIMEOUT_GRACE_S = 1.0
 # A reply longer than this (an endless generation, a hostile server) is not stored or judged: a malformed reply.
 MAX_REPLY_CHARS = 1_000_000
 T = TypeVar("T")
+
+
+def _total_timeout(model: str, timeout_s: float) -> Exception:
+    import litellm
+
+    return litellm.Timeout(
+        message=f"no whole reply within {timeout_s:g} s (the total time of one attempt)",
+        model=model,
+        llm_provider=model.split("/", 1)[0],
+    )
 
 
 async def _backoff_sleep(seconds: float) -> None:
@@ -140,7 +151,7 @@ def is_transient(exc: BaseException) -> bool:
         litellm.PermissionDeniedError,
         litellm.UnprocessableEntityError,
     )
-    if isinstance(exc, never):
+    if isinstance(exc, never) or isinstance(exc, ReplyTooLarge):
         return False
     if isinstance(exc, MalformedReply):
         return True
@@ -331,6 +342,9 @@ async def complete(
     max_attempts = 1 if spec.model.split("/", 1)[0] in SINGLE_ATTEMPT_PROVIDERS else retries.max_attempts
 
     in_process = spec.model.split("/", 1)[0] in {item["provider"] for item in litellm.custom_provider_map}
+    # Every attempt is bounded by the same total time: remote replies, and our in-process providers too (a
+    # stuck local agent, a slow sim/ or needle/ model fails as a remote one that timed out does).
+    total_s = timeout_s + TOTAL_TIMEOUT_GRACE_S
 
     def worth_retrying(exc: BaseException) -> bool:
         # A Retry-After beyond retries.max_retry_after_s (86400: "come back tomorrow") ends the call now.
@@ -346,8 +360,10 @@ async def complete(
                 await rate_limit.acquire()
             started = time.perf_counter()
             # LiteLLM's timeout bounds each read, so a reply trickling in a byte at a time would never trip it:
-            # asyncio bounds the whole attempt (connect, headers, body) by the same number of seconds. Not for
-            # our in-process providers (local/, replay/, sim/, tests' scripted ones): no outside data there.
+            # asyncio bounds the whole attempt (connect, headers, body) by the same number of seconds. The body's
+            # size is bounded as it is read (bounded_http: a gzip bomb, an endless reply) for OpenAI-compatible
+            # providers.
+            client = None if in_process else bounded_openai_client(spec.model, kwargs)
             try:
                 response = await asyncio.wait_for(
                     litellm.acompletion(
@@ -356,17 +372,24 @@ async def complete(
                         timeout=timeout_s,
                         num_retries=0,
                         max_retries=0,
+                        **({"client": client} if client is not None else {}),
                         **kwargs,
                     ),
-                    None if in_process else timeout_s + TOTAL_TIMEOUT_GRACE_S,
+                    total_s,
                 )
             except TimeoutError:
-                raise litellm.Timeout(
-                    message=f"no whole reply within {timeout_s:g} s (the total time of one attempt)",
-                    model=spec.model,
-                    llm_provider=spec.model.split("/", 1)[0],
-                ) from None
-            return checked_reply(response), (time.perf_counter() - started) * 1000, (started - waiting) * 1000
+                raise _total_timeout(spec.model, timeout_s) from None
+            except Exception as exc:
+                too_large = reply_too_large(exc)
+                if too_large is None:
+                    raise
+                raise ReplyTooLarge(str(too_large)) from None
+            elapsed_s = time.perf_counter() - started
+            if in_process and elapsed_s > total_s:
+                # A synchronous in-process model (local/, replay/) holds the event loop while it works, so the
+                # wait above cannot end it early: its late reply is refused as a remote one would have been.
+                raise _total_timeout(spec.model, timeout_s)
+            return checked_reply(response), elapsed_s * 1000, (started - waiting) * 1000
 
     try:
         # The first attempt runs outside tenacity: most calls succeed, and tenacity's per-attempt machinery

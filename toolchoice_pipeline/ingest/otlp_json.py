@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from toolchoice_pipeline.ingest.jsonl import Warnings, read_json_lines
-from toolchoice_pipeline.util.errors import InputError, Problem
-from toolchoice_pipeline.util.json_text import bounded_lines, strict_decoder
+from toolchoice_pipeline.ingest.otlp_stream import streamed_documents
+from toolchoice_pipeline.util.json_text import bounded_lines
 
 
 def any_value(value: Any) -> Any:
@@ -67,7 +67,8 @@ class Record:
 
 
 def documents(path: Path, shown: str, warnings: Warnings) -> Iterator[tuple[dict[str, Any], int | None]]:
-    """The export documents of one file with their line numbers (None for pretty-printed documents).
+    """The export documents of one file with their line numbers: each line's document for JSON Lines; for
+    pretty-printed documents one small document per span and log record (line None, :mod:`.otlp_stream`).
 
     Raises :class:`InputError` when the file is not JSON (Lines) at all, naming the line.
     """
@@ -78,31 +79,8 @@ def documents(path: Path, shown: str, warnings: Warnings) -> Iterator[tuple[dict
                 continue
             yield payload, number
         return
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(Problem(file=shown, message="not OTLP JSON: not UTF-8 text")) from None
-    decoder = strict_decoder()
-    position = 0
-    while True:
-        while position < len(text) and text[position].isspace():
-            position += 1
-        if position >= len(text):
-            return
-        try:
-            payload, position = decoder.raw_decode(text, position)
-        except ValueError as exc:
-            raise InputError(
-                Problem(
-                    file=shown, line=getattr(exc, "lineno", None), message=f"not OTLP JSON: {getattr(exc, 'msg', exc)}"
-                )
-            ) from None
-        if not isinstance(payload, dict) or ("resourceSpans" not in payload and "resourceLogs" not in payload):
-            line = text.count("\n", 0, position) + 1
-            raise InputError(
-                Problem(file=shown, line=line, field="resourceSpans", message="not an OTLP JSON trace or logs export")
-            )
-        yield payload, None
+    # Pretty-printed: streamed, one span or log record at a time (a multi-line export can be any size).
+    yield from streamed_documents(path, shown)
 
 
 def records(payload: dict[str, Any], line: int | None) -> Iterator[Record]:

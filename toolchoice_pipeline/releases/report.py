@@ -26,6 +26,7 @@ from toolchoice_pipeline.util.extras import require
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 from toolchoice_pipeline.suites import read_once
+from toolchoice_pipeline.util.errors import display_path
 
 SHARES = ("right_tool_pct", "right_args_pct")
 # Releases a trend chart shows by default (the most recent): drawing every stored release would make each run's
@@ -97,7 +98,11 @@ def _trend_document(path: Any) -> ReleaseDocument:
 
 
 def load_trend(
-    data_dir: Path, suite: str | None = None, last: int | None = None, current: ReleaseDocument | None = None
+    data_dir: Path,
+    suite: str | None = None,
+    last: int | None = None,
+    current: ReleaseDocument | None = None,
+    skipped: list[str] | None = None,
 ) -> list[TrendPoint]:
     """Every model's shares in the stored releases (optionally of one suite), oldest release first; with ``last``,
     only the ``last`` most recently written ones. ``current``: a release's document just written, taken as it is
@@ -105,7 +110,9 @@ def load_trend(
 
     With ``last``, files are read newest first (by modification time, from a directory listing) until ``last``
     releases of the suite are found, so the cost stays bounded however many releases are stored.
-    A damaged ``scores.json`` is left out (``toolchoice gate <release>`` names what is wrong with it)."""
+    A damaged ``scores.json`` (empty, cut short, not JSON, not a release document) is left out; with ``skipped``,
+    one line per file left out is appended to it: ``<file>: <why>`` (``toolchoice gate <release>`` names every
+    problem of one)."""
     root = releases_root(data_dir)
     listed: list[tuple[float, Any]] = []
     if is_remote(root):
@@ -128,7 +135,11 @@ def load_trend(
         else:
             try:
                 scores = _trend_document(path)
-            except (OSError, ValidationError):
+            except OSError as exc:
+                _note(skipped, path, f"unreadable ({exc.strerror or exc})")
+                continue
+            except ValidationError as exc:
+                _note(skipped, path, _why_damaged(_content(path), exc))
                 continue
         if suite is not None and scores.suite != suite:
             continue
@@ -155,6 +166,32 @@ def load_trend(
                 )
             )
     return points
+
+
+def _content(path: Any) -> bytes:
+    """The bytes of a damaged file, to say what is wrong with it (empty when it cannot be read again)."""
+    try:
+        return bytes(path.read_bytes())
+    except OSError:
+        return b""
+
+
+def _note(skipped: list[str] | None, path: Any, why: str) -> None:
+    if skipped is not None:
+        skipped.append(f"{display_path(str(path))}: {why}")
+
+
+def _why_damaged(content: bytes, exc: ValidationError) -> str:
+    """One clause saying why a ``scores.json`` is not a release document: empty, not JSON, or its first bad field."""
+    if not content.strip():
+        return f"empty file ({len(content)} bytes): left out of the trend"
+    first = exc.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        detail = str(first["msg"]).removeprefix("Invalid JSON: ")
+        cut = ", cut short" if "EOF" in detail else ""
+        return f"bad JSON ({detail}; {len(content)} bytes{cut}): left out of the trend"
+    field = ".".join(str(part) for part in first["loc"]) or "document"
+    return f"{field}: {first['msg']} (not a release document, DESIGN §3): left out of the trend"
 
 
 def calibration_status(scores: ReleaseDocument) -> str | None:

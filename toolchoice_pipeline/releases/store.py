@@ -37,6 +37,7 @@ from toolchoice_pipeline.releases.gate import gate_markdown
 from toolchoice_pipeline.releases.gating import gate_against, stored_noise
 from toolchoice_pipeline.releases.object_store import is_remote, read_whole, releases_root, write_whole
 from toolchoice_pipeline.releases.request import RELEASE_ID
+from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.suites import read_once
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path, pydantic_problems
 from toolchoice_pipeline.util.json_text import load_json
@@ -140,6 +141,17 @@ class ReleaseStore:
         path = self.scores_path(document.release_id)
         write_whole(path, document.to_json_text(), only_if_absent=only_if_absent)
         return path
+
+    def unpublish(self, release_id: str) -> None:
+        """Withdraw a release's ``scores.json`` (and so its finished state) and take its tables out of the
+        warehouse views: for a run interrupted after publishing and before its promotion, so that no release
+        is seen as finished that its run did not finish. Its files and tables stay; the next run replaces them."""
+        path = self.scores_path(release_id)
+        with self.publishing_lock(release_id):
+            path.unlink(missing_ok=True)  # a Path, or a UPath on an object store
+            if self.remote:
+                self.root.fs.invalidate_cache()
+            Warehouse(self.data_dir).unpublish(release_id)
 
     def write_file(self, release_id: str, name: str, text: str) -> Any:
         """Write ``releases/<id>/<name>`` whole (``gate.md``, say); returns its path."""

@@ -424,11 +424,19 @@ class Warehouse:
 
     def publish(self, release_id: str) -> None:
         """Show a release committed with ``published=False`` in the views (after its ``scores.json``)."""
+        self._show(release_id, True)
+
+    def unpublish(self, release_id: str) -> None:
+        """Take a published release out of the views again, its tables kept (a run interrupted after publishing
+        and before its promotion: the next run of the release replaces them)."""
+        self._show(release_id, False)
+
+    def _show(self, release_id: str, shown: bool) -> None:
         commit = self.commit(release_id)
-        if commit is None or commit.published:
+        if commit is None or commit.published == shown:
             return
         record = self.root / COMMITS_DIR / f"{release_id}.json"
-        published = dataclasses.replace(commit, published=True).to_json()
+        published = dataclasses.replace(commit, published=shown).to_json()
         if self.remote:
             write_object(record, published, only_if_absent=False)
             with self._lock():

@@ -3,6 +3,7 @@ catalog, tasks and versions (DESIGN §2-3). Loading and checking it is :mod:`.su
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolchoice_pipeline.suites.catalog import ToolDefinition, catalog_version, merge_live
 from toolchoice_pipeline.suites.tasks import Task
-from toolchoice_pipeline.util.canonical import short_hash
+from toolchoice_pipeline.util.canonical import canonical_json
 
 MatchProfile = Literal["key_args", "bfcl"]
 SUITE_FILE = "suite.yaml"
@@ -86,8 +87,13 @@ class Suite:
     @property
     def fixture_version(self) -> str:
         """12-hex hash of the tasks (sorted by id, inline catalogs included) and the matching profile."""
-        tasks = sorted(self.tasks, key=lambda t: t.id)
-        return short_hash({"match_profile": self.match_profile, "tasks": [t.model_dump(mode="json") for t in tasks]})
+        # short_hash({"match_profile": ..., "tasks": [...]}) fed to the hash one task at a time: the same digest
+        # without a second copy of every task as dicts and one string of them all (a suite of a million tasks).
+        digest = hashlib.sha256(f'{{"match_profile":{canonical_json(self.match_profile)},"tasks":['.encode())
+        for index, task in enumerate(sorted(self.tasks, key=lambda t: t.id)):
+            digest.update((b"," if index else b"") + canonical_json(task.model_dump(mode="json")).encode("utf-8"))
+        digest.update(b"]}")
+        return digest.hexdigest()[:12]
 
     @property
     def tasks_file(self) -> Path:

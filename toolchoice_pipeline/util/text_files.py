@@ -48,7 +48,15 @@ def read_utf8(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> str:
                     message=f"{size:,} bytes: larger than the {max_bytes:,}-byte limit for this input",
                 )
             )
-        raw = handle.read(max_bytes + 1)
+        # Read what fstat said is there (plus one byte, to see growth): read(n) allocates n bytes up front, so
+        # asking for the limit would reserve 512 MiB for every small file.
+        raw = handle.read(size + 1)
+        if len(raw) > size:  # the file grew since fstat: read on, still bounded
+            raw += handle.read(max_bytes + 1 - len(raw))
+            if len(raw) > max_bytes:
+                raise InputError(
+                    Problem(file=display_path(path), message=f"larger than the {max_bytes:,}-byte limit for this input")
+                )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
