@@ -55,14 +55,14 @@ def time_report(path: Path) -> dict[str, float]:
     }
 
 
-def quantiles(values: list[float]) -> dict[str, float | None]:
+def quantiles(values: list[float], digits: int = 1) -> dict[str, float | None]:
     if not values:
         return {"p50": None, "p90": None, "max": None}
     ordered = sorted(values)
     return {
-        "p50": round(statistics.median(ordered), 1),
-        "p90": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 1),
-        "max": round(ordered[-1], 1),
+        "p50": round(statistics.median(ordered), digits),
+        "p90": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], digits),
+        "max": round(ordered[-1], digits),
     }
 
 
@@ -95,7 +95,7 @@ def release_figures(data_dir: Path, release: str, time_file: Path | None) -> dic
             "first_steps": sum(1 for c in calls if c[3] == 0),
             "provider_ms": quantiles([c[0] for c in fresh if c[0] is not None]),
             "queued_ms": quantiles([c[1] for c in fresh if c[1] is not None]),
-            "confidence": quantiles([c[2] for c in calls if c[2] is not None]),
+            "confidence": quantiles([c[2] for c in calls if c[2] is not None], digits=3),
         },
     }
     if time_file is not None:
