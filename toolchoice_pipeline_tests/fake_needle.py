@@ -5,7 +5,7 @@ a deterministic engine, and records of what it was given.
 
 The engine calls the tool whose name the text holds (case-insensitive), filling the first property of its
 parameters with the text's last word; a text that is a JSON list (tool results) or names no tool gets no call.
-Each ``complete`` sleeps ``DELAY`` seconds and counts how many run at once (``MAX_ACTIVE``).
+Making a ``Needle`` sleeps ``BIND_DELAY`` seconds; each ``complete`` sleeps ``DELAY`` seconds and counts how many run at once (``MAX_ACTIVE``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import json, os, threading, time
 
 TELEMETRY_AT_IMPORT = os.environ.get("NEEDLE_TELEMETRY")
 DELAY = 0.0
+BIND_DELAY = 0.0  # seconds each Needle takes to make (binding its tool list)
 CREATED = []      # (system, tool names, weights, auto_date) of every Needle made
 TURNS = []        # (system, text) of every complete()
 ACTIVE = 0
@@ -40,6 +41,7 @@ class Needle:
         self.tools = [t.get("function", t) for t in tools or []]
         self.system = system or ""
         self.history = []
+        time.sleep(BIND_DELAY)
         CREATED.append((self.system, [t["name"] for t in self.tools], weights, auto_date))
 
     def reset(self):

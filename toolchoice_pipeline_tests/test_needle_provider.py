@@ -44,8 +44,8 @@ def engine(tmp_path, monkeypatch):
     return module
 
 
-def _call(messages, tools=TOOLS, **params):
-    spec = ModelSpec(model=MODEL, params=params)
+def _call(messages, tools=TOOLS, timeout_s=None, **params):
+    spec = ModelSpec(model=MODEL, params=params, timeout_s=timeout_s)
     return complete(spec, messages, retries=RetryConfig(), tools=tools)
 
 
@@ -115,6 +115,28 @@ def test_one_engine_call_at_a_time_and_the_wait_for_it_counts_as_queued(engine):
     # the last of four calls waited for at least two others: that wait is queued time, not the model's
     assert max(c.queued_ms for c in done) >= 100
     assert max(c.provider_ms for c in done) < max(c.latency_ms for c in done)
+
+
+def test_the_timeout_bounds_the_models_own_time_not_the_wait_for_the_engine_nor_binding_a_tool_list(engine):
+    # timeout 0.5 s (+1 s grace): binding takes 1.6 s and the last of six calls waits >= 1.6 + 5 x 0.3 s for the
+    # engine, yet each call's own answering time is 0.3 s, so none is cut.
+    engine.BIND_DELAY, engine.DELAY = 1.6, 0.3
+
+    async def together():
+        calls = [_call([{"role": "user", "content": f"Read {i}.py"}], timeout_s=0.5) for i in range(6)]
+        return await asyncio.gather(*calls)
+
+    done = asyncio.run(together())
+    assert all(c.message["tool_calls"][0]["function"]["name"] == "Read" for c in done)
+    assert max(c.queued_ms for c in done) >= 3000  # waited for the engine far beyond the timeout
+    assert max(c.provider_ms for c in done) >= 1600  # binding counts as the model's time, not as over time
+
+
+def test_a_reply_whose_own_time_passes_the_timeout_is_refused_as_timed_out(engine):
+    engine.DELAY = 1.7  # beyond 0.5 s + 1 s grace of the model's own time
+    with pytest.raises(Exception, match=r"no whole reply within 0.5 s") as refused:
+        asyncio.run(_call([{"role": "user", "content": "Read a.py"}], timeout_s=0.5))
+    assert type(refused.value).__name__ == "Timeout"
 
 
 def _suite(n: int) -> Suite:

@@ -31,6 +31,10 @@ from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 SINGLE_ATTEMPT_PROVIDERS = ("local", "replay", "needle")
+# In-process providers whose calls wait their turn for one engine (needle/): the wait is queueing and binding a new
+# tool list is one-time setup, so the attempt is not cut from outside; the model's own time less that setup is
+# what the timeout bounds (a late reply refused as timed out).
+SELF_TIMED_PROVIDERS = ("needle",)
 # The whole attempt's bound is the timeout plus this: LiteLLM's own (per-read) timeout, when it fires, comes first.
 TOTAL_TIMEOUT_GRACE_S = 1.0
 # A reply longer than this (an endless generation, a hostile server) is not stored or judged: a malformed reply.
@@ -128,6 +132,15 @@ def provider_time_ms(response: Any) -> float | None:
     if isinstance(total, (int, float)) and isinstance(overhead, (int, float)):
         return max(0.0, float(total) - float(overhead))
     return None
+
+
+def own_time_s(response: Any) -> float:
+    """Seconds an in-process provider spent on its reply less its one-time setup (``_hidden_params[PROVIDER_MS]``
+    minus ``[SETUP_MS]``; 0 when it reported neither)."""
+    from toolchoice_pipeline.providers.response import PROVIDER_MS, SETUP_MS
+
+    hidden = getattr(response, "_hidden_params", None) or {}
+    return max(0.0, float(hidden.get(PROVIDER_MS) or 0) - float(hidden.get(SETUP_MS) or 0)) / 1000
 
 
 def reply_confidence(response: Any) -> float | None:
@@ -342,6 +355,7 @@ async def complete(
     max_attempts = 1 if spec.model.split("/", 1)[0] in SINGLE_ATTEMPT_PROVIDERS else retries.max_attempts
 
     in_process = spec.model.split("/", 1)[0] in {item["provider"] for item in litellm.custom_provider_map}
+    self_timed = spec.model.split("/", 1)[0] in SELF_TIMED_PROVIDERS
     # Every attempt is bounded by the same total time: remote replies, and our in-process providers too (a
     # stuck local agent, a slow sim/ or needle/ model fails as a remote one that timed out does).
     total_s = timeout_s + TOTAL_TIMEOUT_GRACE_S
@@ -365,18 +379,16 @@ async def complete(
             # providers.
             client = None if in_process else bounded_openai_client(spec.model, kwargs)
             try:
-                response = await asyncio.wait_for(
-                    litellm.acompletion(
-                        model=spec.model,
-                        messages=messages,
-                        timeout=timeout_s,
-                        num_retries=0,
-                        max_retries=0,
-                        **({"client": client} if client is not None else {}),
-                        **kwargs,
-                    ),
-                    total_s,
+                call = litellm.acompletion(
+                    model=spec.model,
+                    messages=messages,
+                    timeout=timeout_s,
+                    num_retries=0,
+                    max_retries=0,
+                    **({"client": client} if client is not None else {}),
+                    **kwargs,
                 )
+                response = await (call if self_timed else asyncio.wait_for(call, total_s))
             except TimeoutError:
                 raise _total_timeout(spec.model, timeout_s) from None
             except Exception as exc:
@@ -385,7 +397,9 @@ async def complete(
                     raise
                 raise ReplyTooLarge(str(too_large)) from None
             elapsed_s = time.perf_counter() - started
-            if in_process and elapsed_s > total_s:
+            if self_timed and own_time_s(response) > total_s:
+                raise _total_timeout(spec.model, timeout_s)
+            if in_process and not self_timed and elapsed_s > total_s:
                 # A synchronous in-process model (local/, replay/) holds the event loop while it works, so the
                 # wait above cannot end it early: its late reply is refused as a remote one would have been.
                 raise _total_timeout(spec.model, timeout_s)

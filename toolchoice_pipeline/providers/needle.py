@@ -25,6 +25,9 @@ How a request reaches the model (the package's own ``Needle.run`` loop is the do
 Concurrency: the package binds one tool list to one engine per process, so calls run one at a time on one
 worker thread, off the event loop. ``_hidden_params[PROVIDER_MS]`` is the model's own time (binding the tool
 list, replaying, decoding); the wait for the engine is left out, so it counts as the call's ``queued_ms``.
+``_hidden_params[SETUP_MS]`` is the part spent binding a new tool list. The call's ``timeout_s`` bounds the model's
+own time less that setup (:func:`toolchoice_pipeline.execution.llm.call_model`), not the wait for the engine: a
+call the engine cannot stop mid-way is refused as timed out when its late reply comes.
 One ``needle.Needle`` per distinct (system, tools, weights), kept in a bounded LRU cache.
 
 Telemetry: the package sends anonymous usage counts unless ``NEEDLE_TELEMETRY=0``; this module sets it (and
@@ -46,7 +49,7 @@ from typing import Any
 from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 
-from toolchoice_pipeline.providers.response import PROVIDER_MS, fill_response
+from toolchoice_pipeline.providers.response import PROVIDER_MS, SETUP_MS, fill_response
 from toolchoice_pipeline.util.errors import InputError
 
 # Model name -> Needle generation.
@@ -246,19 +249,21 @@ class NeedleEngine:
         tools: list[dict[str, Any]],
         weights: str | None,
         max_tokens: int,
-    ) -> tuple[dict[str, Any], float]:
-        """``(engine response, model ms)`` for one request; runs on the caller's thread, holding the engine."""
+    ) -> tuple[dict[str, Any], float, float]:
+        """``(engine response, model ms, setup ms)`` for one request: the model's own time, and the part of it spent
+        binding a new tool list (0 when cached). Runs on the caller's thread, holding the engine."""
         system, turns = conversation(messages)
         with self._lock:
             started = time.perf_counter()
             agent = self._agent(generation, system, tools, weights)
+            bound = time.perf_counter()
             agent.reset()
             response: dict[str, Any] = {}
             for text in turns or [""]:
                 response = agent.complete(text, max_new_tokens=max_tokens)
-            return response, (time.perf_counter() - started) * 1000
+            return response, (time.perf_counter() - started) * 1000, (bound - started) * 1000
 
-    async def answer_off_loop(self, *args: Any) -> tuple[dict[str, Any], float]:
+    async def answer_off_loop(self, *args: Any) -> tuple[dict[str, Any], float, float]:
         return await asyncio.get_running_loop().run_in_executor(self._worker, self.answer, *args)
 
 
@@ -284,11 +289,12 @@ class NeedleProvider(CustomLLM):
         max_tokens = int(params.get("max_tokens") or params.get("max_completion_tokens") or DEFAULT_MAX_TOKENS)
         return MODELS[model], tools, _weights_param(params), max_tokens
 
-    def _fill(self, model, model_response, messages, tools, response, model_ms):
+    def _fill(self, model, model_response, messages, tools, response, model_ms, setup_ms):
         filled = fill_response(
             model_response, reply_message(response), model=f"needle/{model}", prompt=[messages, tools]
         )
         filled._hidden_params[PROVIDER_MS] = model_ms
+        filled._hidden_params[SETUP_MS] = setup_ms
         confidence = response.get("confidence")
         filled._hidden_params[CONFIDENCE] = float(confidence) if isinstance(confidence, (int, float)) else None
         return filled
@@ -310,10 +316,10 @@ class NeedleProvider(CustomLLM):
     ):
         generation, tools, weights, max_tokens = self._request(model, optional_params)
         try:
-            response, model_ms = engine().answer(generation, messages, tools, weights, max_tokens)
+            response, model_ms, setup_ms = engine().answer(generation, messages, tools, weights, max_tokens)
         except (RuntimeError, OSError) as exc:
             raise CustomLLMError(500, f"needle/{model}: the engine failed: {exc}") from None
-        return self._fill(model, model_response, messages, tools, response, model_ms)
+        return self._fill(model, model_response, messages, tools, response, model_ms, setup_ms)
 
     async def acompletion(
         self,
@@ -332,7 +338,9 @@ class NeedleProvider(CustomLLM):
     ):
         generation, tools, weights, max_tokens = self._request(model, optional_params)
         try:
-            response, model_ms = await engine().answer_off_loop(generation, messages, tools, weights, max_tokens)
+            response, model_ms, setup_ms = await engine().answer_off_loop(
+                generation, messages, tools, weights, max_tokens
+            )
         except (RuntimeError, OSError) as exc:
             raise CustomLLMError(500, f"needle/{model}: the engine failed: {exc}") from None
-        return self._fill(model, model_response, messages, tools, response, model_ms)
+        return self._fill(model, model_response, messages, tools, response, model_ms, setup_ms)

@@ -19,6 +19,9 @@ def estimate_tokens(value: Any) -> int:
 # The key in LiteLLM's ``_hidden_params`` under which our in-process providers report the milliseconds they spent
 # answering (from entering the handler to the filled response): the provider time of DESIGN's ``provider_ms``.
 PROVIDER_MS = "toolchoice_provider_ms"
+# Of those milliseconds, the one-time setup a provider did for this call (needle/ binding a new tool list to its
+# engine, cached for later calls): left out of what the call's ``timeout_s`` bounds.
+SETUP_MS = "toolchoice_setup_ms"
 
 
 def fill_response(
