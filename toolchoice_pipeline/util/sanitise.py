@@ -38,6 +38,7 @@ from toolchoice_pipeline.util.secret_rules import (
     loose_tokens,
 )
 from toolchoice_pipeline.util.secret_rules import SecretRule as _Rule
+from toolchoice_pipeline.util.split_secrets import split_spans
 
 DEFAULT_MAX_TOOL_RESULT_BYTES = 4096
 
@@ -359,6 +360,7 @@ class Sanitiser:
 
     max_tool_result_bytes: int = DEFAULT_MAX_TOOL_RESULT_BYTES
     personal: bool = True  # False: secrets only (e-mail addresses and user names are kept)
+    joins: bool = True  # False: the text only as written (no joined view: :mod:`.split_secrets`)
     counts: Counter = field(default_factory=Counter)
     _names: set[str] = field(default_factory=set)
     _names_pattern: re.Pattern[str] | None = None
@@ -394,6 +396,8 @@ class Sanitiser:
         """``text`` with every secret, e-mail address and user name replaced by ``[REDACTED:<kind>]``."""
         if not text:
             return text
+        if self.joins:
+            text = self._split(text)
         lower = text.lower()
         present = {hint for hint in _ALL_HINTS if hint in lower}  # each hint looked for once, not once per rule
         for rule in _OUR_RULES if self.personal else _SECRET_RULES:
@@ -410,6 +414,26 @@ class Sanitiser:
         text = self._loose(text)
         if self._names_pattern is not None:
             text = self._names_pattern.sub(lambda m: self._count("user_name"), text)
+        return text
+
+    def _split(self, text: str) -> str:
+        """``text`` with every piece of a secret split across lines or string literals redacted (each piece
+        replaced by the placeholder, the secret counted once): see :mod:`.split_secrets`."""
+        found = split_spans(text, Sanitiser(personal=False, joins=False).text)
+        if not found:
+            return text
+        runs: list[tuple[int, int, str]] = []
+        for kind, spans in found:
+            self.counts[kind] += 1
+            runs.extend((start, end, kind) for start, end in spans)
+        merged: list[tuple[int, int, str]] = []
+        for start, end, kind in sorted(runs):
+            if merged and start < merged[-1][1]:  # overlapping pieces of two secrets: one placeholder
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]), merged[-1][2])
+            else:
+                merged.append((start, end, kind))
+        for start, end, kind in reversed(merged):
+            text = text[:start] + _PLACEHOLDER.format(kind) + text[end:]
         return text
 
     def _loose(self, text: str) -> str:
