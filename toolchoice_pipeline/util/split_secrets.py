@@ -26,18 +26,20 @@ _QUOTE = r"(?:\\?[\"'])"
 _BREAK = r"(?:\r?\n|\\r\\n|\\n)"  # a newline, or its JSON escape
 _GAP = rf"(?:[ \t]|\\?{_BREAK})"
 _JOIN = re.compile(
+    # every join starts with one of these characters: looked for first, it lets the scan skip the others fast
+    r"(?=[\\\"'\r\n])(?:"
     # a line continuation: backslash-newline (or its JSON escape), then the indentation
-    r"(?:\\\r?\n|\\\\\\n)[ \t]*"
-    # two adjacent string literals: a closing quote after a value's character, the gap (an optional +), an
-    # optional string prefix, the opening quote before a value's character
-    rf"|(?<=[^\s\"'\\]){_QUOTE}{_GAP}*(?:\+{_GAP}*)?(?:[rRbBuUfF]{{1,2}})?{_QUOTE}(?=[^\s\"'\\,;:)\]}}])"
-    # a value wrapped at a fixed width: a line break between two lines that are runs of base64 characters
-    r"|(?<=[A-Za-z0-9+/=_\-]{40})\r?\n[ \t]*(?=[A-Za-z0-9+/=_\-]{4})"
+    r"(?P<continuation>(?:\\\r?\n|\\\\\\n)[ \t]*)"
+    # two adjacent string literals: the closing quote (after a value's character: _is_join), the gap with an
+    # optional +, an optional string prefix, the opening quote before a value's character
+    rf"|(?P<literals>{_QUOTE}{_GAP}*(?:\+{_GAP}*)?(?:[rRbBuUfF]{{1,2}})?{_QUOTE})(?=[^\s\"'\\,;:)\]}}])"
+    # a value wrapped at a fixed width: a line break before a run of base64 characters (the lines: _is_join)
+    r"|(?P<wrap>\r?\n[ \t]*)(?=[A-Za-z0-9+/=_\-]{4}))"
 )
-_HINT = re.compile(r"\\\r?\n|\\\\\\n|[\"'][ \t\r\n+\\]|[A-Za-z0-9+/=_\-]{40}\r?\n")
 # 40 or more: lists of identifiers one a line (UUIDs, tool-call ids, hashes) are shorter or hexadecimal.
 _WRAPPED_LINE = re.compile(r"[ \t]*([A-Za-z0-9+/=_\-]{40,})[ \t]*")
 _LAST_LINE = re.compile(r"[ \t]*([A-Za-z0-9+/=_\-]{4,})[ \t]*")  # a wrapped value's last line may be shorter
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9+/_\-]")
 _WINDOW = 240  # characters of the view looked at either side of a join (a line of context, at most)
 # A value shorter than this is not written in pieces to fit a line (``"GITHUB_TOKEN=gh" + "p_" + ...`` builds a
 # fake token in code: its 4 characters are no secret).
@@ -47,7 +49,7 @@ _SHORTEST = 8
 def joined_view(text: str) -> tuple[str, list[int]]:
     """``(view, origin)``: ``text`` with every join removed, and for each character of the view its index in
     ``text`` (``len(view)`` entries). No join: ``(text, [])``."""
-    joins = [m.span() for m in _JOIN.finditer(text) if _is_join(text, m)]
+    joins = [m.span(m.lastgroup or 0) for m in _JOIN.finditer(text) if _is_join(text, m)]
     if not joins:
         return text, []
     pieces: list[str] = []
@@ -63,14 +65,19 @@ def joined_view(text: str) -> tuple[str, list[int]]:
 
 
 def _is_join(text: str, match: re.Match[str]) -> bool:
-    """A line break between base64 runs is a join only when both lines are wholly such runs, the first as long
+    """Two literals are joined only when the first holds a value. A line break between base64 runs is a join only when both lines are wholly such runs, the first as long
     as a wrapped line is (the one before it, if any, has its length)."""
-    if match.group(0)[:1] not in "\r\n":
+    start, end = match.span()
+    if match.lastgroup == "literals":
+        return start > 0 and text[start - 1] not in " \t\r\n\"'\\"
+    if match.lastgroup != "wrap":
         return True
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    next_end = text.find("\n", match.end())
-    before = _WRAPPED_LINE.fullmatch(text, line_start, match.start())
-    after = _LAST_LINE.fullmatch(text, match.end(), len(text) if next_end < 0 else next_end)
+    if start < 40 or not _TOKEN_CHAR.match(text, start - 1):
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    next_end = text.find("\n", end)
+    before = _WRAPPED_LINE.fullmatch(text, line_start, start)
+    after = _LAST_LINE.fullmatch(text, end, len(text) if next_end < 0 else next_end)
     if before is None or after is None or len(after.group(1)) > len(before.group(1)):
         return False
     if line_start == 0:
@@ -86,8 +93,6 @@ def split_spans(text: str, find: Callable[[str], str]) -> list[tuple[str, list[t
     ``text``'s joined view across a join: ``(kind, spans)``, the spans of ``text`` holding its pieces.
 
     Only the view around each join (its line, at most :data:`_WINDOW` characters either side) is searched."""
-    if not _HINT.search(text):
-        return []
     view, origin = joined_view(text)
     if not origin:
         return []
@@ -104,9 +109,6 @@ def split_spans(text: str, find: Callable[[str], str]) -> list[tuple[str, list[t
                 a, b = _widen(view, a, b)
                 found.append((kind, _runs(origin[a:b])))
     return found
-
-
-_TOKEN_CHAR = re.compile(r"[A-Za-z0-9+/_\-]")
 
 
 def _widen(view: str, start: int, end: int) -> tuple[int, int]:
