@@ -85,6 +85,7 @@ _NOT_A_VALUE = re.compile(
 # names a secret rather than holds one.
 _IDENTIFIER = re.compile(r"[a-z]+(?:[A-Z][a-z]{2,})+|[a-z]{2,}(?:_[a-z]{2,})+")
 _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)")
+_SHORTEST_SPLIT = 9  # the shortest text a secret split in two can be written in (8 characters and a join)
 _SHORTEST_LOOSE = 16  # the shortest run :func:`.secret_rules.loose_tokens` or :func:`.base64_texts` looks at
 # A secret's placeholder right before more characters of a token's alphabet: the rule stopped short of the token.
 _CUT_SHORT = re.compile(r"(\[REDACTED:(?!email\]|user_name\])[a-z0-9_]+\])[A-Za-z0-9_\-]+={0,2}")
@@ -396,7 +397,7 @@ class Sanitiser:
         """``text`` with every secret, e-mail address and user name replaced by ``[REDACTED:<kind>]``."""
         if not text:
             return text
-        if self.joins:
+        if self.joins and len(text) > _SHORTEST_SPLIT:
             text = self._split(text)
         lower = text.lower()
         present = {hint for hint in _ALL_HINTS if hint in lower}  # each hint looked for once, not once per rule
@@ -419,7 +420,7 @@ class Sanitiser:
     def _split(self, text: str) -> str:
         """``text`` with every piece of a secret split across lines or string literals redacted (each piece
         replaced by the placeholder, the secret counted once): see :mod:`.split_secrets`."""
-        found = split_spans(text, Sanitiser(personal=False, joins=False).text)
+        found = split_spans(text, _find_unjoined)  # a Sanitiser is made only for a text that has a join
         if not found:
             return text
         runs: list[tuple[int, int, str]] = []
@@ -502,6 +503,11 @@ class Sanitiser:
     def message_text(self, text: str) -> str:
         """A prompt or assistant text sanitised, then truncated to 4 × ``max_tool_result_bytes``."""
         return truncate_text(self.text(text), 4 * self.max_tool_result_bytes)
+
+
+def _find_unjoined(text: str) -> str:
+    """``text`` with its secrets redacted as written (no joined view), by a fresh secrets-only :class:`Sanitiser`."""
+    return Sanitiser(personal=False, joins=False).text(text)
 
 
 _SECRET_KEY = re.compile(rf"^(?i:[A-Za-z0-9_.\-]*{_SECRET_NAMES})$")
