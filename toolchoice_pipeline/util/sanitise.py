@@ -14,6 +14,10 @@ typed placeholder, ``[REDACTED:<kind>]``. Three rule sources run in order, each 
    package at run time (see :func:`detect_secrets_plugins`). Its keyword and high-entropy detectors are left
    out: they flag identifiers, hashes and UUIDs that an evaluation needs to keep.
 
+Before them, a secret split across lines or string literals (``"abc\\`` newline ``def"``, ``"abc" "def"``,
+``"abc" +`` newline ``"def"``, base64 wrapped at a fixed width) is looked for in the text's joined view, and every
+piece of one found there is replaced (:mod:`.split_secrets`).
+
 Tool results (and any long text) are truncated to ``max_tool_result_bytes`` (UTF-8 bytes, default 4096)
 after redaction, keeping the head and the tail around a ``[TRUNCATED: N bytes]`` marker, so a secret can
 never be split by the cut into a part the patterns no longer recognise.
