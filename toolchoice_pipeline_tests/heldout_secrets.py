@@ -370,19 +370,19 @@ PROSE_FORMS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("prose_no_keyword", lambda v: f"log in as admin with {v} on the staging box"),
     ("base64_wrapped_env", lambda v: "echo " + _b64(f"DB_PASSWORD={v}\n") + " | base64 -d > .env"),
 )
-# A secret split across lines: not caught (each piece is too short to be judged alone); measured apart.
+# A secret split across lines (each piece too short to be judged alone): counted like the others.
 SPLIT_FORMS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("split_shell_continuation", lambda v: f'export API_TOKEN="{v[:12]}\\\n{v[12:]}"'),
     ("split_python_concat", lambda v: f'API_KEY = (\n    "{v[:14]}"\n    "{v[14:]}"\n)'),
 )
 
 
-def held_out(seed: int = 7, split: bool = False) -> list[HeldOut]:
-    """One secret of every :data:`HELD_OUT_SHAPES` kind and every :data:`PROSE_FORMS` form (values drawn
-    afresh from ``seed``); with ``split``, the :data:`SPLIT_FORMS` too."""
+def held_out(seed: int = 7) -> list[HeldOut]:
+    """One secret of every :data:`HELD_OUT_SHAPES` kind and every :data:`PROSE_FORMS` and :data:`SPLIT_FORMS`
+    form (values drawn afresh from ``seed``)."""
     rnd = random.Random(seed)
     out = [make(rnd) for make in HELD_OUT_SHAPES]
-    for kind, form in PROSE_FORMS + (SPLIT_FORMS if split else ()):
+    for kind, form in PROSE_FORMS + SPLIT_FORMS:
         value = _b(rnd, ALNUM, 10) + _b(rnd, DIGITS, 2) + _b(rnd, "!#%*+", 1) + _b(rnd, ALNUM, 9)
         text = form(value)
         values: tuple[str, ...] = (value,)

@@ -1,7 +1,7 @@
 """Held-out checks of the ingest, on recordings and secrets built here, in shapes the project's fixtures lack.
 
 - Secrets (:mod:`.heldout_secrets`: 45 service and file formats plus prose in 10 languages and a base64-wrapped
-  ``.env``, none named by the sanitiser's rules or ``secret_kinds.py``) planted in the prompts, tool inputs
+  ``.env`` and two secrets split across lines, none named by the sanitiser's rules or ``secret_kinds.py``) planted in the prompts, tool inputs
   and tool results of a Claude Code session, a Codex rollout and an OTel trace (:mod:`.heldout_recordings`),
   ingested with ``toolchoice ingest``: no piece of 8 characters of any survives in any file the ingest wrote.
 - Recorded calls the catalog does not know (:mod:`.heldout_recordings`): a tool outside the trace's own
@@ -27,7 +27,14 @@ from toolchoice_pipeline_tests.heldout_recordings import (
     otel_attributes_trace,
     otel_events_trace,
 )
-from toolchoice_pipeline_tests.heldout_secrets import HELD_OUT_SHAPES, PROSE_FORMS, HeldOut, held_out, survivor
+from toolchoice_pipeline_tests.heldout_secrets import (
+    HELD_OUT_SHAPES,
+    PROSE_FORMS,
+    SPLIT_FORMS,
+    HeldOut,
+    held_out,
+    survivor,
+)
 from toolchoice_pipeline_tests.test_ingest import first_calls, ingest, stored
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +55,7 @@ def flags(tasks: list[dict]) -> list[bool]:
 
 def test_the_held_out_set_is_wide_and_every_value_is_fresh():
     items = held_out(3)
-    assert len(items) == len(HELD_OUT_SHAPES) + len(PROSE_FORMS) >= 55
+    assert len(items) == len(HELD_OUT_SHAPES) + len(PROSE_FORMS) + len(SPLIT_FORMS) >= 57
     assert len({item.kind for item in items}) == len(items)
     again = held_out(4)
     assert all(a.values != b.values for a, b in zip(items, again))  # drawn at run time, never a literal

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from toolchoice_pipeline.cli import main
 from toolchoice_pipeline.util.sanitise import KINDS, Sanitiser, detect_secrets_plugins, sanitise, truncate_text
 from toolchoice_pipeline.util.secret_rules import GENERIC_API_KEY, KEY_FORMATS
+from toolchoice_pipeline.util.split_secrets import joined_view
 from toolchoice_pipeline_tests.conftest import CASES
 
 
@@ -422,6 +424,105 @@ def test_the_generic_rule_keeps_words_paths_low_entropy_values_and_names_that_on
         "auth_mode: interactive_browser_login",
         "api_root: /usr/local/lib/python3.11/site-packages",
         "keyboard = xK9pL2mW4vR8tYZq7",
+    ]
+    sanitiser = Sanitiser()
+    assert [sanitiser.text(t) for t in texts] == texts
+    assert not sanitiser.counts
+
+
+# --- secrets split across lines and string literals ------------------------------------------------------------
+
+
+def _split_value(seed: int) -> str:
+    """A password-like value drawn at run time: letters, digits and a symbol, no known prefix."""
+    rnd = random.Random(seed)
+    alnum = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    return (
+        "".join(rnd.choice(alnum) for _ in range(10))
+        + str(rnd.randint(10, 99))
+        + rnd.choice("!#%*+")
+        + ("".join(rnd.choice(alnum) for _ in range(17)))
+    )
+
+
+# (shape, text maker from the value's three pieces): every way a transcript writes one value in pieces.
+SPLIT_SHAPES = {
+    "shell continuation in a double-quoted value": lambda a, b, c: f'export API_TOKEN="{a}\\\n{b}{c}"',
+    "shell continuation with indentation": lambda a, b, c: f'curl -H "Authorization: Bearer {a}\\\n    {b}{c}" x',
+    "python continuation inside a string": lambda a, b, c: f'password = "{a}\\\n{b}{c}"',
+    "python implicit concatenation in parentheses": lambda a, b, c: f'API_KEY = (\n    "{a}"\n    "{b}"\n    "{c}"\n)',
+    "python single quotes on two lines": lambda a, b, c: f"token = ('{a}'\n         '{b}{c}')",
+    "python f-strings side by side": lambda a, b, c: f'secret = f"{a}" f"{b}{c}"',
+    "javascript + at line ends": lambda a, b, c: f'const apiKey = "{a}" +\n  "{b}" +\n  "{c}";',
+    "+ on one line and at a line start": lambda a, b, c: f'DB_PASSWORD = ("{a}" + "{b}"\n + "{c}")',
+    "shell quotes of both kinds side by side": lambda a, b, c: f"export SECRET='{a}'\"{b}{c}\"",
+    "JSON-escaped implicit concatenation": lambda a, b, c: (
+        f'{{"code": "API_KEY = (\\n    \\"{a}\\"\\n    \\"{b}{c}\\"\\n)"}}'
+    ),
+    "JSON-escaped shell continuation": lambda a, b, c: f'{{"cmd": "export TOKEN=\\"{a}\\\\\\n{b}{c}\\""}}',
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("shape", sorted(SPLIT_SHAPES))
+def test_every_piece_of_a_secret_split_across_lines_or_literals_is_redacted(shape, seed):
+    value = _split_value(seed)
+    pieces = value[:11], value[11:20], value[20:]
+    text = SPLIT_SHAPES[shape](*pieces)
+    sanitiser = Sanitiser()
+    out = sanitiser.text(text)
+    assert not [p for p in pieces if p in out], out
+    assert "[REDACTED:" in out and sum(sanitiser.counts.values()) >= 1
+    assert sanitiser.text(out) == out  # idempotent
+
+
+@pytest.mark.parametrize("width", [40, 64, 76])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_value_wrapped_at_a_fixed_width_is_redacted_on_every_line(width, seed):
+    rnd = random.Random(seed)
+    raw = bytes(rnd.randrange(256) for _ in range(width * 2))
+    value = base64.b64encode(raw).decode()[: width * 2 + width // 2]  # two whole lines and a shorter last one
+    lines = [value[i : i + width] for i in range(0, len(value), width)]
+    for text in ["client_secret: |\n  " + "\n  ".join(lines), "signing key:\n" + "\n".join(lines) + "\nok"]:
+        out = Sanitiser().text(text)
+        assert not [line for line in lines if line in out], out
+
+
+def test_a_split_secret_is_counted_once_and_its_pieces_are_replaced_in_place():
+    value = _split_value(5)
+    sanitiser = Sanitiser()
+    out = sanitiser.text(f'API_KEY = (\n    "{value[:14]}"\n    "{value[14:]}"\n)\nprint(API_KEY)')
+    assert out.count("[REDACTED:") == 2  # one placeholder per piece: the code's shape is kept
+    assert out.endswith('"\n)\nprint(API_KEY)') and out.startswith('API_KEY = (\n    "[REDACTED:')
+    assert sum(sanitiser.counts.values()) == 1
+
+
+def test_the_joined_view_maps_every_character_back_to_the_text():
+    text = 'x = "ab" \\\n  "cd" +\n "ef"'
+    view, origin = joined_view(text)
+    assert view == 'x = "abcdef"'
+    assert "".join(text[i] for i in origin) == view
+    assert joined_view("no joins here") == ("no joins here", [])
+
+
+def test_text_split_across_lines_that_holds_no_secret_is_kept():
+    texts = [
+        'msg = ("The quick brown fox "\n       "jumps over the lazy dog")',
+        'print("hello" "world")',
+        'x = "a" + "b"',
+        'echo "line one \\\n  line two"',
+        'path = "/usr/local/lib/python3.12/" "site-packages/toolchoice_pipeline/util"',
+        'name = "isVisibleInTranscript" "OnlyDraft202012Validator"',
+        'commit = ("3f786850e387550fdab8"\n          "36ed7e6dc881de23001b")',
+        'run_id = "123e4567-e89b-12d3-" "a456-426614174000"',
+        'args = {"command": "GITHUB_TOKEN=gh" + "p_" + "".join(chars)}',  # builds a fake token: no value
+        "description: >\n  Fetches the weather for a city\n  and returns it in the requested unit.\n",
+        "toolchoice_pipeline\nsuites_and_scoring\ndone",  # lines of words, not a wrapped value
+        "\n".join(
+            "toolu_01" + "".join(random.Random(i).choices("ABCDEFGHJKabcdefghjk123456789", k=22)) for i in range(4)
+        ),
+        "\n".join(str(uuid.UUID(int=random.Random(i).getrandbits(128))) for i in range(4)),
+        'cmd = "docker run --rm \\\n  -v /work:/work \\\n  python:3.12 pytest -x"',
     ]
     sanitiser = Sanitiser()
     assert [sanitiser.text(t) for t in texts] == texts

@@ -4,7 +4,7 @@ One command from the repo root::
 
     python benchmarks/ingest/heldout_secrets.py [--seeds N]
 
-Every held-out kind and form (the split-across-lines forms included) for seeds ``0..N-1``, each a new random
+Every held-out kind and form (the split-across-lines forms among them) for seeds ``0..N-1``, each a new random
 value; a value *leaks* when a piece of 8 characters of it survives :meth:`Sanitiser.text`. Prints the totals and,
 per leaking kind, the count and one sanitised example. The false-positive figures are
 ``benchmarks/ingest/secrets_rates.py``'s.
@@ -30,7 +30,7 @@ def main() -> None:
     planted = 0
     kinds = set()
     for seed in range(args.seeds):
-        for item in held_out(seed, split=True):
+        for item in held_out(seed):
             planted += 1
             kinds.add(item.kind)
             out = Sanitiser().text(item.text)

@@ -14,6 +14,10 @@ typed placeholder, ``[REDACTED:<kind>]``. Three rule sources run in order, each 
    package at run time (see :func:`detect_secrets_plugins`). Its keyword and high-entropy detectors are left
    out: they flag identifiers, hashes and UUIDs that an evaluation needs to keep.
 
+Before them, a secret split across lines or string literals (``"abc\\`` newline ``def"``, ``"abc" "def"``,
+``"abc" +`` newline ``"def"``, base64 wrapped at a fixed width) is looked for in the text's joined view, and every
+piece of one found there is replaced (:mod:`.split_secrets`).
+
 Tool results (and any long text) are truncated to ``max_tool_result_bytes`` (UTF-8 bytes, default 4096)
 after redaction, keeping the head and the tail around a ``[TRUNCATED: N bytes]`` marker, so a secret can
 never be split by the cut into a part the patterns no longer recognise.
@@ -38,6 +42,7 @@ from toolchoice_pipeline.util.secret_rules import (
     loose_tokens,
 )
 from toolchoice_pipeline.util.secret_rules import SecretRule as _Rule
+from toolchoice_pipeline.util.split_secrets import split_spans
 
 DEFAULT_MAX_TOOL_RESULT_BYTES = 4096
 
@@ -84,6 +89,7 @@ _NOT_A_VALUE = re.compile(
 # names a secret rather than holds one.
 _IDENTIFIER = re.compile(r"[a-z]+(?:[A-Z][a-z]{2,})+|[a-z]{2,}(?:_[a-z]{2,})+")
 _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<secret>[^/\\\s\"'`:;,)\]}]+)")
+_SHORTEST_SPLIT = 9  # the shortest text a secret split in two can be written in (8 characters and a join)
 _SHORTEST_LOOSE = 16  # the shortest run :func:`.secret_rules.loose_tokens` or :func:`.base64_texts` looks at
 # A secret's placeholder right before more characters of a token's alphabet: the rule stopped short of the token.
 _CUT_SHORT = re.compile(r"(\[REDACTED:(?!email\]|user_name\])[a-z0-9_]+\])[A-Za-z0-9_\-]+={0,2}")
@@ -359,6 +365,7 @@ class Sanitiser:
 
     max_tool_result_bytes: int = DEFAULT_MAX_TOOL_RESULT_BYTES
     personal: bool = True  # False: secrets only (e-mail addresses and user names are kept)
+    joins: bool = True  # False: the text only as written (no joined view: :mod:`.split_secrets`)
     counts: Counter = field(default_factory=Counter)
     _names: set[str] = field(default_factory=set)
     _names_pattern: re.Pattern[str] | None = None
@@ -394,6 +401,8 @@ class Sanitiser:
         """``text`` with every secret, e-mail address and user name replaced by ``[REDACTED:<kind>]``."""
         if not text:
             return text
+        if self.joins and len(text) > _SHORTEST_SPLIT:
+            text = self._split(text)
         lower = text.lower()
         present = {hint for hint in _ALL_HINTS if hint in lower}  # each hint looked for once, not once per rule
         for rule in _OUR_RULES if self.personal else _SECRET_RULES:
@@ -410,6 +419,26 @@ class Sanitiser:
         text = self._loose(text)
         if self._names_pattern is not None:
             text = self._names_pattern.sub(lambda m: self._count("user_name"), text)
+        return text
+
+    def _split(self, text: str) -> str:
+        """``text`` with every piece of a secret split across lines or string literals redacted (each piece
+        replaced by the placeholder, the secret counted once): see :mod:`.split_secrets`."""
+        found = split_spans(text, _find_unjoined)  # a Sanitiser is made only for a text that has a join
+        if not found:
+            return text
+        runs: list[tuple[int, int, str]] = []
+        for kind, spans in found:
+            self.counts[kind] += 1
+            runs.extend((start, end, kind) for start, end in spans)
+        merged: list[tuple[int, int, str]] = []
+        for start, end, kind in sorted(runs):
+            if merged and start < merged[-1][1]:  # overlapping pieces of two secrets: one placeholder
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]), merged[-1][2])
+            else:
+                merged.append((start, end, kind))
+        for start, end, kind in reversed(merged):
+            text = text[:start] + _PLACEHOLDER.format(kind) + text[end:]
         return text
 
     def _loose(self, text: str) -> str:
@@ -478,6 +507,11 @@ class Sanitiser:
     def message_text(self, text: str) -> str:
         """A prompt or assistant text sanitised, then truncated to 4 × ``max_tool_result_bytes``."""
         return truncate_text(self.text(text), 4 * self.max_tool_result_bytes)
+
+
+def _find_unjoined(text: str) -> str:
+    """``text`` with its secrets redacted as written (no joined view), by a fresh secrets-only :class:`Sanitiser`."""
+    return Sanitiser(personal=False, joins=False).text(text)
 
 
 _SECRET_KEY = re.compile(rf"^(?i:[A-Za-z0-9_.\-]*{_SECRET_NAMES})$")
