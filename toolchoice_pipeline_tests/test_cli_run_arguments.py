@@ -55,3 +55,25 @@ def test_reusing_a_finished_release_id_without_force_exits_2_and_keeps_the_relea
     line = one_line_error(capsys, "--data-dir", str(data_dir), "--release", "r1", "--kind", "release")
     assert "'r1'" in line and "--force" in line
     assert scores.read_bytes() == before
+
+
+def test_a_resumed_release_names_the_catalog_it_pinned_not_the_files_edited_since(data_dir):
+    from toolchoice_pipeline.cli.run import _catalog_shown
+    from toolchoice_pipeline.releases.request import ReleaseRequest, write_request
+    from toolchoice_pipeline.releases.snapshot import pin_snapshot
+    from toolchoice_pipeline.suites.suite import load_suite
+
+    request = ReleaseRequest(release_id="r9", kind="adhoc", suite=DEMO_SUITE, models=["local/name-match"])
+    write_request(data_dir, request)
+    pinned, _ = pin_snapshot(data_dir, "r9")  # as the release's first step does; the run then stopped
+    assert _catalog_shown(data_dir, request, pinned.catalog_version) == pinned.catalog_version
+    catalog = data_dir / "suites" / DEMO_SUITE / "catalog.yaml"
+    catalog.write_text(catalog.read_text(encoding="utf-8").replace("Run a shell command", "Run a command"))
+    now = load_suite(data_dir, DEMO_SUITE).catalog_version
+    assert now != pinned.catalog_version
+    shown = _catalog_shown(data_dir, request, now)
+    assert shown.startswith(f"{pinned.catalog_version} (the release's pinned snapshot of ")
+    assert shown.endswith(f"; the files now: {now})")
+    # another request for the id (other models) is pinned afresh from the files: the files' version is shown
+    other = request.model_copy(update={"models": ["local/bm25-router"]})
+    assert _catalog_shown(data_dir, other, now) == now

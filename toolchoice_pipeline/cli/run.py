@@ -262,7 +262,7 @@ def _run_release(
     samples = {run_config.repeats_for(spec) for spec in run_config.models}
     click.echo(
         f"release {release_id} ({kind}) · suite {suite.name} · {len(suite.tasks)} tasks · "
-        f"catalog {suite.catalog_version} · models {', '.join(chosen)}"
+        f"catalog {_catalog_shown(data_dir, request, suite.catalog_version)} · models {', '.join(chosen)}"
         + ("" if samples == {1} else f" · repeats {'/'.join(map(str, sorted(samples)))}")
         + (f" · not gated {', '.join(run_config.ungated_models())}" if run_config.ungated_models() else "")
         + ("" if no_judge else f" · judge {run_config.judge.model.model} ×{run_config.judge.polls}")
@@ -463,6 +463,17 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
             )
     if found:
         raise InputError(found)
+
+
+def _catalog_shown(data_dir: Path, request: ReleaseRequest, now: str) -> str:
+    """The catalog version the run evaluates: the files' ``now``, or, when the release resumes with a pin that
+    evaluates the same request, the pinned one (said so when the files changed since)."""
+    from toolchoice_pipeline.releases.snapshot import read_snapshot
+
+    pinned = read_snapshot(data_dir, request.release_id)
+    if pinned is None or not pinned.evaluates_as(request) or pinned.catalog_version == now:
+        return now
+    return f"{pinned.catalog_version} (the release's pinned snapshot of {pinned.resolved_at}; the files now: {now})"
 
 
 class RunResult:
