@@ -77,3 +77,36 @@ def test_a_resumed_release_names_the_catalog_it_pinned_not_the_files_edited_sinc
     # another request for the id (other models) is pinned afresh from the files: the files' version is shown
     other = request.model_copy(update={"models": ["local/bm25-router"]})
     assert _catalog_shown(data_dir, other, now) == now
+
+
+class _Referent:
+    pass
+
+
+def test_an_interrupt_raised_in_a_weakref_callback_prints_no_traceback_during_a_run(monkeypatch):
+    # A signal whose handler raises (Dagster's, or Ctrl-C's) can land while Python runs a weakref callback (as
+    # importlib's module locks use): Python cannot raise it there and hands it to sys.unraisablehook, whose default
+    # prints "Exception ignored in ..." with a traceback. During a run an interrupt is not handed on (the signal is
+    # read from the wakeup fd and reported in one line); any other exception there still is.
+    import sys
+    import weakref
+
+    from toolchoice_pipeline.cli.run import sigterm_as_interrupt
+
+    handed_on: list[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: handed_on.append(unraisable.exc_value))
+
+    def raising(exc):
+        def callback(_):
+            raise exc
+
+        return callback
+
+    with sigterm_as_interrupt():
+        referent, other = _Referent(), _Referent()
+        refs = [weakref.ref(referent, raising(KeyboardInterrupt())), weakref.ref(other, raising(ValueError("x")))]
+        del referent, other
+    assert [type(exc) for exc in handed_on] == [ValueError]  # the interrupt is silent; the error is not hidden
+    assert all(ref() is None for ref in refs)
+    weakref.ref(_Referent(), raising(KeyboardInterrupt()))  # after the run: Python's own handling again
+    assert [type(exc) for exc in handed_on] == [ValueError, KeyboardInterrupt]

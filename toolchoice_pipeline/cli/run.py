@@ -17,7 +17,7 @@ import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -167,9 +167,12 @@ def sigterm_as_interrupt():
     # handlers: SIGTERM would be ignored too. The run is stopped by either, at any moment.
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _quiet_interrupts(previous_hook)
     try:
         yield terminated
     finally:
+        sys.unraisablehook = previous_hook
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
         signal.set_wakeup_fd(previous_fd)
@@ -180,6 +183,20 @@ def sigterm_as_interrupt():
         terminated.extend(signum for signum in (signal.SIGINT, signal.SIGTERM) if signum in received)
         os.close(read_fd)
         os.close(write_fd)
+
+
+def _quiet_interrupts(hook: Any) -> Any:
+    """``sys.unraisablehook`` that stays silent for an interrupt (``KeyboardInterrupt``, Dagster's
+    ``DagsterExecutionInterruptedError``: exceptions that are not ``Exception``) raised where Python can only
+    print it (a signal handler run inside a weakref callback or a finaliser): the signal itself is read from the
+    wakeup fd and reported in one line; other unraisable exceptions go to ``hook``."""
+
+    def quiet(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, BaseException) and not isinstance(unraisable.exc_value, Exception):
+            return
+        hook(unraisable)
+
+    return quiet
 
 
 def _run_release(
