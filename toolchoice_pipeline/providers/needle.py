@@ -26,7 +26,7 @@ Concurrency: the package binds one tool list to one engine per process, so calls
 worker thread, off the event loop. ``_hidden_params[PROVIDER_MS]`` is the model's own time (binding the tool
 list, replaying, decoding); the wait for the engine is left out, so it counts as the call's ``queued_ms``.
 ``_hidden_params[SETUP_MS]`` is the part spent binding a new tool list. The call's ``timeout_s`` bounds the model's
-own time less that setup (:func:`toolchoice_pipeline.execution.llm.call_model`), not the wait for the engine: a
+own time less that setup (:func:`toolchoice_pipeline.execution.llm.complete`), not the wait for the engine: a
 call the engine cannot stop mid-way is refused as timed out when its late reply comes.
 One ``needle.Needle`` per distinct (system, tools, weights), kept in a bounded LRU cache.
 
