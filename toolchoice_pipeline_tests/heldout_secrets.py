@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import base64
 import random
-import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
-LOWER, UPPER, DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.digits
-HEX = "0123456789abcdef"
-ALNUM = LOWER + UPPER + DIGITS
-B64 = ALNUM + "+/"
-B64URL = ALNUM + "-_"
+from toolchoice_pipeline_tests.secret_kinds import ALNUM, B64, B64URL, DIGITS, HEX
+from toolchoice_pipeline_tests.secret_kinds import _body as _b
 
 
 @dataclass(frozen=True)
@@ -30,10 +26,6 @@ class HeldOut:
     kind: str
     text: str  # the text the secret sits in
     values: tuple[str, ...]  # what must not survive (no piece of 8+ characters of any)
-
-
-def _b(rnd: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rnd.choice(alphabet) for _ in range(n))
 
 
 def _b64(text: str) -> str:
