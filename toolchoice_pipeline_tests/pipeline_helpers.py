@@ -58,6 +58,17 @@ def copy_data(target: Path, source: Path = REPO_DATA) -> Path:
     return target
 
 
+def trim_tasks(data_dir: Path, count: int, suite: str = DEMO_SUITE) -> list[str]:
+    """Keep ``count`` of the suite's tasks, spread evenly over ``tasks.jsonl`` (every tool kind of the demo stays
+    in: 16 keep 10 of its 11 expected tools, 12 keep 8), for tests that need a whole run but not every task.
+    Returns the kept task ids in file order."""
+    path = data_dir / "suites" / suite / "tasks.jsonl"
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [lines[int(index * len(lines) / count)] for index in range(min(count, len(lines)))]
+    path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return [json.loads(line)["id"] for line in kept]
+
+
 def set_description(data_dir: Path, tool: str, description: str, suite: str = DEMO_SUITE) -> str:
     """Replace ``tool``'s description in the suite's ``catalog.yaml``; returns the description it had."""
     path = data_dir / "suites" / suite / "catalog.yaml"
