@@ -18,7 +18,7 @@ from toolchoice_pipeline.ingest.canary import (
     read_session_turns,
 )
 from toolchoice_pipeline.judge import judge_episodes_sync, majority_verdicts
-from toolchoice_pipeline.judge.calibration import calibrate, canary_tsq, cohen_kappa
+from toolchoice_pipeline.judge.calibration import calibrate, canary_ceiling, canary_tsq, cohen_kappa
 from toolchoice_pipeline.providers import register_providers
 from toolchoice_pipeline.records.calls import from_openai_message
 from toolchoice_pipeline.records.episodes import Episode, StepRecord
@@ -78,6 +78,26 @@ def test_a_canary_above_half_fails_and_says_why():
     assert not result.passed
     assert "toothless" in result.message and "canary session scored TSQ 0.75 > 0.5" in result.message
     assert "(it should score 0.25)" in result.message
+
+
+@pytest.mark.parametrize(
+    ("expected", "scored", "passed"),
+    [
+        (0.75, 0.75, True),  # a data directory's canary with three good choices of four, judged as its labels say
+        (0.75, 0.875, True),  # halfway to 1.0 is still under the ceiling
+        (0.75, 1.0, False),  # a judge that passes every choice
+        (0.5, 0.75, True),
+        (0.5, 1.0, False),
+        (0.25, 0.75, False),  # the shipped canary keeps the 0.5 ceiling
+        (None, 0.75, False),
+    ],
+)
+def test_the_canary_ceiling_follows_its_labels_so_a_canary_with_more_good_choices_can_pass(expected, scored, passed):
+    judge, right = labelled(20, 18)
+    result = calibrate(judge, right, scored, canary_expected_tsq=expected)
+    assert result.passed is passed, result.message
+    if not passed:
+        assert f"> {canary_ceiling(expected):g}" in result.message and "toothless" in result.message
 
 
 def test_kappa_at_chance_on_twenty_labelled_episodes_fails_and_says_why():

@@ -18,7 +18,8 @@ with the others, model :data:`CANARY_MODEL`, and its cost counts as judge cost),
 ``scores.json`` (:func:`release_calibration`). A failed calibration fails the run (exit code 4) and blocks
 promotion to baseline, unless ``judge.calibration: warn``. A missing canary session fails it too, saying so.
 
-The check fails, "the judge is toothless", when the canary scores above :data:`MAX_CANARY_TSQ` (0.5), or when
+The check fails, "the judge is toothless", when the canary scores above its ceiling (:func:`canary_ceiling`:
+:data:`MAX_CANARY_TSQ`, 0.5, unless the canary's labels expect that much or more), or when
 kappa is at most :data:`MIN_KAPPA` (0.2) on at least :data:`MIN_LABELLED` (20) labelled episodes. A judge that
 sees only tool names (no descriptions) passes nearly every choice and fails this check; that is its purpose.
 A canary at or below 0.5 but not its expected score (a judge that also fails the good choice) passes with a
@@ -128,6 +129,15 @@ def model_agreement(
     return {model: _agreement(pairs) for model, pairs in sorted(by_model.items())}
 
 
+def canary_ceiling(expected_tsq: float | None) -> float:
+    """The highest canary TSQ a judge with teeth may score: :data:`MAX_CANARY_TSQ` (0.5), or, for a canary whose
+    labels expect 0.5 or more (a data directory's own session with more good choices than bad), halfway from the
+    expected score to 1.0, the score of a judge that passes every choice."""
+    if expected_tsq is None or expected_tsq < MAX_CANARY_TSQ:
+        return MAX_CANARY_TSQ
+    return (expected_tsq + 1.0) / 2
+
+
 def calibrate(
     majority_verdicts: Mapping[EpisodeKey, bool | None],
     right_tool: Mapping[EpisodeKey, bool | None],
@@ -162,11 +172,11 @@ def calibrate(
         )
     elif canary_tsq is None:
         unchecked.append("the canary session got no valid judge vote, so the judge's teeth could not be shown")
-    elif canary_tsq > MAX_CANARY_TSQ:
+    elif canary_tsq > canary_ceiling(canary_expected_tsq):
         should = "" if canary_expected_tsq is None else f" (it should score {canary_expected_tsq:.2f})"
         reasons.append(
-            f"the canary session scored TSQ {canary_tsq:.2f} > {MAX_CANARY_TSQ}: the judge passes choices it "
-            f"should fail{should}; does it see the tool descriptions?"
+            f"the canary session scored TSQ {canary_tsq:.2f} > {canary_ceiling(canary_expected_tsq):g}: the judge "
+            f"passes choices it should fail{should}; does it see the tool descriptions?"
         )
     if n >= MIN_LABELLED and kappa is not None and kappa <= MIN_KAPPA:
         reasons.append(
