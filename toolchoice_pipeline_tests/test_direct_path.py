@@ -202,7 +202,7 @@ def test_errors_are_the_same_directly_and_through_litellm(scoring_replay, tmp_pa
         assert describe_failure(model, got) == describe_failure(model, expected)
         assert got.attempts == 1
         kinds.add(type(got).__name__)
-    # what the run stores for them: not found, the model's bug, request rejected
-    assert kinds >= {"NotFoundError", "APIConnectionError", "UnprocessableEntityError", "BadRequestError"}
+    # what the run stores for them: not found (unknown model, missing file), the model's bug, request rejected (422, 400)
+    assert kinds == {"NotFoundError", "APIConnectionError", "BadRequestError"}
     message = describe_failure("local/no-such-agent", failure_direct("local/no-such-agent", monkeypatch))
     assert message.startswith("local/no-such-agent: model not found: ") and "unknown local model" in message
