@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import time
 from typing import Any
 
 import litellm
@@ -206,3 +207,25 @@ def test_errors_are_the_same_directly_and_through_litellm(scoring_replay, tmp_pa
     assert kinds == {"NotFoundError", "APIConnectionError", "BadRequestError"}
     message = describe_failure("local/no-such-agent", failure_direct("local/no-such-agent", monkeypatch))
     assert message.startswith("local/no-such-agent: model not found: ") and "unknown local model" in message
+
+
+def test_the_direct_path_keeps_the_total_time_bound_and_the_reply_checks(monkeypatch):
+    from toolchoice_pipeline.execution import llm
+    from toolchoice_pipeline.execution.llm import MAX_REPLY_CHARS, MalformedReply
+
+    def slow(messages, tools, params):
+        time.sleep(0.3)  # holds the event loop, as a slow synchronous agent would
+        return {"role": "assistant", "content": "late"}
+
+    def endless(messages, tools, params):
+        return {"role": "assistant", "content": "x" * (MAX_REPLY_CHARS + 1)}
+
+    monkeypatch.setitem(local_agents.MODELS, "slow", slow)
+    monkeypatch.setitem(local_agents.MODELS, "endless", endless)
+    monkeypatch.setattr(llm, "TOTAL_TIMEOUT_GRACE_S", 0.0)  # the bound is then the timeout itself
+    once = RetryConfig(max_attempts=1)
+    with pytest.raises(litellm.Timeout, match="no whole reply within 0.05 s") as caught:
+        asyncio.run(complete(ModelSpec(model="local/slow", timeout_s=0.05), [USER], retries=once))
+    assert describe_failure("local/slow", caught.value).startswith("local/slow: timed out: ")
+    with pytest.raises(MalformedReply, match="more than 1,000,000"):
+        asyncio.run(complete(ModelSpec(model="local/endless"), [USER], retries=once))
