@@ -39,7 +39,7 @@ def test_every_local_model_is_in_litellms_price_table_at_zero():
         assert entry["input_cost_per_token"] == entry["output_cost_per_token"] == 0.0
 
 
-def test_the_runner_puts_the_sim_and_replay_models_it_calls_in_the_price_table_at_zero(tmp_path):
+def test_the_runner_puts_the_sim_models_it_calls_in_the_price_table_at_zero(tmp_path):
     import json
 
     from toolchoice_pipeline.execution.runner import run_suite
@@ -64,9 +64,9 @@ def test_the_runner_puts_the_sim_and_replay_models_it_calls_in_the_price_table_a
 
     assert [e.error for e in episodes] == [None, None]
     assert [e.steps[0].reply.first_call.name for e in episodes] == ["Read", "Read"]
+    entry = litellm.model_cost[name]
+    assert entry["input_cost_per_token"] == entry["output_cost_per_token"] == 0.0
+    assert entry["litellm_provider"] == "sim"
+    # a replay model is called without LiteLLM (issue 27): it never meets LiteLLM's price table, so none is added
     replay = [key for key in litellm.model_cost if key.startswith("replay/") and key.endswith("replies.jsonl")]
-    for key in [name, *replay]:
-        entry = litellm.model_cost[key]
-        assert entry["input_cost_per_token"] == entry["output_cost_per_token"] == 0.0
-        assert entry["litellm_provider"] == key.split("/", 1)[0]
-    assert replay, "the replay model was not registered"
+    assert replay == []

@@ -32,8 +32,7 @@ from toolchoice_pipeline.execution.rate_limits import (
     provider_of,
     rate_limiters,
 )
-from toolchoice_pipeline.providers import register_providers
-from toolchoice_pipeline.providers.local import LocalProvider
+from toolchoice_pipeline.providers import direct, register_providers
 from toolchoice_pipeline.records.calls import Reply, ToolCall
 from toolchoice_pipeline.suites.config import JudgeConfig, ModelSpec, RateLimit, RetryConfig, RunConfig
 from toolchoice_pipeline.suites.suite import load_suite
@@ -46,16 +45,17 @@ RETRIES = RetryConfig(max_attempts=1)
 
 
 def _note_requests() -> list[float]:
-    """From now on in this process, each request that reaches the ``local/...`` provider appends its wall-clock
-    time to the list returned (counted, never compared with the limit's window); the provider still answers."""
+    """From now on in this process, each request that reaches a ``local/...`` model (called directly by
+    ``complete``, issue 27) appends its wall-clock time to the list returned (counted, never compared with the
+    limit's window); the model still answers."""
     seen: list[float] = []
-    answer = LocalProvider.acompletion
+    answer = direct.answer
 
-    async def noted(self, *args, **kwargs):
+    def noted(*args, **kwargs):
         seen.append(time.time())
-        return await answer(self, *args, **kwargs)
+        return answer(*args, **kwargs)
 
-    LocalProvider.acompletion = noted  # type: ignore[method-assign]  # a spawned test process of its own
+    direct.answer = noted  # a spawned test process of its own
     return seen
 
 

@@ -434,9 +434,9 @@ def _preflight(run_config, data_dir: Path, *, judge: bool) -> None:
     uncached call (so a fully cached re-run calls nobody) and keeps a model that fails it apart from the others.
     """
     from toolchoice_pipeline.execution.preflight import static_problem
-    from toolchoice_pipeline.providers import register_providers
+    from toolchoice_pipeline.providers import register_providers_for
 
-    register_providers()
+    register_providers_for([*(s.model for s in run_config.models), *((run_config.judge.model.model,) if judge else ())])
     roles: dict[str, list[str]] = {}
     specs: dict[str, ModelSpec] = {}
     for role, spec in [

@@ -151,9 +151,9 @@ def _model_problem(spec: ModelSpec, data_dir: Path, errors: list[Problem]) -> st
         hint = f"; did you mean 'local/{close[0]}'?" if close else ""
         return f"unknown local model '{spec.model}' (known: {', '.join('local/' + n for n in known)}){hint}"
     from toolchoice_pipeline.execution.preflight import static_problem
-    from toolchoice_pipeline.providers import register_providers
+    from toolchoice_pipeline.providers import register_providers_for
 
-    register_providers()  # also keeps LiteLLM from printing its provider list on stdout
+    register_providers_for([spec.model])  # also keeps LiteLLM from printing its provider list on stdout
     try:
         problem = static_problem(spec, data_dir)
     except InputError as exc:  # a replay file that does not load: its own file, line and field

@@ -1,4 +1,9 @@
-"""The one way in for model calls: ``litellm.acompletion`` with retries in exactly one place.
+"""The one way in for model calls: :func:`complete`, with retries, limits and accounting in exactly one place.
+
+Every model call goes through ``litellm.acompletion`` except our deterministic in-process models (``local/``,
+``replay/``: :mod:`toolchoice_pipeline.providers.direct`), which :func:`complete` calls directly, so a run of those
+alone never imports LiteLLM (issue 27); their errors are mapped to LiteLLM's exception classes as
+``litellm.acompletion`` maps them (LiteLLM is imported then, on the error path only).
 
 Retries (tenacity): exponential backoff with full jitter, at least the provider's ``Retry-After``, for rate
 limits, 5xx, timeouts and dropped connections; never for authentication, not-found, permission or
@@ -15,6 +20,7 @@ A call that fails for good raises LiteLLM's exception with ``attempts`` (int) se
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -61,13 +67,26 @@ class MalformedReply(Exception):
     """A provider reply without ``choices`` or without a message in its first choice (a transient fault)."""
 
 
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
 def reply_size(message: Any) -> int:
-    """Characters of a reply's text and of its calls' names and arguments."""
-    size = len(getattr(message, "content", None) or "")
-    for call in getattr(message, "tool_calls", None) or []:
-        function = getattr(call, "function", None)
-        size += len(getattr(function, "name", None) or "") + len(str(getattr(function, "arguments", None) or ""))
+    """Characters of a reply's text and of its calls' names and arguments (LiteLLM's ``Message`` or an OpenAI-format
+    dict)."""
+    size = len(_field(message, "content") or "")
+    for call in _field(message, "tool_calls") or []:
+        function = _field(call, "function")
+        size += len(_field(function, "name") or "") + len(str(_field(function, "arguments") or ""))
     return size
+
+
+def _checked_size(message: dict[str, Any]) -> None:
+    size = reply_size(message)
+    if size > MAX_REPLY_CHARS:
+        raise MalformedReply(
+            f"the reply holds {size:,} characters (text and call arguments), more than {MAX_REPLY_CHARS:,}"
+        )
 
 
 def checked_reply(response: Any) -> Any:
@@ -77,11 +96,7 @@ def checked_reply(response: Any) -> Any:
         raise MalformedReply("the provider's reply has no choices")
     if getattr(choices[0], "message", None) is None:
         raise MalformedReply("the first choice of the provider's reply has no message")
-    size = reply_size(choices[0].message)
-    if size > MAX_REPLY_CHARS:
-        raise MalformedReply(
-            f"the reply holds {size:,} characters (text and call arguments), more than {MAX_REPLY_CHARS:,}"
-        )
+    _checked_size(choices[0].message)
     usage = getattr(response, "usage", None)
     for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
         value = getattr(usage, name, None)
@@ -235,6 +250,8 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, logging_timeout_s: float = 5.
 
 
 async def _finish_litellm_logging(timeout_s: float) -> None:
+    if "litellm" not in sys.modules:  # no call went through LiteLLM (a run of direct-path models): nothing queued
+        return
     try:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
     except ImportError:
@@ -276,7 +293,12 @@ def assistant_message(message: Any) -> dict[str, Any]:
 
 
 def takes_seed(model: str) -> bool:
-    """Whether LiteLLM sends a ``seed`` to ``model``'s provider (False for unmapped and in-process models)."""
+    """Whether LiteLLM sends a ``seed`` to ``model``'s provider (False for unmapped models). Our direct-path models
+    (``local/``, ``replay/``) take one, as LiteLLM lists for them, without asking LiteLLM."""
+    from toolchoice_pipeline.providers.direct import is_direct
+
+    if is_direct(model):
+        return True
     import litellm
 
     try:
@@ -340,8 +362,11 @@ async def complete(
     each attempt, inside the slot so the provider sees the calls as they were admitted; the wait counts as
     ``queued_ms``. Raises the last LiteLLM exception when the call
     fails for good (non-transient, or attempts exhausted), with ``attempts`` set on it.
+
+    ``local/`` and ``replay/`` models are called directly (:mod:`toolchoice_pipeline.providers.direct`), everything
+    else through ``litellm.acompletion``: the same retries, bounds, checks and accounting either way.
     """
-    import litellm
+    from toolchoice_pipeline.providers import direct
 
     kwargs: dict[str, Any] = {**spec.params, **params}
     # A per-model timeout (ModelSpec.timeout_s, or params.timeout) replaces the retries' one for this model.
@@ -354,7 +379,13 @@ async def complete(
         kwargs["metadata"] = metadata
     max_attempts = 1 if spec.model.split("/", 1)[0] in SINGLE_ATTEMPT_PROVIDERS else retries.max_attempts
 
-    in_process = spec.model.split("/", 1)[0] in {item["provider"] for item in litellm.custom_provider_map}
+    direct_path = direct.is_direct(spec.model)
+    if direct_path:
+        in_process = True
+    else:
+        import litellm
+
+        in_process = spec.model.split("/", 1)[0] in {item["provider"] for item in litellm.custom_provider_map}
     self_timed = spec.model.split("/", 1)[0] in SELF_TIMED_PROVIDERS
     # Every attempt is bounded by the same total time: remote replies, and our in-process providers too (a
     # stuck local agent, a slow sim/ or needle/ model fails as a remote one that timed out does).
@@ -373,6 +404,13 @@ async def complete(
             if rate_limit is not None:
                 await rate_limit.acquire()
             started = time.perf_counter()
+            if direct_path:
+                reply = _direct_call(direct, spec.model, messages, tools, kwargs, metadata)
+                elapsed_s = time.perf_counter() - started
+                if elapsed_s > total_s:  # it held the event loop: a late reply is refused as below
+                    raise _total_timeout(spec.model, timeout_s)
+                _checked_size(reply.message)
+                return reply, elapsed_s * 1000, (started - waiting) * 1000
             # LiteLLM's timeout bounds each read, so a reply trickling in a byte at a time would never trip it:
             # asyncio bounds the whole attempt (connect, headers, body) by the same number of seconds. The body's
             # size is bounded as it is read (bounded_http: a gzip bomb, an endless reply) for OpenAI-compatible
@@ -434,6 +472,8 @@ async def complete(
         except AttributeError:  # exceptions with __slots__ cannot carry it; the count is only informative
             pass
         raise
+    if isinstance(response, direct.DirectReply):
+        return _direct_completion(spec, response, latency_ms, slot_wait_ms, attempts)
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -451,4 +491,42 @@ async def complete(
         provider_ms=provider_ms,
         queued_ms=slot_wait_ms + in_client_ms,
         confidence=reply_confidence(response),
+    )
+
+
+def _direct_call(
+    direct: Any,
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    params: dict[str, Any],
+    metadata: dict[str, Any] | None,
+) -> Any:
+    """:func:`~toolchoice_pipeline.providers.direct.answer` with its errors mapped to LiteLLM's exception classes
+    as ``litellm.acompletion`` maps a custom provider's (``exception_type``): the same classes, status codes and
+    words either way."""
+    try:
+        return direct.answer(model, messages, tools, params, metadata)
+    except Exception as exc:
+        from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+
+        # raised inside the handler, as LiteLLM raises it: the model's own error stays its __context__
+        raise exception_type(model=model, custom_llm_provider=model.split("/", 1)[0], original_exception=exc)  # noqa: B904
+
+
+def _direct_completion(
+    spec: ModelSpec, reply: Any, latency_ms: float, slot_wait_ms: float, attempts: int
+) -> Completion:
+    provider_ms = float(reply.provider_ms)
+    return Completion(
+        message=reply.message,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=call_cost(spec, None, reply.prompt_tokens, reply.completion_tokens),
+        latency_ms=latency_ms,
+        attempts=attempts,
+        raw=None,
+        provider_ms=provider_ms,
+        queued_ms=slot_wait_ms + max(0.0, latency_ms - provider_ms),
+        confidence=None,
     )

@@ -67,7 +67,7 @@ def model_fingerprint(model: str, data_dir: Path) -> str | None:
         path = replay_file(model, data_dir)
         return _file_hash(path) if path.is_file() else None
     if provider == "local":
-        from toolchoice_pipeline.providers.local import local_models
+        from toolchoice_pipeline.providers.direct import local_models
 
         function = local_models().get(model.split("/", 1)[1])
         module = sys.modules.get(getattr(function, "__module__", ""), None)
@@ -118,13 +118,11 @@ def close_matches(model: str) -> list[str]:
 
 
 def _in_process_problem(spec: ModelSpec, data_dir: Path) -> str | None:
-    import litellm
-
     model = spec.model
     provider = provider_of(model)
     name = model.split("/", 1)[1] if "/" in model else ""
     if provider == "local":
-        from toolchoice_pipeline.providers.local import local_models
+        from toolchoice_pipeline.providers.direct import local_models
 
         known = local_models()
         if name not in known:
@@ -148,6 +146,8 @@ def _in_process_problem(spec: ModelSpec, data_dir: Path) -> str | None:
         from toolchoice_pipeline.providers.needle import model_problem
 
         return model_problem(model, spec.params)
+    import litellm
+
     if provider not in litellm._custom_providers:
         return f"{model}: unknown provider '{provider}': no in-process provider of that name is registered"
     return None
@@ -242,9 +242,9 @@ async def call_check(
 async def preflight(models: list[ModelSpec], *, data_dir: Path, retries: RetryConfig) -> dict[str, str | None]:
     """``{model: None | message}`` for every model: the static checks, then a call for each remote model that
     passed them. Raises :class:`~toolchoice_pipeline.util.errors.InputError` for a replay file that does not load."""
-    from toolchoice_pipeline.providers import register_providers
+    from toolchoice_pipeline.providers import register_providers_for
 
-    register_providers()
+    register_providers_for(spec.model for spec in models)
     results: dict[str, str | None] = {}
     for spec in models:
         problem = static_problem(spec, data_dir)

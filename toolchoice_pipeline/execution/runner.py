@@ -169,9 +169,10 @@ async def run_suite(
     """
     specs = list(models if models is not None else config.for_suite(None, suite.spec.models).models)
     ensure_offline_default(spec.model for spec in specs)
-    from toolchoice_pipeline.providers import register_free_models, register_providers
+    from toolchoice_pipeline.providers import register_free_models, register_providers_for
+    from toolchoice_pipeline.providers.direct import is_direct
 
-    register_providers()
+    register_providers_for(spec.model for spec in specs)
     policy = cache_policy or config.cache.policy
     tasks = suite.tasks
     views = _Views(suite)
@@ -200,7 +201,7 @@ async def run_suite(
     def setup_for(spec: ModelSpec) -> EpisodeSetup:
         remote = not is_local_model(spec.model)
         call_spec = spec.model_copy(update={"model": resolve_model(spec.model, data_dir)})
-        if not remote:
+        if not remote and not is_direct(call_spec.model):  # direct-path models never meet LiteLLM's price table
             register_free_models([call_spec.model])
         gate = gates[spec.model] = _ModelGate(model=spec.model, needs_call_check=remote, blocked=blocked[spec.model])
         known = known_to_litellm(spec.model) if remote else None

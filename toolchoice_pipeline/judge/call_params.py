@@ -48,7 +48,9 @@ def refused_temperature(judge: JudgeConfig) -> str | None:
     """Why the judge model does not take the temperature configured in ``judge.model.params`` (LiteLLM's
     supported-parameters check), as one message naming the model; None when it does or none is configured."""
     temperature = judge.model.params.get("temperature")
-    if temperature is None:
+    from toolchoice_pipeline.providers.direct import is_direct
+
+    if temperature is None or is_direct(judge.model.model):  # LiteLLM refuses no temperature for ours
         return None
     import litellm
     from litellm.utils import get_optional_params

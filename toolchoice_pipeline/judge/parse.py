@@ -56,8 +56,13 @@ class ParsedVerdict:
 def response_format_for(model: str) -> dict[str, Any] | None:
     """The ``response_format`` asking for :data:`VERDICT_SCHEMA`, or None when the model cannot take one.
 
-    Uses ``litellm.supports_response_schema`` (LiteLLM's model table); unknown models get None (JSON extraction).
+    Uses ``litellm.supports_response_schema`` (LiteLLM's model table); unknown models get None (JSON extraction),
+    as do our direct-path models (``local/``, ``replay/``: LiteLLM's table has none), without asking LiteLLM.
     """
+    from toolchoice_pipeline.providers.direct import is_direct
+
+    if is_direct(model):
+        return None
     import litellm
 
     try:

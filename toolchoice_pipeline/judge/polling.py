@@ -241,9 +241,9 @@ async def judge_items(
     :class:`~.journal.PollJournal`) a poll finished before is taken from it, never asked again. ``rate_limits``:
     the run's rate limits (:mod:`toolchoice_pipeline.execution.rate_limits`), None for none.
     """
-    from toolchoice_pipeline.providers import register_providers
+    from toolchoice_pipeline.providers import register_providers_for
 
-    register_providers()  # the built-in judge models, in whatever process the judge step runs
+    register_providers_for([judge.model.model])  # the built-in judge models, in whatever process the judge step runs
     budget = budget if budget is not None else JudgeBudget(judge.budget_usd)
     poller = _Poller(
         judge, retries, budget, concurrency or judge.model.max_concurrency or DEFAULT_CONCURRENCY, rate_limits

@@ -60,9 +60,9 @@ async def preflight_judge(
     from toolchoice_pipeline.judge.call_params import poll_params, refused_temperature, takes_seed
     from toolchoice_pipeline.judge.parse import response_format_for
     from toolchoice_pipeline.judge.prompt import RUBRIC_VERSION
-    from toolchoice_pipeline.providers import register_providers
+    from toolchoice_pipeline.providers import register_providers_for
 
-    register_providers()
+    register_providers_for([judge.model.model])
     problem = static_problem(judge.model, data_dir) or unpriced_under_budget(judge) or refused_temperature(judge)
     if problem:
         raise JudgePreflightError(f"judge model {problem}")

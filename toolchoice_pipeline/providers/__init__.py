@@ -1,4 +1,5 @@
-"""LiteLLM custom providers, registered in-process: the one way in for every model call stays LiteLLM.
+"""LiteLLM custom providers, registered in-process (``local/`` and ``replay/`` are also called without LiteLLM:
+:mod:`.direct`, issue 27).
 
 - ``local/<name>``: deterministic baseline agents and the offline judge (:mod:`.local`);
 - ``replay/<path>``: recorded outputs, one line per task (:mod:`.replay`);
@@ -13,6 +14,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from litellm.llms.custom_llm import CustomLLM
+
+
+def register_providers_for(models: Iterable[str]) -> None:
+    """:func:`register_providers` unless every one of ``models`` is called directly (:func:`.direct.is_direct`):
+    a run whose agents and judge are all ``local/`` or ``replay/`` models never imports LiteLLM (issue 27)."""
+    from toolchoice_pipeline.providers.direct import is_direct
+
+    if not all(is_direct(model) for model in models):
+        register_providers()
 
 
 def register_providers(extra: dict[str, CustomLLM] | None = None) -> None:
@@ -40,7 +50,7 @@ def register_providers(extra: dict[str, CustomLLM] | None = None) -> None:
     ]
     litellm.suppress_debug_info = True
     litellm.utils.custom_llm_setup()
-    from toolchoice_pipeline.providers.local import local_models
+    from toolchoice_pipeline.providers.direct import local_models
 
     register_free_models(f"local/{name}" for name in local_models())
 

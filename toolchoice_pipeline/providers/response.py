@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 import litellm
 from litellm.types.utils import ChatCompletionMessageToolCall, Function, Message
 
-
-def estimate_tokens(value: Any) -> int:
-    """A rough token count (4 characters per token) for in-process models, which have no tokenizer."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return max(1, len(text) // 4) if text else 0
-
+from toolchoice_pipeline.providers.direct import estimate_tokens
 
 # The key in LiteLLM's ``_hidden_params`` under which our in-process providers report the milliseconds they spent
 # answering (from entering the handler to the filled response): the provider time of DESIGN's ``provider_ms``.
