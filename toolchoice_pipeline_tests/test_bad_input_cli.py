@@ -3,7 +3,9 @@ and the field (exit code 2 from the console script, never a traceback); what was
 baseline, the warehouse and its DuckDB file) stays as it was; a run that did not finish is never shown as one.
 
 Input files are checked through the core readers (``load_suite``, ``read_replay``, ``load_labels``...) on real
-files; the command line through the installed ``toolchoice`` script in a subprocess. Two end-to-end runs go
+files; the command line's refusals through the console script's entry point in this process (``cli.main``: the
+words and exit 2), one of them through the installed ``toolchoice`` script in a subprocess (exit 2 and no
+traceback as the shell sees them). Two end-to-end runs go
 through Dagster: Ctrl-C during the agents (exit 130, nothing published) and a promotion step that fails after
 the release was scored (exit 3, not reported as a passed run).
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 import click
 import pytest
 
+from toolchoice_pipeline.cli import main
 from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline.execution.journal import CallJournal
 from toolchoice_pipeline.ingest.bfcl import import_bfcl
@@ -426,6 +429,21 @@ def assert_bad_input(done: subprocess.CompletedProcess, *lines: str) -> None:
     assert done.stderr.splitlines() == list(lines)
 
 
+def refused_in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> list[str]:
+    """Run ``toolchoice ARGS`` through the console script's entry point in this process (the refusals' words and
+    exit code are the command's; the console script itself is exercised by the subprocess tests); returns the
+    lines it wrote to stderr, after checking exit 2 and no traceback."""
+    monkeypatch.setenv("COLUMNS", "200")  # as the subprocess helper sets it: one line per problem, unwrapped
+    monkeypatch.delenv("TOOLCHOICE_DATA_DIR", raising=False)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2, out + err
+    assert "Traceback" not in out + err
+    return err.splitlines()
+
+
 @pytest.fixture
 def data_dir(tmp_path):
     return copy_data(tmp_path / "data")
@@ -447,27 +465,22 @@ def test_an_empty_release_id_or_models_list_from_an_unset_variable_is_refused(da
     assert not (data_dir / "releases").exists()
 
 
-@pytest.mark.slow
-def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir):
+def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir, capsys, monkeypatch):
     shutil.copytree(data_dir / "suites" / DEMO_SUITE, data_dir / "evil")
     (data_dir / "evil" / "suite.yaml").write_text("name: evil\n", encoding="utf-8")
-    done = toolchoice("validate", "--data-dir", str(data_dir), "--suite", "../evil")
-    assert_bad_input(
-        done,
+    assert refused_in_process(capsys, monkeypatch, "validate", "--data-dir", str(data_dir), "--suite", "../evil") == [
         "error: <command line>: --suite: '../evil' is not a valid suite name (letters, digits, "
-        "'_', '.', '-'; starting with a letter or digit)",
-    )
+        "'_', '.', '-'; starting with a letter or digit)"
+    ]
 
 
-@pytest.mark.slow
-def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir):
+def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir, capsys, monkeypatch):
     publish(data_dir, make_suite(6), "r1")
     path = data_dir / "releases" / "r1" / "scores.json"
     path.write_bytes(b"\xff\xfe{}")
-    done = toolchoice("gate", "r1", "--data-dir", str(data_dir))
-    assert_bad_input(
-        done, f"error: {path}:1: not UTF-8 text: byte 0xff at column 1 (invalid start byte); save the file as UTF-8"
-    )
+    assert refused_in_process(capsys, monkeypatch, "gate", "r1", "--data-dir", str(data_dir)) == [
+        f"error: {path}:1: not UTF-8 text: byte 0xff at column 1 (invalid start byte); save the file as UTF-8"
+    ]
 
 
 def demo_baseline(data_dir: Path) -> None:
@@ -479,9 +492,8 @@ def demo_baseline(data_dir: Path) -> None:
     path.write_text(json.dumps(baselines), encoding="utf-8")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["baseline scores.json", "baseline.json", "commit record", "Parquet file"])
-def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_dir, damage):
+def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_dir, damage, capsys, monkeypatch):
     demo_baseline(data_dir)
     target = {
         "baseline scores.json": data_dir / "releases" / "r1" / "scores.json",
@@ -491,9 +503,9 @@ def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_d
     }[damage]
     target.write_text("{", encoding="utf-8")
     before = snapshot(data_dir)
-    done = toolchoice("run", "--data-dir", str(data_dir), "--release", "r2", "--no-judge")
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    [line] = done.stderr.splitlines()
+    [line] = refused_in_process(
+        capsys, monkeypatch, "run", "--data-dir", str(data_dir), "--release", "r2", "--no-judge"
+    )
     assert line.startswith(f"error: {target}")  # named before any agent or judge call was paid for
     assert snapshot(data_dir) == before
     assert not (data_dir / "releases" / "r2").exists()

@@ -2,7 +2,8 @@
 journal, a symlink loop, and a disk that fills up during ingest or while the gate writes its outputs. Each is
 one ``error:`` line and exit 2, nothing reported as success, nothing half-written left behind.
 
-Real parts: the installed console script as a subprocess, real files, a real file-size limit (RLIMIT_FSIZE:
+Real parts: the installed console script as a subprocess (a bad variable's refusal also through its entry point in
+this process, for every command), real files, a real file-size limit (RLIMIT_FSIZE:
 Python ignores SIGXFSZ, so a write past it fails with EFBIG as a full disk fails with ENOSPC)."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from toolchoice_pipeline.cli.common import check_environment, debugging
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TEST_DATA, TOOLCHOICE, copy_data
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
-from toolchoice_pipeline_tests.test_hostile_exit_codes import assert_one_error_line
+from toolchoice_pipeline_tests.test_hostile_exit_codes import assert_one_error_line, in_process
 
 SESSION = TEST_DATA / "transcripts" / "claude_code" / "fasthooks_sample_main_transcript.jsonl"
 CATALOG = REPO_DATA / "suites" / DEMO_SUITE / "catalog.yaml"
@@ -73,15 +74,22 @@ def test_a_variable_we_cannot_read_is_refused_naming_it(monkeypatch, variable, v
     assert problem.field == variable and needle in problem.message
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variable", "value"),
     [("TOOLCHOICE_DEBUG", "maybe"), ("TOOLCHOICE_WAREHOUSE_URL", "garbage://x"), ("TOOLCHOICE_RELEASES_URL", "s3://")],
 )
-def test_every_command_refuses_a_bad_variable_with_one_line(tmp_path, variable, value):
+def test_every_command_refuses_a_bad_variable_with_one_line(tmp_path, capsys, monkeypatch, variable, value):
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv(variable, value)
     for command in (["report"], ["validate"], ["gate", "r1"]):
-        done = toolchoice_with(*command, "--data-dir", str(tmp_path), env={variable: value})
-        assert_one_error_line(done, 2, variable)
+        assert_one_error_line(in_process(capsys, *command, "--data-dir", str(tmp_path)), 2, variable)
+
+
+@pytest.mark.slow
+def test_the_console_script_refuses_a_bad_variable_with_one_line_and_no_traceback(tmp_path):
+    """The refusal above as the shell sees it: the installed script's exit code and its whole output."""
+    done = toolchoice_with("validate", "--data-dir", str(tmp_path), env={"TOOLCHOICE_WAREHOUSE_URL": "garbage://x"})
+    assert_one_error_line(done, 2, "TOOLCHOICE_WAREHOUSE_URL")
 
 
 # --- damaged files under the data directory ------------------------------------------------------------------

@@ -271,9 +271,11 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     return exit_.value.code, out, err
 
 
-@pytest.fixture
-def two_releases(tmp_path):
-    """r1; r2 with Grep's description edited and local/a choosing Grep on 6 tasks (its gate fails)."""
+@pytest.fixture(scope="module")
+def two_releases(tmp_path_factory):
+    """r1; r2 with Grep's description edited and local/a choosing Grep on 6 tasks (its gate fails). Published once
+    for the module: its tests only read the releases (the report's pictures go to ``reports/``)."""
+    tmp_path = tmp_path_factory.mktemp("two_releases")
     suite = make_suite(20)
     publish(tmp_path, suite, "r1")
     curated = [CATALOG[0], CATALOG[1].model_copy(update={"description": "Read anything."})]

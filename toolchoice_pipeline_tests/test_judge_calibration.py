@@ -241,39 +241,49 @@ def test_session_reader_joins_the_lines_of_one_message_and_skips_meta_lines(tmp_
     ]
 
 
-async def first_steps(suite, models):
-    """Each model's first-step reply on every task, through LiteLLM (the local baseline agents)."""
+async def first_steps(suite, specs):
+    """Each model's first-step reply on every task, through LiteLLM (the local baseline agents, replay models)."""
 
-    async def one(model, task):
-        catalog = suite.task_catalog(task)
+    async def one(spec, task):
         done = await complete(
-            ModelSpec(model=model),
+            spec,
             task.message_dicts(),
             retries=RETRIES,
-            tools=[tool.to_openai_tool() for tool in catalog],
+            tools=[tool.to_openai_tool() for tool in suite.task_catalog(task)],
+            metadata={"task_id": task.id, "sample": 0},
         )
         return Episode(
-            model=model, task_id=task.id, steps=[StepRecord(step=0, reply=from_openai_message(done.message))]
+            model=spec.model, task_id=task.id, steps=[StepRecord(step=0, reply=from_openai_message(done.message))]
         )
 
-    return await asyncio.gather(*(one(m, t) for m in models for t in suite.tasks))
+    return await asyncio.gather(*(one(spec, task) for spec in specs for task in suite.tasks))
 
 
-def test_offline_judge_has_teeth_on_the_demo_suite():
+@pytest.fixture(scope="module")
+def demo_judged():
+    """The demo suite, its judge with one poll, and the baselines' first steps on every task with their votes:
+    judged once for the module's tests. The offline judge's verdict is a function of the episode (temperature and
+    seed pick only the reasoning's wording), so the majority of its three polls is its one poll's verdict."""
     register_providers()
     suite = load_suite(DATA, "coding_agent")
     config = load_run_config(DATA)
-    episodes = asyncio.run(first_steps(suite, config.model_names()))
-    votes = judge_episodes_sync(suite, episodes, config.judge, retries=RETRIES)
+    judge = config.judge.model_copy(update={"polls": 1})
+    episodes = asyncio.run(first_steps(suite, [ModelSpec(model=m) for m in config.model_names()]))
+    votes = judge_episodes_sync(suite, episodes, judge, retries=RETRIES)
+    canary = canary_tsq(canary_turns(DATA), judge, RETRIES)
+    return suite, config.model_names(), judge, episodes, votes, canary
+
+
+def test_offline_judge_has_teeth_on_the_demo_suite(demo_judged):
+    suite, models, _, episodes, votes, canary = demo_judged
     right_tool = {(s.model, s.task_id): s.right_tool for s in score_episodes(suite, episodes)}
-    canary = canary_tsq(canary_turns(DATA), config.judge, RETRIES)
     result = calibrate(majority_verdicts(votes), right_tool, canary)
     assert result.passed, result.message
     # An episode without a valid vote is one the offline judge abstained on (no tool shares a word with it).
     unvoted = {(v.model, v.task_id) for v in votes if not v.valid}
     assert all(v.error.startswith("the judge abstained") for v in votes if not v.valid)
-    assert result.n_labelled == len(episodes) - len(unvoted) and len(episodes) == 2 * len(suite.tasks)
-    assert result.canary_tsq == pytest.approx(0.25) and result.kappa > 0.2
+    assert result.n_labelled == len(episodes) - len(unvoted) and len(episodes) == len(models) * len(suite.tasks) > 0
+    assert len(models) == 2 and result.canary_tsq == pytest.approx(0.25) and result.kappa > 0.2
 
 
 def test_a_poor_model_beside_good_baselines_fails_calibration_naming_it():
@@ -354,14 +364,14 @@ def test_the_release_calibration_and_the_run_table_show_the_agreement_per_model(
     assert list(table.columns[-1].cells) == ["1.00", f"{calibration['per_model']['sim/poor']['kappa']:.2f} (fails)"]
 
 
-def test_on_the_demo_suite_a_model_the_offline_judge_cannot_read_fails_calibration_beside_the_baselines(tmp_path):
+def test_on_the_demo_suite_a_model_the_offline_judge_cannot_read_fails_calibration_beside_the_baselines(
+    tmp_path, demo_judged
+):
     """Issue 30 with the real offline judge: a replay model that calls the expected tool on every other task and
     another tool on the rest, always with empty arguments. Right tool sees the tool only; the judge grades the
     whole call and finds every one wrong (required arguments missing), so on this model it agrees with right
     tool at chance, while the pool over the two baselines and it still passes."""
-    register_providers()
-    suite = load_suite(DATA, "coding_agent")
-    config = load_run_config(DATA)
+    suite, models, judge, baseline_episodes, baseline_votes, canary = demo_judged
     lines = []
     for i, task in enumerate(suite.tasks):
         names = [tool.name for tool in suite.task_catalog(task)]
@@ -371,26 +381,12 @@ def test_on_the_demo_suite_a_model_the_offline_judge_cannot_read_fails_calibrati
     (tmp_path / "poor.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     poor = f"replay/{tmp_path / 'poor.jsonl'}"
 
-    async def run():
-        async def one(spec, task):
-            done = await complete(
-                spec,
-                task.message_dicts(),
-                retries=RETRIES,
-                tools=[tool.to_openai_tool() for tool in suite.task_catalog(task)],
-                metadata={"task_id": task.id, "sample": 0},
-            )
-            reply = from_openai_message(done.message)
-            return Episode(model=spec.model, task_id=task.id, steps=[StepRecord(step=0, reply=reply)])
-
-        specs = [ModelSpec(model=m) for m in [*config.model_names(), poor]]
-        return await asyncio.gather(*(one(spec, task) for spec in specs for task in suite.tasks))
-
-    episodes = asyncio.run(run())
-    votes = judge_episodes_sync(suite, episodes, config.judge, retries=RETRIES)
+    poor_episodes = asyncio.run(first_steps(suite, [ModelSpec(model=poor)]))
+    episodes = [*baseline_episodes, *poor_episodes]
+    votes = [*baseline_votes, *judge_episodes_sync(suite, poor_episodes, judge, retries=RETRIES)]
     right_tool = {(s.model, s.task_id): s.right_tool for s in score_episodes(suite, episodes)}
-    result = calibrate(majority_verdicts(votes), right_tool, canary_tsq(canary_turns(DATA), config.judge, RETRIES))
+    result = calibrate(majority_verdicts(votes), right_tool, canary)
     assert result.kappa > 0.2  # pooled, the check would pass
     assert result.per_model[poor].kappa <= 0.2 and not result.per_model[poor].passed
-    assert all(result.per_model[m].passed and result.per_model[m].kappa > 0.3 for m in config.model_names())
+    assert all(result.per_model[m].passed and result.per_model[m].kappa > 0.3 for m in models)
     assert not result.passed and f"on {poor} the judge agrees with right tool no better than chance" in result.message

@@ -411,7 +411,10 @@ class Warehouse:
                 published=published,
             )
             write_file_atomically(self.root / COMMITS_DIR / f"{lineage.release_id}.json", commit.to_json())
-            self._install_views(self._updated_views())
+            # The views show published commits only: a commit kept out of them, replacing none that they showed,
+            # leaves them as they are (its :meth:`publish` builds them), so they are built once per release.
+            if published or (previous is not None and previous.published) or not self.duckdb_path.is_file():
+                self._install_views(self._updated_views())
             if previous is not None:
                 for relative in previous.files.values():
                     (self.root / relative).unlink(missing_ok=True)
