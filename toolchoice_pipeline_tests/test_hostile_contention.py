@@ -19,7 +19,14 @@ from toolchoice_pipeline.defs.pools import PROVIDERS_POOL
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.util.run_lock import lock_path, release_lock
 from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice, trim_tasks
-from toolchoice_pipeline_tests.run_processes import HOLDER, hold_pool_slots, start_run, wait_until, waiting_in_pool
+from toolchoice_pipeline_tests.run_processes import (
+    HOLDER,
+    hold_pool_slots,
+    run_in_process,
+    start_run,
+    wait_until,
+    waiting_in_pool,
+)
 from toolchoice_pipeline_tests.test_hostile_exit_codes import assert_one_error_line
 
 SHARD = "agent_runs.run_agent_shard"
@@ -30,7 +37,9 @@ def runs_of(instance, release_id: str) -> list:
 
 
 @pytest.mark.slow
-def test_a_second_run_of_a_running_release_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_path):
+def test_a_second_run_of_a_running_release_is_refused_and_a_killed_runs_lock_is_taken_over(
+    tmp_path, monkeypatch, capsys
+):
     data_dir = copy_data(tmp_path / "data")
     trim_tasks(data_dir, 2)
     with dg.DagsterInstance.from_config(str(dagster_home(data_dir))) as instance:
@@ -58,7 +67,7 @@ def test_a_second_run_of_a_running_release_is_refused_and_a_killed_runs_lock_is_
         storage.free_concurrency_slot_for_step(HOLDER, f"{SHARD}[x]")
 
         # The killed run's lock file is still there, naming a dead pid: the next run takes it over and resumes.
-        third = toolchoice("run", "--data-dir", str(data_dir), "--release", "c1", "--no-judge", timeout=600)
+        third = run_in_process(monkeypatch, capsys, data_dir, "c1", "--no-judge")  # the same command, in this process
         assert third.returncode == 0, third.stderr
         assert json.loads(lock_path(data_dir, "c1").read_text())["pid"] != first.pid
         runs = runs_of(instance, "c1")

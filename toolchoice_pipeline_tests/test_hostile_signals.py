@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 
 from toolchoice_pipeline.releases.store import ReleaseStore
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, query, toolchoice, trim_tasks
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, query, trim_tasks
 from toolchoice_pipeline_tests.run_processes import (
     VERDICT,
     held_calls,
@@ -71,7 +71,9 @@ MOMENTS = {
         ("during-the-agents", signal.SIGINT, 130),
     ],
 )
-def test_a_signal_ends_the_run_one_documented_way_and_publishes_nothing(tmp_path, moment, signum, code):
+def test_a_signal_ends_the_run_one_documented_way_and_publishes_nothing(
+    tmp_path, monkeypatch, capsys, moment, signum, code
+):
     with held_calls() as server:
         data_dir = two_task_data(tmp_path, agent=served("agent", server))
         returncode, output = interrupted_run(data_dir, "s1", lambda: MOMENTS[moment](data_dir, server), signum)
@@ -83,7 +85,7 @@ def test_a_signal_ends_the_run_one_documented_way_and_publishes_nothing(tmp_path
         assert not (data_dir / "releases" / "baseline.json").exists()
         if moment == "during-the-agents" and signum == signal.SIGTERM:
             server.release()
-            resumed = toolchoice("run", "--data-dir", str(data_dir), "--release", "s1", "--no-judge", timeout=600)
+            resumed = run_in_process(monkeypatch, capsys, data_dir, "s1", "--no-judge")  # the same command
             assert resumed.returncode == 0, resumed.stderr
             assert (data_dir / "releases" / "s1" / "scores.json").exists()
 
@@ -211,7 +213,7 @@ def test_a_signal_at_any_stage_publishes_nothing_and_the_same_command_resumes(
         assert not (data_dir / "releases" / "baseline.json").exists()
         assert published_rows(data_dir) == 0
         server.release()
-        # the same command, in this process (the resume needs no process of its own; the test above resumes one)
+        # the same command, in this process (a resume needs no process of its own)
         resumed = run_in_process(monkeypatch, capsys, data_dir, "s1", "--kind", "release")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert (data_dir / "releases" / "s1" / "scores.json").exists()

@@ -19,8 +19,7 @@ from toolchoice_pipeline_tests.pipeline_helpers import copy_data, materialise, s
 from toolchoice_pipeline_tests.run_processes import (
     VERDICT,
     held_calls,
-    run_command,
-    run_env,
+    run_in_process,
     served,
     start_run,
     wait_until,
@@ -81,7 +80,7 @@ def journaled_polls(data_dir, release_id: str) -> int:
             return 0
 
 
-def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(tmp_path, monkeypatch):
+def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(tmp_path, monkeypatch, capsys):
     data_dir = copy_data(tmp_path / "data")
     trim_tasks(data_dir, 5)  # 15 polls of the tasks' episodes journaled (the canary's are not), one at a time
     # Once 10 polls are journaled, the judge holds every call (one more may be answered while the 10th is being
@@ -103,8 +102,8 @@ def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(t
             process.wait(timeout=30)
         finished = journaled_polls(data_dir, "kj")
         judge.release()
-        command = run_command(data_dir, "kj", "--models", "local/name-match")
-        resumed_run = subprocess.run(command, env=run_env(), capture_output=True, text=True, timeout=900)
+        # the same command, in this process
+        resumed_run = run_in_process(monkeypatch, capsys, data_dir, "kj", "--models", "local/name-match")
     assert resumed_run.returncode == 0, resumed_run.stderr
     monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
     with opened_instance(data_dir / "dagster_home") as instance:
