@@ -5,7 +5,11 @@ each request's ``Authorization`` header and model; ``delay_s`` makes it slow. Ho
 replaces the reply's usage; ``trickle_s`` sends the reply one byte every ``trickle_s`` seconds (a provider that
 sends 1 byte per second; ``sent`` tells how far each reply got); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text;
 ``raw_body`` (a function giving the body's chunks) sends those bytes as they come, with no length, until the
-generator ends (never, for an endless reply) or the client leaves, under ``content_encoding`` if given."""
+generator ends (never, for an endless reply) or the client leaves, under ``content_encoding`` if given.
+
+``hold`` (a function of the request's body) keeps every request it says True for waiting, unanswered, until the
+test calls ``release()`` (``held`` is set when the first one waits): a run caught in the middle of a model call
+for as long as the test needs, with no clock; after ``release()`` every request is answered at once."""
 
 from __future__ import annotations
 
@@ -54,12 +58,16 @@ class OpenAICompatibleServer:
         reply_text: str | None = None,
         raw_body: Callable[[], Iterable[bytes]] | None = None,
         content_encoding: str | None = None,
+        hold: Callable[[dict[str, Any]], bool] | None = None,
     ):
         self.requests: list[dict[str, Any]] = []
         self.authorization: list[str | None] = []
         # Per request: [bytes of the reply body written so far, the body's length] (the trickle's progress).
         self.sent: list[list[int]] = []
         self.accept_encoding: list[str | None] = []
+        self.held = threading.Event()
+        self._released = threading.Event()
+        hold_lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -71,6 +79,12 @@ class OpenAICompatibleServer:
                 outer.requests.append(body)
                 outer.authorization.append(self.headers.get("Authorization"))
                 outer.accept_encoding.append(self.headers.get("Accept-Encoding"))
+                if hold is not None and not outer._released.is_set():
+                    with hold_lock:  # one request at a time through the test's function
+                        held = hold(body)
+                    if held:
+                        outer.held.set()
+                        outer._released.wait()
                 if delay_s:
                     time.sleep(delay_s)
                 reply = _reply(body)
@@ -126,6 +140,11 @@ class OpenAICompatibleServer:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.api_base = f"http://127.0.0.1:{self.server.server_port}/v1"
 
+    def release(self) -> None:
+        """Answer the held requests (a client that left meanwhile gets nothing) and every later one at once."""
+        self._released.set()
+
     def close(self) -> None:
+        self.release()
         self.server.shutdown()
         self.server.server_close()

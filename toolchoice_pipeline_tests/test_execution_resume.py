@@ -16,8 +16,11 @@ from toolchoice_pipeline.providers.sim import STATS
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline_tests.execution_support import numbered_tasks, write_suite
 
+# Once as many episodes as its third argument says are done, the child says so and stops its event loop (a
+# blocking wait in the progress callback, which runs on the loop): no call finishes after that, and the test
+# kills it there.
 CHILD = """
-import json, sys
+import json, sys, threading
 from pathlib import Path
 from toolchoice_pipeline.suites.config import RunConfig
 from toolchoice_pipeline.execution.runner import run_suite_sync
@@ -26,17 +29,26 @@ from toolchoice_pipeline.suites.suite import load_suite
 data_dir = Path(sys.argv[1])
 config = RunConfig.model_validate(json.loads(sys.argv[2]))
 suite = load_suite(data_dir, "demo", check=False)
+pause_at, finished = int(sys.argv[3]), 0
+
+def progress(model, done, total):
+    global finished
+    finished += 1
+    print("done", model, done, flush=True)
+    if finished == pause_at:
+        print("paused", flush=True)
+        threading.Event().wait()
+
 print("started", flush=True)
-run_suite_sync(suite, config, data_dir=data_dir,
-               progress=lambda model, done, total: print("done", model, done, flush=True))
+run_suite_sync(suite, config, data_dir=data_dir, progress=progress)
 print("finished", flush=True)
 """
 
-N_TASKS = 60
+N_TASKS = 20
 CONFIG = {
     "models": [
-        {"model": "sim/a", "params": {"sim_latency_ms": 25, "sim_seed": 1}},
-        {"model": "sim/b", "params": {"sim_latency_ms": 25, "sim_seed": 2}},
+        {"model": "sim/a", "params": {"sim_latency_ms": 5, "sim_seed": 1}},
+        {"model": "sim/b", "params": {"sim_latency_ms": 5, "sim_seed": 2}},
     ],
     "concurrency": {"max_in_flight": 4, "per_model": 2},
 }
@@ -64,15 +76,15 @@ def test_a_killed_run_resumes_without_asking_a_completed_call_again(tmp_path):
     config = RunConfig.model_validate(CONFIG)
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(killed_dir), json.dumps(CONFIG)], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", CHILD, str(killed_dir), json.dumps(CONFIG), str(N_TASKS)],  # half of the episodes
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
-    finished = 0
     for line in child.stdout:
-        if line.startswith("done"):
-            finished += 1
-            if finished >= N_TASKS:  # half of the 2 × 60 episodes
-                os.kill(child.pid, signal.SIGKILL)
-                break
+        if line.startswith("paused"):
+            os.kill(child.pid, signal.SIGKILL)
+            break
     child.wait(timeout=60)
     assert child.returncode == -signal.SIGKILL
 

@@ -1,13 +1,13 @@
 """A SIGKILLed ``toolchoice run`` (issue 10): its Dagster run, left ``STARTED`` by the dead process, is marked
-failed by the next ``catalog_change`` tick, and the run that tick requests then goes through. Real parts: the
-installed console script as a process, a real Dagster instance on the data dir's ``dagster_home``."""
+failed by the next ``catalog_change`` tick, and the run that tick requests then goes through; killed while
+judging, it resumes without asking a finished poll again. Real parts: the installed console script as a
+process, a real Dagster instance on the data dir's ``dagster_home``, the judge on an OpenAI-compatible server on
+127.0.0.1 that holds its calls while the test kills the run (run_processes.py)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import time
 
 import dagster as dg
 import pytest
@@ -15,7 +15,15 @@ import pytest
 from toolchoice_pipeline.cli.run import opened_instance
 from toolchoice_pipeline.defs.resources import ToolchoiceResource
 from toolchoice_pipeline.defs.sensors import catalog_change
-from toolchoice_pipeline_tests.pipeline_helpers import TOOLCHOICE, copy_data, materialise, set_description
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, materialise, set_description, trim_tasks
+from toolchoice_pipeline_tests.run_processes import (
+    VERDICT,
+    held_calls,
+    run_in_process,
+    served,
+    start_run,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -26,22 +34,13 @@ def runs_of(instance, release_id: str) -> list:
 
 def test_a_sigkilled_run_is_marked_failed_at_the_next_tick_and_the_sensor_run_goes_through(tmp_path, monkeypatch):
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, 2)
     home = data_dir / "dagster_home"
-    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
-    env.pop("TOOLCHOICE_DATA_DIR", None)
-    process = subprocess.Popen(
-        [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "k1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_run(data_dir, "k1", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     try:
-        deadline = time.monotonic() + 300
         # The snapshot is pinned by the run's first step: the run is STARTED from then on.
-        while not (data_dir / "releases" / "k1" / "snapshot.json").exists():
-            assert process.poll() is None and time.monotonic() < deadline, "the run did not start"
-            time.sleep(0.2)
+        wait_until("the run's start", (data_dir / "releases" / "k1" / "snapshot.json").exists, process)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
@@ -81,22 +80,30 @@ def journaled_polls(data_dir, release_id: str) -> int:
             return 0
 
 
-def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(tmp_path, monkeypatch):
+def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(tmp_path, monkeypatch, capsys):
     data_dir = copy_data(tmp_path / "data")
-    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
-    env.pop("TOOLCHOICE_DATA_DIR", None)
-    command = [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "kj", "--models", "local/name-match"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 600
-        while journaled_polls(data_dir, "kj") < 10:
-            assert process.poll() is None and time.monotonic() < deadline, "judging did not start"
-            time.sleep(0.05)
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-    finished = journaled_polls(data_dir, "kj")
-    resumed_run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    trim_tasks(data_dir, 5)  # 15 polls of the tasks' episodes journaled (the canary's are not), one at a time
+    # Once 10 polls are journaled, the judge holds every call (one more may be answered while the 10th is being
+    # written): the run is killed in the middle of judging, with at least 10 polls finished.
+    hold = lambda body: journaled_polls(data_dir, "kj") >= 10  # noqa: E731
+    with held_calls(hold=hold, reply_text=VERDICT) as judge:
+        config = data_dir / "toolchoice.yaml"
+        config.write_text(
+            config.read_text(encoding="utf-8").replace(
+                "model: local/catalog-judge", f"model: {served('judge', judge)}"
+            ),
+            encoding="utf-8",
+        )
+        process = start_run(data_dir, "kj", "--models", "local/name-match", stdout=subprocess.DEVNULL)
+        try:
+            wait_until("10 finished polls and a held one", judge.held.is_set, process)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+        finished = journaled_polls(data_dir, "kj")
+        judge.release()
+        # the same command, in this process
+        resumed_run = run_in_process(monkeypatch, capsys, data_dir, "kj", "--models", "local/name-match")
     assert resumed_run.returncode == 0, resumed_run.stderr
     monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
     with opened_instance(data_dir / "dagster_home") as instance:

@@ -5,9 +5,7 @@ never by a clock."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import time
 
 import dagster as dg
 import pytest
@@ -19,10 +17,10 @@ from toolchoice_pipeline.defs.pools import (
     WAREHOUSE_POOL,
     ensure_pool_limits,
 )
-from toolchoice_pipeline_tests.pipeline_helpers import TOOLCHOICE, copy_data, dagster_instance, read_scores
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, dagster_instance, read_scores, trim_tasks
+from toolchoice_pipeline_tests.run_processes import HOLDER, hold_pool_slots, start_run, wait_until, waiting_in_pool
 
-HOLDER = "another-run"  # a run of the same instance holding a slot (its step keys are those of a release run)
-WAIT_LIMIT_S = 600  # a bound for a hung run only: every wait below ends on what the instance says
+SHARD = "agent_runs.run_agent_shard"
 
 
 def test_the_shard_ops_and_the_warehouse_writers_are_in_their_pools():
@@ -63,32 +61,9 @@ def test_the_instance_default_limit_does_not_replace_the_pools_own(tmp_path):
         assert {pool.name: pool.limit for pool in storage.get_pool_limits()}[WAREHOUSE_POOL] == 1
 
 
-def _waiting(instance: dg.DagsterInstance, pool: str, step_prefix: str) -> list[str]:
-    """The run ids with a step starting with ``step_prefix`` waiting for a slot of ``pool`` (not assigned one)."""
-    info = instance.event_log_storage.get_concurrency_info(pool)
-    return sorted(
-        {
-            step.run_id
-            for step in info.pending_steps
-            if step.assigned_timestamp is None and step.step_key.startswith(step_prefix) and step.run_id != HOLDER
-        }
-    )
-
-
 def _done_steps(instance: dg.DagsterInstance, run_id: str) -> list[str]:
     records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.STEP_SUCCESS).records
     return [record.event_log_entry.step_key or "" for record in records]
-
-
-def _wait_for(what: str, found, process: subprocess.Popen):
-    deadline = time.monotonic() + WAIT_LIMIT_S
-    while not (result := found()):
-        if process.poll() is not None:
-            raise AssertionError(f"the run ended ({process.returncode}) before {what}: {process.stderr.read()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {WAIT_LIMIT_S} s")
-        time.sleep(0.5)
-    return result
 
 
 @pytest.mark.slow
@@ -98,45 +73,31 @@ def test_a_cli_run_waits_for_the_provider_and_the_warehouse_slots_another_run_ho
     given the provider slot, it runs its shards and then waits to commit, with no ``scores.json`` written; given the
     warehouse slot, it commits and exits 0. Every claim is released at the end."""
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, 2)
     home = dagster_home(data_dir)
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        storage = instance.event_log_storage
-        ensure_pool_limits(instance)
-        storage.set_concurrency_slots(PROVIDERS_POOL, 1)
-        assert storage.claim_concurrency_slot(PROVIDERS_POOL, HOLDER, "agent_runs.run_agent_shard[x]").is_claimed
-        assert storage.claim_concurrency_slot(WAREHOUSE_POOL, HOLDER, "release_scores").is_claimed
-
-        env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
-        env.pop("TOOLCHOICE_DATA_DIR", None)
-        process = subprocess.Popen(
-            [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "r1", "--no-judge"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        storage = hold_pool_slots(instance, (PROVIDERS_POOL, f"{SHARD}[x]"), (WAREHOUSE_POOL, "release_scores"))
+        process = start_run(data_dir, "r1", "--no-judge")
         try:
-            [run_id] = _wait_for(
-                "a shard waiting for a provider slot",
-                lambda: _waiting(instance, PROVIDERS_POOL, "agent_runs.run_agent_shard"),
-                process,
+            [run_id] = wait_until(
+                "a shard waiting for a provider slot", lambda: waiting_in_pool(instance, PROVIDERS_POOL, SHARD), process
             )
-            assert not [key for key in _done_steps(instance, run_id) if key.startswith("agent_runs.run_agent_shard")]
-            assert _waiting(instance, WAREHOUSE_POOL, "release_scores") == []
+            assert not [key for key in _done_steps(instance, run_id) if key.startswith(SHARD)]
+            assert waiting_in_pool(instance, WAREHOUSE_POOL, "release_scores") == []
             assert instance.get_run_by_id(run_id).tags["toolchoice/release"] == "r1"
 
-            storage.free_concurrency_slot_for_step(HOLDER, "agent_runs.run_agent_shard[x]")
-            assert _wait_for(
+            storage.free_concurrency_slot_for_step(HOLDER, f"{SHARD}[x]")
+            assert wait_until(
                 "release_scores waiting for the warehouse slot",
-                lambda: _waiting(instance, WAREHOUSE_POOL, "release_scores"),
+                lambda: waiting_in_pool(instance, WAREHOUSE_POOL, "release_scores"),
                 process,
             ) == [run_id]
-            assert [key for key in _done_steps(instance, run_id) if key.startswith("agent_runs.run_agent_shard")]
+            assert [key for key in _done_steps(instance, run_id) if key.startswith(SHARD)]
             assert not (data_dir / "releases" / "r1" / "scores.json").exists()
             assert [slot.run_id for slot in storage.get_concurrency_info(WAREHOUSE_POOL).claimed_slots] == [HOLDER]
 
             storage.free_concurrency_slot_for_step(HOLDER, "release_scores")
-            stdout, stderr = process.communicate(timeout=WAIT_LIMIT_S)
+            stdout, stderr = process.communicate(timeout=600)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -155,31 +116,19 @@ def test_a_killed_cli_runs_place_in_a_pool_is_given_up_when_it_is_marked_failed(
     from toolchoice_pipeline.defs.dead_runs import fail_dead_runs
 
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, 2)
     home = dagster_home(data_dir)
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        storage = instance.event_log_storage
-        ensure_pool_limits(instance)
-        storage.set_concurrency_slots(PROVIDERS_POOL, 1)
-        assert storage.claim_concurrency_slot(PROVIDERS_POOL, HOLDER, "agent_runs.run_agent_shard[x]").is_claimed
-        env = {**os.environ, "LITELLM_OFFLINE_MODE": "true"}
-        env.pop("TOOLCHOICE_DATA_DIR", None)
-        process = subprocess.Popen(
-            [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "k1", "--no-judge"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        storage = hold_pool_slots(instance, (PROVIDERS_POOL, f"{SHARD}[x]"))
+        process = start_run(data_dir, "k1", "--no-judge", stdout=subprocess.DEVNULL)
         try:
-            [run_id] = _wait_for(
-                "a shard waiting for a provider slot",
-                lambda: _waiting(instance, PROVIDERS_POOL, "agent_runs.run_agent_shard"),
-                process,
+            [run_id] = wait_until(
+                "a shard waiting for a provider slot", lambda: waiting_in_pool(instance, PROVIDERS_POOL, SHARD), process
             )
         finally:
             process.kill()
             process.wait()
-        assert _waiting(instance, PROVIDERS_POOL, "agent_runs.run_agent_shard") == [run_id]  # still in line
+        assert waiting_in_pool(instance, PROVIDERS_POOL, SHARD) == [run_id]  # still in line
         assert fail_dead_runs(instance) == [run_id]
         info = storage.get_concurrency_info(PROVIDERS_POOL)
         assert run_id not in {step.run_id for step in info.pending_steps}
