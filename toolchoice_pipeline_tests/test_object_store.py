@@ -39,7 +39,7 @@ from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import TABLE_NAMES
 from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice, trim_tasks
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice, toolchoice_in_process, trim_tasks
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 from toolchoice_pipeline_tests.test_warehouse import counts, release_tables
 
@@ -370,7 +370,7 @@ def test_a_promotion_that_keeps_losing_the_race_is_one_clear_error_and_loses_not
 
 
 def test_a_multiprocess_run_with_everything_on_the_store_is_read_by_another_machine_and_leaves_nothing_locally(
-    tmp_path, on_the_bucket
+    tmp_path, on_the_bucket, capsys, monkeypatch
 ):
     data_dir = copy_data(tmp_path / "data")
     trim_tasks(data_dir, 4)
@@ -397,6 +397,7 @@ def test_a_multiprocess_run_with_everything_on_the_store_is_read_by_another_mach
     assert not list((data_dir / "dagster_home").rglob("result"))
 
     other = copy_data(tmp_path / "another-machine")  # the project's files, none of the first machine's outputs
+    monkeypatch.setenv("COLUMNS", "200")  # as the console script runs in the tests
     with Warehouse(other).connect() as con:
         shown = counts(con, "r1")
         per_model = dict(
@@ -405,10 +406,10 @@ def test_a_multiprocess_run_with_everything_on_the_store_is_read_by_another_mach
     assert shown["task_scores"] == sum(m["n_tasks"] for m in scores["models"].values()) > 0
     assert all(shown[name] > 0 for name in ("agent_calls", "release_scores", "tool_catalog"))
     assert per_model == pytest.approx({model: m["right_tool_pct"] for model, m in scores["models"].items()})
-    gate = toolchoice("gate", "r1", "--data-dir", str(other))
-    assert gate.returncode == 0, gate.stdout + gate.stderr
-    assert "passed" in gate.stdout.lower()
-    report = toolchoice("report", "--data-dir", str(other))
-    assert report.returncode == 0, report.stdout + report.stderr
-    assert "r1" in report.stdout and "(baseline)" in report.stdout
+    capsys.readouterr()
+    assert toolchoice_in_process("gate", "r1", data_dir=other) == 0
+    assert "passed" in capsys.readouterr().out.lower()
+    assert toolchoice_in_process("report", data_dir=other) == 0
+    report = capsys.readouterr().out
+    assert "r1" in report and "(baseline)" in report
     assert not (other / "releases").exists()
