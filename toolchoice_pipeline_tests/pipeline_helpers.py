@@ -146,3 +146,18 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def toolchoice_in_process(*args: str, data_dir: Path) -> int:
+    """Run ``toolchoice ARGS`` through the CLI's entry point in this process (what the console script calls, less
+    the process start); returns its exit code. The run sets ``DAGSTER_HOME`` and ``TOOLCHOICE_DATA_DIR`` for itself:
+    both are restored after it."""
+    import pytest
+
+    from toolchoice_pipeline.cli import cli
+    from toolchoice_pipeline.cli.common import run_guarded
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
+        patch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
+        return run_guarded(cli, [*args, "--data-dir", str(data_dir)])

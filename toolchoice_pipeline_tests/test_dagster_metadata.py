@@ -3,9 +3,9 @@ come in; staleness that stays FRESH over identical re-materialisations; Dagster'
 (``dagster/row_count``, ``dagster/column_schema``, ``dagster/table_name``), owners, tags, code versions tied to
 the rubric and scorer; per-model figures as numbers (the Plots tab); the gate check's largest drop and its limit.
 
-Real parts: release r0 (kind release, the baseline) and release r1 (forced, so it can be re-materialised)
-materialised through ``release_job`` in a real Dagster instance, the in-process local models, Parquet and DuckDB;
-r1 is materialised three times in all.
+Real parts: release r0 (kind release, the baseline) and release r1 (forced, so it can be re-materialised) of 12
+of the demo's tasks, materialised through ``release_job`` in a real Dagster instance, the in-process local
+models, Parquet and DuckDB; r1 is materialised three times in all.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from toolchoice_pipeline_tests.pipeline_helpers import (
     materialised_assets,
     query,
     read_scores,
+    trim_tasks,
 )
 
 pytestmark = pytest.mark.slow
@@ -56,6 +57,7 @@ def data_versions(result) -> dict[str, str]:
 def released(tmp_path_factory):
     root = tmp_path_factory.mktemp("metadata")
     data_dir = copy_data(root / "data")
+    trim_tasks(data_dir, 12)
     with dagster_instance(root / "dagster_home") as instance:
         assert materialise(data_dir, instance, "r0", kind="release").success
         runs = [materialise(data_dir, instance, "r1", kind="adhoc", force=True)]

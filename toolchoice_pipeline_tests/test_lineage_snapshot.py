@@ -5,8 +5,8 @@ The mid-run edit: ``release_snapshot`` → ``agent_runs`` of a partition are mat
 edited, then the rest runs; the scores, the stored catalog and the ``agent_calls`` rows must all carry the
 catalog the agents saw. A single-asset re-materialisation of ``agent_runs`` after the edit (what the UI's
 "Materialize selected" does) must run the pinned catalog again: every call is served by the journal under the
-same request keys. Real parts: a real Dagster instance, the in-process local models through LiteLLM, Parquet
-and DuckDB.
+same request keys. Real parts: a real Dagster instance, the in-process local models through LiteLLM (on 12 of
+the demo's tasks), Parquet and DuckDB.
 """
 
 from __future__ import annotations
@@ -29,12 +29,14 @@ from toolchoice_pipeline_tests.pipeline_helpers import (
     query,
     read_scores,
     set_description,
+    trim_tasks,
 )
 
 EDITED_TOOL = "Read"
 EDIT = "Deletes the repository. Never call this."
 FIRST = ("release_snapshot", "tool_catalog", "eval_tasks", "agent_runs")
 REST = ("judge_votes", "task_scores", "release_scores", "baseline")
+N_TASKS = 12  # of the demo's tasks, for the materialisations
 
 
 def run_assets(data_dir, instance, release_id: str, names: tuple[str, ...]):
@@ -59,6 +61,7 @@ def edited_mid_run(tmp_path_factory):
     """Partition r1: the first four assets, then the edit, then the rest."""
     root = tmp_path_factory.mktemp("mid_run")
     data_dir = copy_data(root / "data")
+    trim_tasks(data_dir, N_TASKS)
     seen = load_suite(data_dir, DEMO_SUITE).catalog_version
     with dagster_instance(root / "dagster_home") as instance:
         write_request(data_dir, ReleaseRequest(release_id="r1", kind="release", requested_by="test"))
@@ -178,6 +181,7 @@ def failure_descriptions(result) -> list[str]:
 @pytest.mark.slow
 def test_a_partition_added_in_the_ui_runs_what_the_launchpad_says_or_is_refused(tmp_path):
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, N_TASKS)
     with dagster_instance(tmp_path / "dagster_home") as instance:
         instance.add_dynamic_partitions(RELEASE_PARTITIONS_NAME, ["ui-1"])
         refused = ui_launch(data_dir, instance, "ui-1")
@@ -219,6 +223,7 @@ def test_re_running_judge_votes_of_a_release_re_asks_no_finished_poll_and_a_new_
     from toolchoice_pipeline_tests.pipeline_helpers import materialise
 
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, N_TASKS)
     with dagster_instance(tmp_path / "dagster_home") as instance:
         first = materialise(data_dir, instance, "j1", models=["local/name-match"])
         assert first.success

@@ -3,6 +3,9 @@
 latency split), scored (each stored first step, graded again with the ``bfcl`` profile, gives the stored verdicts)
 and judged (every episode has its polls, and its TSQ is the share of ``correct`` among its valid ones), consistently.
 
+Each category is imported as BFCL files are (``toolchoice import bfcl``, one suite each); their tasks (every one
+carries its own inline catalog) are then put in one suite, so one run loads the model once and evaluates them all.
+
 Real parts: the console script in a subprocess, the Needle engine and weights, LiteLLM, the local judge,
 Dagster, Parquet + DuckDB."""
 
@@ -13,6 +16,8 @@ from itertools import islice
 
 import pytest
 
+from toolchoice_pipeline.cli import cli
+from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline.records.calls import Reply, ToolCall
 from toolchoice_pipeline.scoring.matching.bfcl import match_bfcl
 from toolchoice_pipeline.suites.suite import load_suite
@@ -42,77 +47,82 @@ def _write_sample(target, category, lines):
     return paths
 
 
+SUITE = "n_sample"
+RELEASE = "needle-sample"
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("needle_e2e")
     data_dir = copy_data(root / "data")
+    tasks = []
     for category, lines in SAMPLE.items():
         files = _write_sample(root / "bfcl", category, lines)
-        done = toolchoice("import", "bfcl", *files, "--suite", f"n_{category}", "--data-dir", str(data_dir))
-        assert done.returncode == 0, done.stdout + done.stderr
-    runs = {}
-    for category in SAMPLE:
-        done = toolchoice(
-            "run", "--data-dir", str(data_dir), "--suite", f"n_{category}", "--models", MODEL, "--release",
-            f"needle-{category}", timeout=900,
-        )  # fmt: skip
-        assert done.returncode in (0, 1), done.stdout + done.stderr  # 1: the gate may fail a real model
-        runs[category] = done
-    return data_dir, runs
+        assert (
+            run_guarded(cli, ["import", "bfcl", *files, "--suite", f"n_{category}", "--data-dir", str(data_dir)]) == 0
+        )
+        tasks.append((data_dir / "suites" / f"n_{category}" / "tasks.jsonl").read_text(encoding="utf-8"))
+    first = data_dir / "suites" / f"n_{next(iter(SAMPLE))}"
+    merged = data_dir / "suites" / SUITE
+    merged.mkdir()
+    (merged / "catalog.yaml").write_text((first / "catalog.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    spec = (first / "suite.yaml").read_text(encoding="utf-8")
+    (merged / "suite.yaml").write_text(spec.replace(f"name: {first.name}", f"name: {SUITE}"), encoding="utf-8")
+    (merged / "tasks.jsonl").write_text("".join(tasks), encoding="utf-8")
+    assert len(load_suite(data_dir, SUITE).tasks) == sum(len(lines) for lines in SAMPLE.values())
+    done = toolchoice(
+        "run", "--data-dir", str(data_dir), "--suite", SUITE, "--models", MODEL, "--release", RELEASE, timeout=900
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr  # 1: the gate may fail a real model
+    return data_dir, done
 
 
 def test_every_task_is_scored_and_every_call_stored_with_its_confidence(run):
     data_dir, _ = run
-    for category, lines in SAMPLE.items():
-        release = f"needle-{category}"
-        scores = read_scores(data_dir, release)["models"][MODEL]
-        assert scores["n_scored"] == len(lines) and scores["errors"] == 0
-        rows = query(
-            data_dir,
-            "SELECT task_id, step, confidence, provider_ms, queued_ms, latency_ms, cost_usd FROM agent_calls "
-            "WHERE release_id = ? ORDER BY task_id, step",
-            [release],
-        )
-        assert {r[0] for r in rows} == {f"{category}_{i}" for i in lines}
-        for _, _, confidence, provider_ms, queued_ms, latency_ms, cost_usd in rows:
-            assert confidence is not None and 0.0 <= confidence <= 1.0
-            assert 0 < provider_ms <= latency_ms and queued_ms >= 0 and cost_usd == 0.0
+    scores = read_scores(data_dir, RELEASE)["models"][MODEL]
+    assert scores["n_scored"] == sum(len(lines) for lines in SAMPLE.values()) and scores["errors"] == 0
+    rows = query(
+        data_dir,
+        "SELECT task_id, step, confidence, provider_ms, queued_ms, latency_ms, cost_usd FROM agent_calls "
+        "WHERE release_id = ? ORDER BY task_id, step",
+        [RELEASE],
+    )
+    assert {r[0] for r in rows} == {f"{category}_{i}" for category, lines in SAMPLE.items() for i in lines}
+    for _, _, confidence, provider_ms, queued_ms, latency_ms, cost_usd in rows:
+        assert confidence is not None and 0.0 <= confidence <= 1.0
+        assert 0 < provider_ms <= latency_ms and queued_ms >= 0 and cost_usd == 0.0
 
 
 def test_stored_verdicts_are_the_bfcl_profile_on_the_stored_calls(run):
     data_dir, _ = run
-    for category in SAMPLE:
-        release = f"needle-{category}"
-        suite = load_suite(data_dir, f"n_{category}")
-        stored = query(
-            data_dir,
-            "SELECT s.task_id, s.right_tool, s.right_args, s.first_tool, c.calls_json, c.content FROM task_scores s "
-            "JOIN agent_calls c ON c.release_id = s.release_id AND c.task_id = s.task_id AND c.step = 0 "
-            "WHERE s.release_id = ?",
-            [release],
-        )
-        assert len(stored) == len(suite.tasks)
-        for task_id, right_tool, right_args, first_tool, calls_json, content in stored:
-            task = next(t for t in suite.tasks if t.id == task_id)
-            calls = [ToolCall.model_validate(c) for c in json.loads(calls_json)]
-            verdict = match_bfcl(task.expected, Reply(text=content, calls=calls), suite.task_catalog(task))
-            assert (right_tool, right_args) == (verdict.right_tool, verdict.right_args), task_id
-            assert first_tool == (calls[0].name if calls else None)
+    suite = load_suite(data_dir, SUITE)
+    stored = query(
+        data_dir,
+        "SELECT s.task_id, s.right_tool, s.right_args, s.first_tool, c.calls_json, c.content FROM task_scores s "
+        "JOIN agent_calls c ON c.release_id = s.release_id AND c.task_id = s.task_id AND c.step = 0 "
+        "WHERE s.release_id = ?",
+        [RELEASE],
+    )
+    assert len(stored) == len(suite.tasks)
+    for task_id, right_tool, right_args, first_tool, calls_json, content in stored:
+        task = next(t for t in suite.tasks if t.id == task_id)
+        calls = [ToolCall.model_validate(c) for c in json.loads(calls_json)]
+        verdict = match_bfcl(task.expected, Reply(text=content, calls=calls), suite.task_catalog(task))
+        assert (right_tool, right_args) == (verdict.right_tool, verdict.right_args), task_id
+        assert first_tool == (calls[0].name if calls else None)
 
 
 def test_every_episode_is_judged_and_its_tsq_is_the_share_of_its_valid_correct_votes(run):
     data_dir, _ = run
-    for category in SAMPLE:
-        release = f"needle-{category}"
-        votes = query(
-            data_dir,
-            "SELECT task_id, count(*), count(*) FILTER (WHERE valid AND verdict = 'correct'), count(*) FILTER (WHERE valid) "
-            "FROM judge_votes WHERE release_id = ? AND model = ? GROUP BY task_id",
-            [release, MODEL],
-        )
-        tsq = dict(query(data_dir, "SELECT task_id, tsq FROM task_scores WHERE release_id = ?", [release]))
-        assert {v[0] for v in votes} == set(tsq)
-        for task_id, polls, correct, valid in votes:
-            assert polls == 3, task_id
-            # a poll with no parseable verdict counts in no share; with none valid the episode has no TSQ
-            assert tsq[task_id] == (pytest.approx(correct / valid) if valid else None), task_id
+    votes = query(
+        data_dir,
+        "SELECT task_id, count(*), count(*) FILTER (WHERE valid AND verdict = 'correct'), count(*) FILTER (WHERE valid) "
+        "FROM judge_votes WHERE release_id = ? AND model = ? GROUP BY task_id",
+        [RELEASE, MODEL],
+    )
+    tsq = dict(query(data_dir, "SELECT task_id, tsq FROM task_scores WHERE release_id = ?", [RELEASE]))
+    assert {v[0] for v in votes} == set(tsq) and len(tsq) == sum(len(lines) for lines in SAMPLE.values())
+    for task_id, polls, correct, valid in votes:
+        assert polls == 3, task_id
+        # a poll with no parseable verdict counts in no share; with none valid the episode has no TSQ
+        assert tsq[task_id] == (pytest.approx(correct / valid) if valid else None), task_id

@@ -12,6 +12,7 @@ import threading
 import time
 
 import pytest
+import yaml
 
 from toolchoice_pipeline.defs.staging import (
     StagedRecords,
@@ -38,7 +39,7 @@ from toolchoice_pipeline.releases.store import ReleaseStore
 from toolchoice_pipeline.releases.warehouse import Warehouse
 from toolchoice_pipeline.releases.warehouse_tables import TABLE_NAMES
 from toolchoice_pipeline.util.errors import InputError
-from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice, toolchoice_in_process, trim_tasks
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 from toolchoice_pipeline_tests.test_warehouse import counts, release_tables
 
@@ -369,12 +370,17 @@ def test_a_promotion_that_keeps_losing_the_race_is_one_clear_error_and_loses_not
 
 
 def test_a_multiprocess_run_with_everything_on_the_store_is_read_by_another_machine_and_leaves_nothing_locally(
-    tmp_path, on_the_bucket
+    tmp_path, on_the_bucket, capsys, monkeypatch
 ):
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, 4)
+    config = yaml.safe_load((data_dir / "toolchoice.yaml").read_text(encoding="utf-8"))
+    config["concurrency"]["shard_episodes"] = 2  # two shards of two tasks, each a step in a worker process
+    (data_dir / "toolchoice.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     done = toolchoice(
-        "run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge", "--workers", "2"
-    )
+        "run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release", "--no-judge", "--workers", "2",
+        "--models", "local/name-match",
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "executor multiprocess" in done.stdout  # the shards ran on worker processes
     assert not (data_dir / "releases").exists()
@@ -385,11 +391,13 @@ def test_a_multiprocess_run_with_everything_on_the_store_is_read_by_another_mach
     assert json.loads((releases / "baseline.json").read_text())["suites"][scores["suite"]]["release_id"] == "r1"
     staged = warehouse / "_staging" / "release_id=r1"
     assert (staged / "agent_runs.manifest.json").is_file()
-    assert any(p.name.endswith(".sqlite") for p in (staged / "journal" / "agent_runs").iterdir())
+    journals = [p.name for p in (staged / "journal" / "agent_runs").iterdir()]
+    assert len(journals) == 2 and all(name.endswith(".sqlite") for name in journals), journals  # one per shard
     assert (warehouse / "_staging" / "_step_outputs").is_dir()  # the ops' outputs between steps: on the store too
     assert not list((data_dir / "dagster_home").rglob("result"))
 
     other = copy_data(tmp_path / "another-machine")  # the project's files, none of the first machine's outputs
+    monkeypatch.setenv("COLUMNS", "200")  # as the console script runs in the tests
     with Warehouse(other).connect() as con:
         shown = counts(con, "r1")
         per_model = dict(
@@ -398,10 +406,10 @@ def test_a_multiprocess_run_with_everything_on_the_store_is_read_by_another_mach
     assert shown["task_scores"] == sum(m["n_tasks"] for m in scores["models"].values()) > 0
     assert all(shown[name] > 0 for name in ("agent_calls", "release_scores", "tool_catalog"))
     assert per_model == pytest.approx({model: m["right_tool_pct"] for model, m in scores["models"].items()})
-    gate = toolchoice("gate", "r1", "--data-dir", str(other))
-    assert gate.returncode == 0, gate.stdout + gate.stderr
-    assert "passed" in gate.stdout.lower()
-    report = toolchoice("report", "--data-dir", str(other))
-    assert report.returncode == 0, report.stdout + report.stderr
-    assert "r1" in report.stdout and "(baseline)" in report.stdout
+    capsys.readouterr()
+    assert toolchoice_in_process("gate", "r1", data_dir=other) == 0
+    assert "passed" in capsys.readouterr().out.lower()
+    assert toolchoice_in_process("report", data_dir=other) == 0
+    report = capsys.readouterr().out
+    assert "r1" in report and "(baseline)" in report
     assert not (other / "releases").exists()

@@ -1,9 +1,11 @@
-"""End to end through Dagster: the demo suite materialised by ``release_job`` in a temporary instance with the
-local agents and the local judge; then input no one here wrote: the BFCL ``simple_python`` suite with a replay
-model, and ingested Claude Code sessions (two real ones, and the canary) through ``toolchoice run``.
+"""End to end through Dagster: the demo suite (16 of its tasks) materialised by ``release_job`` in a temporary
+instance with the local agents and the local judge; then input no one here wrote: the BFCL ``simple_python``
+suite with a replay model, and ingested Claude Code sessions (two real ones, and the canary) through
+``toolchoice run``.
 
 Real parts only: a real Dagster instance (``instance_for_test``), the runner calling the in-process models
-through LiteLLM, real Parquet files and DuckDB views, the installed console script.
+through LiteLLM, real Parquet files and DuckDB views, ``toolchoice run`` through the CLI's entry point (the
+console script's own process behaviour is tested in test_cli_run.py).
 """
 
 from __future__ import annotations
@@ -34,19 +36,23 @@ from toolchoice_pipeline_tests.pipeline_helpers import (
     materialised_assets,
     query,
     read_scores,
-    toolchoice,
+    toolchoice_in_process,
+    trim_tasks,
 )
 
 pytestmark = pytest.mark.slow
 
+N_DEMO_TASKS = 16
 CHECKS = {"release_gate", "judge_calibration", "agent_runs_complete", "task_scores_complete", "warehouse_schema"}
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """Release r1 (kind release) of the demo suite, materialised once for the tests of this section."""
+    """Release r1 (kind release) of the demo suite (16 of its tasks, every tool kind), materialised once for the
+    tests of this section; every count below is derived from the suite as loaded."""
     root = tmp_path_factory.mktemp("demo")
     data_dir = copy_data(root / "data")
+    trim_tasks(data_dir, N_DEMO_TASKS)
     with dagster_instance(root / "dagster_home") as instance:
         result = materialise(data_dir, instance, "r1", kind="release")
         yield data_dir, instance, result
@@ -261,8 +267,7 @@ def test_ingested_claude_code_sessions_run_through_toolchoice_run(tmp_path):
     [model] = suite.spec.models
     assert model.startswith("replay/")
 
-    done = toolchoice("run", "--suite", "s", "--release", "cc-1", "--data-dir", str(data_dir))
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert toolchoice_in_process("run", "--suite", "s", "--release", "cc-1", data_dir=data_dir) == 0
     scores = read_scores(data_dir, "cc-1")
     figures = scores["models"][model]
     assert figures["n_tasks"] == len(suite.tasks) > 0 and figures["errors"] == 0
@@ -299,8 +304,7 @@ def test_the_ingested_canary_scores_tsq_a_quarter_with_the_offline_judge(tmp_pat
         )
         == 0
     )
-    done = toolchoice("run", "--suite", "canary", "--release", "canary-1", "--data-dir", str(data_dir))
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert toolchoice_in_process("run", "--suite", "canary", "--release", "canary-1", data_dir=data_dir) == 0
     scores = read_scores(data_dir, "canary-1")
     [(model, figures)] = scores["models"].items()
     assert model == "replay/suites/canary/replay.jsonl"

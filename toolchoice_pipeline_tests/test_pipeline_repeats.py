@@ -1,5 +1,5 @@
-"""Repeats through Dagster: a stochastic ``sim/`` model run 3 times per task on the demo suite, twice (the second
-release with new samples), judged per sample, stored per sample, gated with the paired interval.
+"""Repeats through Dagster: a stochastic ``sim/`` model run 3 times per task on 16 of the demo's tasks, twice
+(the second release with new samples), judged per sample, stored per sample, gated with the paired interval.
 
 Real parts: a Dagster instance, ``release_job`` in-process, the sim provider and the local judge through LiteLLM,
 Parquet + DuckDB.
@@ -16,6 +16,7 @@ from toolchoice_pipeline_tests.pipeline_helpers import (
     materialise,
     query,
     read_scores,
+    trim_tasks,
 )
 
 pytestmark = pytest.mark.slow
@@ -34,6 +35,7 @@ def config(seed: int) -> str:
 def two_releases(tmp_path_factory):
     root = tmp_path_factory.mktemp("repeats")
     data_dir = copy_data(root / "data")
+    trim_tasks(data_dir, 16)
     with dagster_instance(root / "dagster_home") as instance:
         results = []
         for release_id, seed in (("r1", 1), ("r2", 2)):

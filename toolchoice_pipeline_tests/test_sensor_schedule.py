@@ -21,9 +21,11 @@ from toolchoice_pipeline_tests.pipeline_helpers import (
     query,
     read_scores,
     set_description,
+    trim_tasks,
 )
 
 TOOL = "Bash"
+N_TASKS = 12  # of the demo's tasks, for the tests that materialise a release
 
 
 @pytest.fixture
@@ -217,6 +219,7 @@ def test_evaluating_the_nightly_schedule_changes_nothing(instance, data_dir):
 def test_the_nightly_run_writes_its_request_and_asks_every_model_afresh(instance, data_dir):
     """The launched run writes the request (kind nightly, cache write_only); it ignores the call journal, so
     provider drift shows up."""
+    trim_tasks(data_dir, N_TASKS)
     warm = materialise(data_dir, instance, "warm-up", kind="adhoc", judge=False)
     assert warm.success
     run = nightly_request(instance, datetime(2026, 12, 1, 2, 0, tzinfo=UTC), data_dir)
@@ -274,6 +277,7 @@ def test_an_inline_catalog_change_is_a_catalog_change_too(instance, data_dir):
 def test_a_catalog_reverted_to_one_a_finished_release_evaluated_is_recorded_not_run(instance, data_dir):
     """Release r1 (any id, not catalog-<version>) finishes on catalog v0; an edit to v1 runs; the revert to v0
     runs nothing and the tick names r1; asked to (``rerun_evaluated_catalogs``), v0 runs again."""
+    trim_tasks(data_dir, N_TASKS)
     assert materialise(data_dir, instance, "r1", kind="release", judge=False).success
     v0 = version(data_dir)
     cursor = evaluate_sensor(instance, data_dir, None).cursor

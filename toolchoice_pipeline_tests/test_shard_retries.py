@@ -1,7 +1,7 @@
 """The shard ops' RetryPolicy (issue 26): a shard step that fails for a passing reason is tried again and the
 retry asks no provider again (every call of the failed try is journaled); a failure that is a verdict (a model
 unavailable after the calls' own retries) is never retried. Real parts: a real Dagster instance,
-``release_job`` in-process, the local models through LiteLLM, Parquet. The passing fault is real too: the release's staging directory for ``agent_runs`` is blocked by
+``release_job`` in-process (on 12 of the demo's tasks), the local models through LiteLLM, Parquet. The passing fault is real too: the release's staging directory for ``agent_runs`` is blocked by
 a file until the first retry is announced."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from toolchoice_pipeline.definitions import defs
 from toolchoice_pipeline.defs.shards import SHARD_RETRY_POLICY
 from toolchoice_pipeline.defs.staging import read_staged, staging_dir
-from toolchoice_pipeline_tests.pipeline_helpers import copy_data, dagster_instance, materialise
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, dagster_instance, materialise, trim_tasks
 
 MODEL = "local/name-match"
 
@@ -40,6 +40,7 @@ def _unblock_after_first_retry(instance, blocker, stop: threading.Event) -> None
 @pytest.mark.slow
 def test_a_shard_that_fails_once_is_retried_and_asks_no_provider_again(tmp_path):
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, 12)
     blocker = staging_dir(data_dir, "r1") / "agent_runs"
     blocker.parent.mkdir(parents=True)
     blocker.write_text("not a directory")  # the shard's episodes cannot be staged while this is here
@@ -63,6 +64,7 @@ def test_a_shard_that_fails_once_is_retried_and_asks_no_provider_again(tmp_path)
 def test_a_verdict_fails_the_shard_at_once_without_a_retry(tmp_path):
     """An unknown model is unavailable after the calls' own retries: the shard fails once, with the reason."""
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, 12)
     with dagster_instance(tmp_path / "home") as instance:
         result = materialise(data_dir, instance, "r1", kind="adhoc", models=["local/no-such-model"], judge=False)
         # the checks the failed run never reached are recorded against its release only (never partition-less)
