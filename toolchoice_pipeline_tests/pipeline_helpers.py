@@ -150,8 +150,8 @@ def free_port() -> int:
 
 def toolchoice_in_process(*args: str, data_dir: Path) -> int:
     """Run ``toolchoice ARGS`` through the CLI's entry point in this process (what the console script calls, less
-    the process start); returns its exit code. The run sets ``DAGSTER_HOME`` and ``TOOLCHOICE_DATA_DIR`` for itself:
-    both are restored after it."""
+    the process start; ``--data-dir`` is added unless ``args`` name one); returns its exit code. The run sets
+    ``DAGSTER_HOME`` and ``TOOLCHOICE_DATA_DIR`` for itself: both are restored after it."""
     import pytest
 
     from toolchoice_pipeline.cli import cli
@@ -160,4 +160,4 @@ def toolchoice_in_process(*args: str, data_dir: Path) -> int:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
         patch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
-        return run_guarded(cli, [*args, "--data-dir", str(data_dir)])
+        return run_guarded(cli, [*args] if "--data-dir" in args else [*args, "--data-dir", str(data_dir)])

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from toolchoice_pipeline.execution.preflight import PREFLIGHT_MESSAGES
 from toolchoice_pipeline_tests.openai_server import OpenAICompatibleServer
-from toolchoice_pipeline_tests.pipeline_helpers import TOOLCHOICE
+from toolchoice_pipeline_tests.pipeline_helpers import TOOLCHOICE, toolchoice_in_process
 
 T = TypeVar("T")
 #: A bound for a hung run only: every wait ends on what the run wrote or the instance says.
@@ -126,26 +126,11 @@ def waiting_in_pool(instance: Any, pool: str, step_prefix: str) -> list[str]:
 # --- the same command in this process -------------------------------------------------------------------------
 
 
-def run_in_process(monkeypatch: Any, capsys: Any, data_dir: Path, release_id: str, *args: str):
+def run_in_process(capsys: Any, data_dir: Path, release_id: str, *args: str):
     """``toolchoice run`` with :func:`run_command`'s arguments through the CLI's entry point in this process
-    (``main``, what the console script calls): a ``CompletedProcess`` of its exit code and output. What the
-    command changes in the process is put back after: the environment variables it sets (restored at the test's
-    end) and the collector's thresholds."""
-    import gc
-
-    from toolchoice_pipeline.cli import main
-
-    monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
-    monkeypatch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
-    thresholds = gc.get_threshold()
+    (:func:`pipeline_helpers.toolchoice_in_process`): a ``CompletedProcess`` of its exit code and output."""
     argv = run_command(data_dir, release_id, *args)[1:]
     capsys.readouterr()
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exited:
-        code = exited.code if isinstance(exited.code, int) else 1
-    finally:
-        gc.set_threshold(*thresholds)
+    code = toolchoice_in_process(*argv, data_dir=data_dir)
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess(["toolchoice", *argv], code, out, err)

@@ -37,9 +37,7 @@ def runs_of(instance, release_id: str) -> list:
 
 
 @pytest.mark.slow
-def test_a_second_run_of_a_running_release_is_refused_and_a_killed_runs_lock_is_taken_over(
-    tmp_path, monkeypatch, capsys
-):
+def test_a_second_run_of_a_running_release_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_path, capsys):
     data_dir = copy_data(tmp_path / "data")
     trim_tasks(data_dir, 2)
     with dg.DagsterInstance.from_config(str(dagster_home(data_dir))) as instance:
@@ -67,7 +65,7 @@ def test_a_second_run_of_a_running_release_is_refused_and_a_killed_runs_lock_is_
         storage.free_concurrency_slot_for_step(HOLDER, f"{SHARD}[x]")
 
         # The killed run's lock file is still there, naming a dead pid: the next run takes it over and resumes.
-        third = run_in_process(monkeypatch, capsys, data_dir, "c1", "--no-judge")  # the same command, in this process
+        third = run_in_process(capsys, data_dir, "c1", "--no-judge")  # the same command, in this process
         assert third.returncode == 0, third.stderr
         assert json.loads(lock_path(data_dir, "c1").read_text())["pid"] != first.pid
         runs = runs_of(instance, "c1")

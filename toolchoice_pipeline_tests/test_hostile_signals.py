@@ -71,9 +71,7 @@ MOMENTS = {
         ("during-the-agents", signal.SIGINT, 130),
     ],
 )
-def test_a_signal_ends_the_run_one_documented_way_and_publishes_nothing(
-    tmp_path, monkeypatch, capsys, moment, signum, code
-):
+def test_a_signal_ends_the_run_one_documented_way_and_publishes_nothing(tmp_path, capsys, moment, signum, code):
     with held_calls() as server:
         data_dir = two_task_data(tmp_path, agent=served("agent", server))
         returncode, output = interrupted_run(data_dir, "s1", lambda: MOMENTS[moment](data_dir, server), signum)
@@ -85,7 +83,7 @@ def test_a_signal_ends_the_run_one_documented_way_and_publishes_nothing(
         assert not (data_dir / "releases" / "baseline.json").exists()
         if moment == "during-the-agents" and signum == signal.SIGTERM:
             server.release()
-            resumed = run_in_process(monkeypatch, capsys, data_dir, "s1", "--no-judge")  # the same command
+            resumed = run_in_process(capsys, data_dir, "s1", "--no-judge")  # the same command
             assert resumed.returncode == 0, resumed.stderr
             assert (data_dir / "releases" / "s1" / "scores.json").exists()
 
@@ -200,7 +198,7 @@ def run_interrupted_at(data_dir, server, stage: str, signum: int, *, ignore_sigi
     ],
 )
 def test_a_signal_at_any_stage_publishes_nothing_and_the_same_command_resumes(
-    tmp_path, monkeypatch, capsys, stage, signum, ignore_sigint
+    tmp_path, capsys, stage, signum, ignore_sigint
 ):
     with staged_data(tmp_path, stage) as (data_dir, server):
         returncode, output = run_interrupted_at(data_dir, server, stage, signum, ignore_sigint=ignore_sigint)
@@ -214,7 +212,7 @@ def test_a_signal_at_any_stage_publishes_nothing_and_the_same_command_resumes(
         assert published_rows(data_dir) == 0
         server.release()
         # the same command, in this process (a resume needs no process of its own)
-        resumed = run_in_process(monkeypatch, capsys, data_dir, "s1", "--kind", "release")
+        resumed = run_in_process(capsys, data_dir, "s1", "--kind", "release")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert (data_dir / "releases" / "s1" / "scores.json").exists()
         assert published_rows(data_dir) == 1

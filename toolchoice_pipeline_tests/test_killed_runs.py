@@ -103,7 +103,7 @@ def test_a_run_killed_during_judging_resumes_without_re_asking_a_finished_poll(t
         finished = journaled_polls(data_dir, "kj")
         judge.release()
         # the same command, in this process
-        resumed_run = run_in_process(monkeypatch, capsys, data_dir, "kj", "--models", "local/name-match")
+        resumed_run = run_in_process(capsys, data_dir, "kj", "--models", "local/name-match")
     assert resumed_run.returncode == 0, resumed_run.stderr
     monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
     with opened_instance(data_dir / "dagster_home") as instance:
