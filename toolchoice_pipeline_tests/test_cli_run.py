@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -21,6 +23,7 @@ from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline_tests.pipeline_helpers import (
     DEMO_MODELS,
     DEMO_SUITE,
+    REPO_DATA,
     copy_data,
     query,
     read_scores,
@@ -144,16 +147,16 @@ def test_after_the_edit_the_ui_marks_the_releases_of_the_old_catalog_stale_and_t
 # --- bad input: exit 2, one line naming the problem, nothing earlier lost -------------------------------------
 
 
-def test_forcing_a_baseline_to_rerun_as_another_kind_warns_that_it_stops_being_the_baseline(tmp_path, capsys):
-    """Words and exit codes only: the commands run in this process (``main``'s guard) on the demo trimmed to 8."""
-    data_dir = copy_data(tmp_path / "data")
-    trim_tasks(data_dir, 8)
-    first = toolchoice_here(
-        capsys, "run", "--data-dir", str(data_dir), "--release", "b1", "--kind", "release", "--no-judge"
-    )
-    assert first.returncode == 0, first.stdout + first.stderr
-    rerun = toolchoice_here(capsys, "run", "--data-dir", str(data_dir), "--release", "b1", "--force", "--no-judge")
+def test_forcing_a_baseline_to_rerun_as_another_kind_warns_that_it_stops_being_the_baseline(runs, tmp_path, capsys):
+    """On a copy of the runs' data directory (r1 is its suite's only baseline; the catalog put back as r1 ran it),
+    r1 re-run with --force as the default kind adhoc: words and exit code only, in this process (``main``'s
+    guard)."""
+    data_dir = Path(shutil.copytree(runs["data_dir"], tmp_path / "data"))
+    catalog = Path("suites") / DEMO_SUITE / "catalog.yaml"
+    shutil.copyfile(REPO_DATA / catalog, data_dir / catalog)
+    assert json.loads((data_dir / "releases" / "baseline.json").read_text())["suites"][DEMO_SUITE]["release_id"] == "r1"
+    rerun = toolchoice_here(capsys, "run", "--data-dir", str(data_dir), "--release", "r1", "--force", "--no-judge")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert "warning: b1 is a baseline of suite coding_agent; re-run as kind adhoc it stops being one" in rerun.stderr
+    assert "warning: r1 is a baseline of suite coding_agent; re-run as kind adhoc it stops being one" in rerun.stderr
     baselines = json.loads((data_dir / "releases" / "baseline.json").read_text(encoding="utf-8"))
     assert baselines["suites"]["coding_agent"]["release_id"] is None
