@@ -1,17 +1,17 @@
 """``toolchoice report`` (the trend of each share per model, in the terminal and as a PNG) and
 ``toolchoice gate <id> --junit`` (exit 0/1, valid JUnit XML), through the installed console script, on three
-demo releases materialised through Dagster: r1 and r2 pass, r3 (Bash description degraded) fails the gate.
+demo releases: r1 and r2 pass, r3 (Bash description degraded) fails the gate; ``toolchoice run --chart`` draws
+r3's chart, heatmaps and HTML report, which ``toolchoice report`` leaves alone.
 
 The releases are produced in-process with the judge off (the report and the gate read the shares only), on the
-demo trimmed to TASKS tasks (six of them Bash's); the report with its chart and the failing gate run as
-subprocesses (the console script's output and exit code), the other commands in this process (``main``'s guard).
+demo trimmed to TASKS tasks (six of them Bash's): r1 and r2 materialised through Dagster, r3 by ``toolchoice run
+--chart``. The report with its chart and the failing gate run as subprocesses (the console script's output and
+exit code), the other commands in this process (``main``'s guard).
 """
 
 from __future__ import annotations
 
-import shutil
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -35,16 +35,26 @@ TASKS = 20
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
+def releases(tmp_path_factory):
+    """r1 and r2 materialised through Dagster; then, Bash's description degraded, r3 by ``toolchoice run --chart``
+    (in this process): the data directory and r3's finished command."""
     root = tmp_path_factory.mktemp("cli_report")
     data_dir = copy_data(root / "data")
     trim_tasks(data_dir, TASKS)
     with dagster_instance(root / "dagster_home") as instance:
         assert materialise(data_dir, instance, "r1", kind="release", judge=False).success
         assert materialise(data_dir, instance, "r2", kind="release", judge=False).success
-        set_description(data_dir, "Bash", "A utility.")
-        assert not materialise(data_dir, instance, "r3", kind="release", judge=False).success
-    return data_dir
+    set_description(data_dir, "Bash", "A utility.")
+    ran = toolchoice_here(
+        None, "run", "--release", "r3", "--kind", "release", "--no-judge", "--chart", "--data-dir", str(data_dir)
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # scored; its gate failed
+    return data_dir, ran
+
+
+@pytest.fixture(scope="module")
+def data_dir(releases):
+    return releases[0]
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +92,10 @@ def test_report_writes_a_png_chart(report):
         assert image.format == "PNG" and image.width > 400 and image.height > 200
 
 
-def test_run_draws_its_chart_only_when_asked_and_report_leaves_it_alone(data_dir, tmp_path, capsys):
-    assert not (data_dir / "releases" / "r3" / "trend.png").exists()  # a run without --chart draws none
-    data_dir = Path(shutil.copytree(data_dir, tmp_path / "data"))  # the other tests see r1-r3 only
-    ran = toolchoice_here(capsys, "run", "--release", "r4", "--no-judge", "--chart", "--data-dir", str(data_dir))
-    assert ran.returncode in (0, 1), ran.stderr  # scored; 1 = its gate failed, as r3's did (same catalog)
-    runs_chart = data_dir / "releases" / "r4" / "trend.png"
+def test_run_draws_its_chart_only_when_asked_and_report_leaves_it_alone(releases, capsys):
+    data_dir, ran = releases
+    assert not (data_dir / "releases" / "r2" / "trend.png").exists()  # a release made without --chart has none
+    runs_chart = data_dir / "releases" / "r3" / "trend.png"
     assert f"chart: {runs_chart}" in ran.stdout.replace("\n", "")
     with Image.open(runs_chart) as image:
         assert image.format == "PNG"
