@@ -1,11 +1,12 @@
-"""``toolchoice run`` through the installed console script on a copy of ``data/``: the first release passes
-(exit 0); an unchanged re-run with every default (``./data``, the demo suite, a generated adhoc release id)
-makes no agent model call while the judge polls afresh; a degraded description fails the gate (exit 1);
-the runs are in ``<data-dir>/dagster_home``. (Refused arguments: test_cli_run_arguments.py, in process.)
-The runs are of the demo trimmed to TASKS tasks spread over it (three of them Bash's: enough for its degraded
-description to flip bm25-router's choices past the gate's 2-point rule).
+"""``toolchoice run`` on a copy of ``data/``: the first release passes (exit 0); an unchanged re-run with every
+default (``./data``, the demo suite, a generated adhoc release id) makes no agent model call while the judge polls
+afresh; a degraded description fails the gate (exit 1); the runs are in ``<data-dir>/dagster_home``. (Refused
+arguments: test_cli_run_arguments.py, in process.) The runs are of the demo trimmed to TASKS tasks spread over it
+(six of them Bash's: enough for its degraded description to flip bm25-router's choices past the gate's 2-point
+rule).
 
-Real parts: the console script in a subprocess, the local agents and judge through LiteLLM, the Dagster
+Real parts: the console script in a subprocess (the re-run from the working directory, the failed gate's exit 1;
+the first release's words and exit 0 in this process through ``main``'s guard), the local agents and judge through LiteLLM, the Dagster
 instance of the data directory, Parquet + DuckDB.
 """
 
@@ -46,7 +47,9 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("cli_run")
     data_dir = copy_data(root / "data")
     trim_tasks(data_dir, TASKS)
-    first = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release")
+    # The first release's words and exit code in this process (``main``'s guard); the re-run from the working
+    # directory and the failing gate's exit code through the console script.
+    first = toolchoice_here(None, "run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release")
     rerun = toolchoice("run", cwd=root)
     [rerun_id] = [p.name for p in (data_dir / "releases").iterdir() if p.is_dir() and p.name != "r1"]
     set_description(data_dir, "Bash", "A utility.")
