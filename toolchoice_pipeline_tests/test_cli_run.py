@@ -1,9 +1,12 @@
-"""``toolchoice run`` through the installed console script on a copy of ``data/``: the first release passes
-(exit 0); an unchanged re-run with every default (``./data``, the demo suite, a generated adhoc release id)
-makes no agent model call while the judge polls afresh; a degraded description fails the gate (exit 1);
-the runs are in ``<data-dir>/dagster_home``. (Refused arguments: test_cli_run_arguments.py, in process.)
+"""``toolchoice run`` on a copy of ``data/``: the first release passes (exit 0); an unchanged re-run with every
+default (``./data``, the demo suite, a generated adhoc release id) makes no agent model call while the judge polls
+afresh; a degraded description fails the gate (exit 1); the runs are in ``<data-dir>/dagster_home``. (Refused
+arguments: test_cli_run_arguments.py, in process.) The runs are of the demo trimmed to TASKS tasks spread over it
+(six of them Bash's: enough for its degraded description to flip bm25-router's choices past the gate's 2-point
+rule).
 
-Real parts: the console script in a subprocess, the local agents and judge through LiteLLM, the Dagster
+Real parts: the console script in a subprocess (the re-run from the working directory, the failed gate's exit 1;
+the first release's words and exit 0 in this process through ``main``'s guard), the local agents and judge through LiteLLM, the Dagster
 instance of the data directory, Parquet + DuckDB.
 """
 
@@ -11,6 +14,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -19,24 +24,32 @@ from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline_tests.pipeline_helpers import (
     DEMO_MODELS,
     DEMO_SUITE,
+    REPO_DATA,
     copy_data,
     query,
     read_scores,
     set_description,
     toolchoice,
+    trim_tasks,
 )
+from toolchoice_pipeline_tests.small_runs import toolchoice_here
 
 pytestmark = pytest.mark.slow
 
 GENERATED_ID = re.compile(r"^adhoc-\d{8}-\d{6}$")
+TASKS = 20
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """r1 (kind release), then the unchanged re-run with every default, then r3 after degrading Bash."""
+    """r1 (kind release), then the unchanged re-run with every default, then r3 after degrading Bash (judged too,
+    as every run is by default)."""
     root = tmp_path_factory.mktemp("cli_run")
     data_dir = copy_data(root / "data")
-    first = toolchoice("run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release")
+    trim_tasks(data_dir, TASKS)
+    # The first release's words and exit code in this process (``main``'s guard); the re-run from the working
+    # directory and the failing gate's exit code through the console script.
+    first = toolchoice_here(None, "run", "--data-dir", str(data_dir), "--release", "r1", "--kind", "release")
     rerun = toolchoice("run", cwd=root)
     [rerun_id] = [p.name for p in (data_dir / "releases").iterdir() if p.is_dir() and p.name != "r1"]
     set_description(data_dir, "Bash", "A utility.")
@@ -52,7 +65,9 @@ def test_the_first_release_exits_0_and_prints_the_scores_and_the_gate(runs):
         assert model in done.stdout
         assert f"{scores['models'][model]['right_tool_pct']:.2f}" in done.stdout
     assert "gate passed" in done.stdout
-    assert "73/73" in done.stderr  # the progress bar: tasks done / total per model
+    n_tasks = len(load_suite(runs["data_dir"], DEMO_SUITE).tasks)
+    assert n_tasks == TASKS
+    assert f"{n_tasks}/{n_tasks}" in done.stderr  # the progress bar: tasks done / total per model
 
 
 def test_an_unchanged_rerun_with_the_defaults_makes_no_agent_model_call_but_the_judge_polls_again(runs):
@@ -135,14 +150,16 @@ def test_after_the_edit_the_ui_marks_the_releases_of_the_old_catalog_stale_and_t
 # --- bad input: exit 2, one line naming the problem, nothing earlier lost -------------------------------------
 
 
-def test_forcing_a_baseline_to_rerun_as_another_kind_warns_that_it_stops_being_the_baseline(tmp_path):
-    data_dir = copy_data(tmp_path / "data")
-    assert (
-        toolchoice("run", "--data-dir", str(data_dir), "--release", "b1", "--kind", "release", "--no-judge").returncode
-        == 0
-    )
-    rerun = toolchoice("run", "--data-dir", str(data_dir), "--release", "b1", "--force", "--no-judge")
-    assert rerun.returncode == 0
-    assert "warning: b1 is a baseline of suite coding_agent; re-run as kind adhoc it stops being one" in rerun.stderr
+def test_forcing_a_baseline_to_rerun_as_another_kind_warns_that_it_stops_being_the_baseline(runs, tmp_path, capsys):
+    """On a copy of the runs' data directory (r1 is its suite's only baseline; the catalog put back as r1 ran it),
+    r1 re-run with --force as the default kind adhoc: words and exit code only, in this process (``main``'s
+    guard)."""
+    data_dir = Path(shutil.copytree(runs["data_dir"], tmp_path / "data"))
+    catalog = Path("suites") / DEMO_SUITE / "catalog.yaml"
+    shutil.copyfile(REPO_DATA / catalog, data_dir / catalog)
+    assert json.loads((data_dir / "releases" / "baseline.json").read_text())["suites"][DEMO_SUITE]["release_id"] == "r1"
+    rerun = toolchoice_here(capsys, "run", "--data-dir", str(data_dir), "--release", "r1", "--force", "--no-judge")
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "warning: r1 is a baseline of suite coding_agent; re-run as kind adhoc it stops being one" in rerun.stderr
     baselines = json.loads((data_dir / "releases" / "baseline.json").read_text(encoding="utf-8"))
     assert baselines["suites"]["coding_agent"]["release_id"] is None

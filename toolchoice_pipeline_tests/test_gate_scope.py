@@ -110,23 +110,20 @@ def test_the_run_summary_names_the_models_that_failed(releases, capsys):
 
 
 @pytest.mark.slow
-def test_toolchoice_run_gate_models_reaches_the_published_gate(demo_copy):
-    from toolchoice_pipeline_tests.pipeline_helpers import toolchoice
+def test_toolchoice_run_gate_models_reaches_the_published_gate(demo_copy, capsys, monkeypatch):
+    """``toolchoice run`` in this process (``main``'s guard; the words and exit codes are the console script's), of
+    the demo trimmed to 8 tasks, from the directory holding ``data``."""
+    from toolchoice_pipeline_tests.pipeline_helpers import trim_tasks
+    from toolchoice_pipeline_tests.small_runs import toolchoice_here
 
-    bad = toolchoice(
-        "run", "--release", "x", "--gate-models", "local/nope", "--no-judge", "--data-dir", "data", cwd=demo_copy
+    trim_tasks(demo_copy / "data", 8)
+    monkeypatch.chdir(demo_copy)
+    bad = toolchoice_here(
+        capsys, "run", "--release", "x", "--gate-models", "local/nope", "--no-judge", "--data-dir", "data"
     )
     assert bad.returncode == 2 and "--gate-models" in bad.stderr and "Traceback" not in bad.stderr
-    done = toolchoice(
-        "run",
-        "--release",
-        "g1",
-        "--gate-models",
-        "local/bm25-router",
-        "--no-judge",
-        "--data-dir",
-        "data",
-        cwd=demo_copy,
+    done = toolchoice_here(
+        capsys, "run", "--release", "g1", "--gate-models", "local/bm25-router", "--no-judge", "--data-dir", "data"
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "not gated local/name-match" in done.stdout  # the run's first line

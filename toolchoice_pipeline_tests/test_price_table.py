@@ -17,10 +17,14 @@ PROBE = (
 )
 
 
-def _probe(**extra: str) -> subprocess.CompletedProcess:
+#: The package's import alone: what it leaves in the environment LiteLLM reads when it is imported next.
+PACKAGE_PROBE = "import toolchoice_pipeline, os; print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"
+
+
+def _probe(probe: str = PROBE, **extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
     env.update(extra)
-    return subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.slow
@@ -33,6 +37,6 @@ def test_the_bundled_price_table_is_used_by_default_without_any_fetch_warning():
 
 @pytest.mark.slow
 def test_a_users_choice_is_kept():
-    done = _probe(LITELLM_LOCAL_MODEL_COST_MAP="False", LITELLM_OFFLINE_MODE="true")
+    done = _probe(PACKAGE_PROBE, LITELLM_LOCAL_MODEL_COST_MAP="False", LITELLM_OFFLINE_MODE="true")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[0] == "False"
+    assert done.stdout.split() == ["False"]

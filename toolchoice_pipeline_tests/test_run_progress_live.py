@@ -1,12 +1,15 @@
 """The counts of a real Dagster run reach the CLI's display while each stage runs, not once at its end: the
-display receives intermediate counts (0 < done < total) of every model's agents and of the judge."""
+display receives intermediate counts (0 < done < total) of every model's agents and of the judge. The runs are of
+the demo trimmed to 8 tasks (a stage reports each of its episodes as it finishes)."""
 
 from __future__ import annotations
 
 import pytest
 
 from toolchoice_pipeline.cli.run_display import RunDisplay
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_MODELS, DEMO_SUITE, copy_data
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_MODELS, DEMO_SUITE, copy_data, trim_tasks
+
+TASKS = 8
 
 
 class RecordingDisplay(RunDisplay):
@@ -28,12 +31,13 @@ def test_a_runs_counts_reach_the_display_while_each_stage_runs(tmp_path, monkeyp
     from toolchoice_pipeline.releases.request import ReleaseRequest
 
     data_dir = copy_data(tmp_path / "data")
+    n_tasks = len(trim_tasks(data_dir, TASKS))
     monkeypatch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
     monkeypatch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
     request = ReleaseRequest(
         release_id="live-progress", kind="adhoc", suite=DEMO_SUITE, models=list(DEMO_MODELS), requested_by="test"
     )
-    display = RecordingDisplay(models=list(DEMO_MODELS), n_tasks=73, judge=True)
+    display = RecordingDisplay(models=list(DEMO_MODELS), n_tasks=n_tasks, judge=True)
     with display:
         result = materialise_release(data_dir, request, display)
     assert result.failures == []
@@ -63,6 +67,7 @@ def test_a_model_whose_preflight_failed_reads_failed_on_its_bar_after_a_real_run
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     data_dir = copy_data(tmp_path / "data")
+    n_tasks = len(trim_tasks(data_dir, TASKS))
     path = data_dir / "toolchoice.yaml"
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     remote = "openai/gpt-4o-mini"
@@ -77,7 +82,7 @@ def test_a_model_whose_preflight_failed_reads_failed_on_its_bar_after_a_real_run
     monkeypatch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
     models = ["local/bm25-router", remote]
     request = ReleaseRequest(release_id="dead-model", kind="adhoc", suite=DEMO_SUITE, models=models, judge=False)
-    display = RecordingDisplay(models=models, n_tasks=73, judge=False)
+    display = RecordingDisplay(models=models, n_tasks=n_tasks, judge=False)
     with display:
         result = materialise_release(data_dir, request, display)
     assert any("model unavailable" in failure for failure in result.failures)
@@ -85,4 +90,4 @@ def test_a_model_whose_preflight_failed_reads_failed_on_its_bar_after_a_real_run
     assert "could not connect" in display.failures[("agents", remote)]
     bar = display.progress.tasks[display.tasks[("agents", remote)]]
     assert bar.completed == 0 and "FAILED" in bar.description
-    assert f"{bar.completed:.0f}/{bar.total:.0f}" != "73/73"
+    assert f"{bar.completed:.0f}/{bar.total:.0f}" != f"{n_tasks}/{n_tasks}"

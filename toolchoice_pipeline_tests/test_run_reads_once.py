@@ -6,7 +6,8 @@ vote is converted to Arrow once, where it is scored (the warehouse commits those
 
 Real parts: the CLI command in this process (so the file opens can be counted), the demo suite and its local
 agents and judge through LiteLLM, the Dagster instance of the data directory, Parquet + DuckDB. Nothing is
-replaced: ``open`` and the two table builders are wrapped only to count what they open and convert.
+replaced: ``open`` and the two table builders are wrapped only to count what they open and convert. The demo is
+trimmed to 8 tasks (every file of the suite is still read, and its 16 episodes and their votes still converted).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, query
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, copy_data, query, trim_tasks
 
 pytestmark = pytest.mark.slow
 
@@ -93,6 +94,7 @@ def _stored(data_dir: Path, release: str) -> dict[str, int]:
 
 def test_a_run_of_the_demo_reads_each_input_once_and_converts_each_record_once(tmp_path, monkeypatch):
     data_dir = copy_data(tmp_path / "data").resolve()
+    trim_tasks(data_dir, 8)
     inputs = {
         path.relative_to(data_dir).as_posix(): path
         for path in [data_dir / "toolchoice.yaml", *sorted((data_dir / "suites" / DEMO_SUITE).iterdir())]

@@ -2,8 +2,9 @@
 (exit 3, the cause named); missing keys give one line per model naming agent or judge; "none yet" for a missing
 baseline; a re-run says how many calls came from the call journal; a check that passed with a warning says so.
 
-Real parts: the console script in a subprocess, LiteLLM calling an OpenAI-compatible address on 127.0.0.1 where
-nothing listens, the local agents, Dagster, Parquet.
+Real parts: the console script in a subprocess (the unreachable provider's exit 3, as the shell sees it), the CLI
+in this process for the words of the other runs, LiteLLM calling an OpenAI-compatible address on 127.0.0.1 where
+nothing listens, the local agents, Dagster, Parquet. The runs are of the demo trimmed to TASKS tasks.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ import yaml
 
 from toolchoice_pipeline.cli import cli, run_guarded
 from toolchoice_pipeline.cli.run import _check_line
-from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import copy_data, toolchoice, trim_tasks
+from toolchoice_pipeline_tests.small_runs import toolchoice_here
 
 pytestmark = pytest.mark.slow
+
+TASKS = 8
 
 
 def _closed_port() -> int:
@@ -40,6 +44,7 @@ def _set_models(data_dir, models: list, judge: str | None = None) -> None:
 
 def test_an_unreachable_provider_stops_the_run_before_scoring_with_exit_3_and_the_cause(tmp_path, monkeypatch):
     data_dir = copy_data(tmp_path / "data")
+    trim_tasks(data_dir, TASKS)
     port = _closed_port()
     _set_models(
         data_dir,
@@ -81,21 +86,23 @@ def test_missing_keys_give_one_line_per_model_naming_agent_or_judge(tmp_path, mo
     ]
 
 
-def test_a_failed_gate_without_baseline_says_none_yet_and_a_rerun_counts_the_journal(tmp_path):
+def test_a_failed_gate_without_baseline_says_none_yet_and_a_rerun_counts_the_journal(tmp_path, capsys):
     data_dir = copy_data(tmp_path / "data")
+    n_tasks = len(trim_tasks(data_dir, TASKS))
     replay = data_dir / "half.jsonl"
     replay.write_text("", encoding="utf-8")  # no line for any task: every episode is an infrastructure error
     _set_models(data_dir, [{"model": "local/bm25-router"}, {"model": f"replay/{replay.name}"}])
-    first = toolchoice("run", "--data-dir", str(data_dir), "--release", "n1", "--no-judge")
+    first = toolchoice_here(capsys, "run", "--data-dir", str(data_dir), "--release", "n1", "--no-judge")
     assert first.returncode == 1, first.stdout + first.stderr
     assert "gate FAILED for replay/half.jsonl against baseline (none yet):" in first.stdout
     assert "None" not in first.stdout
     [calls] = re.findall(r"^agent model calls: (\d+), none from the call journal$", first.stdout, re.MULTILINE)
-    assert int(calls) >= 73  # at least one call per task of the local agent (the replay has no line to call)
-    again = toolchoice("run", "--data-dir", str(data_dir), "--release", "n2", "--no-judge")
-    # The local agent's calls come from the journal; the replay's 73 failed calls are not journaled, so asked again.
+    assert int(calls) >= n_tasks  # at least one call per task of the local agent (the replay has no line to call)
+    again = toolchoice_here(capsys, "run", "--data-dir", str(data_dir), "--release", "n2", "--no-judge")
+    # The local agent's calls come from the journal; the replay's failed calls (one per task) are not journaled,
+    # so asked again.
     assert (
-        f"agent model calls: {calls}, {int(calls) - 73} from the call journal (their cost and latency are "
+        f"agent model calls: {calls}, {int(calls) - n_tasks} from the call journal (their cost and latency are "
         "those recorded when they were made)"
     ) in again.stdout
 
