@@ -148,16 +148,27 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def toolchoice_in_process(*args: str, data_dir: Path) -> int:
-    """Run ``toolchoice ARGS`` through the CLI's entry point in this process (what the console script calls, less
-    the process start; ``--data-dir`` is added unless ``args`` name one); returns its exit code. The run sets
-    ``DAGSTER_HOME`` and ``TOOLCHOICE_DATA_DIR`` for itself: both are restored after it."""
-    import pytest
+#: Variables a run sets in its process (``cli/run.py``) or :func:`toolchoice` sets for the console script.
+_RUN_ENVIRONMENT = ("DAGSTER_HOME", "TOOLCHOICE_DATA_DIR", "LITELLM_OFFLINE_MODE", "COLUMNS")
 
+
+def toolchoice_in_process(*args: str, data_dir: Path | None = None) -> int:
+    """Run ``toolchoice ARGS`` through the CLI's guard in this process (``run_guarded``, what the console script's
+    ``main`` calls, less the process start and ``main``'s process-wide collector settings), with the environment
+    :func:`toolchoice` gives the console script; ``--data-dir data_dir`` is added unless ``args`` name one. The
+    variables the command sets are restored after it. Returns its exit code."""
     from toolchoice_pipeline.cli import cli
     from toolchoice_pipeline.cli.common import run_guarded
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DAGSTER_HOME", str(data_dir / "dagster_home"))
-        patch.setenv("TOOLCHOICE_DATA_DIR", str(data_dir))
-        return run_guarded(cli, [*args] if "--data-dir" in args else [*args, "--data-dir", str(data_dir)])
+    argv = [*args] if data_dir is None or "--data-dir" in args else [*args, "--data-dir", str(data_dir)]
+    saved = {name: os.environ.get(name) for name in _RUN_ENVIRONMENT}
+    os.environ.update({"LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"})
+    os.environ.pop("TOOLCHOICE_DATA_DIR", None)
+    try:
+        return run_guarded(cli, argv)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
