@@ -22,21 +22,12 @@ HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or (
 settings.load_profile(HYPOTHESIS_PROFILE)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (its own hook of the same name)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group each module whose tests share a module-scoped fixture (whole releases run once and read by several
-    tests) on one xdist worker (``--dist loadgroup`` in pyproject.toml), so the fixture is built once; every other
-    test goes to whichever worker is free. Under ``dev``, cap the examples of the tests that name their own
-    (``@settings(max_examples=200)``), which a profile alone does not override."""
-    for item in items:
-        fixtures = getattr(item, "_fixtureinfo", None)
-        definitions = fixtures.name2fixturedefs.values() if fixtures is not None else ()
-        if any(defs and defs[-1].scope == "module" for defs in definitions):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    """Under ``dev``, cap the examples of the tests that name their own (``@settings(max_examples=200)``), which a
+    profile alone does not override. ``_hypothesis_internal_use_settings`` is where ``@settings`` and ``@given``
+    keep a test's settings (read when the test runs); without it the test keeps its own count."""
     if HYPOTHESIS_PROFILE != "dev":
         return
-    # ``_hypothesis_internal_use_settings`` is where ``@settings`` and ``@given`` keep a test's settings (read when
-    # the test runs); without it the test keeps its own count.
     for item in items:
         test = getattr(item, "obj", None)
         own = getattr(test, "_hypothesis_internal_use_settings", None)
