@@ -37,7 +37,10 @@ def run_cli(capsys, *args: str) -> tuple[object, str, str]:
 def _refusal(err: str, command: str) -> None:
     assert "Traceback" not in err
     assert f"{command} needs matplotlib (module 'matplotlib'), which is not installed" in err
-    assert "install the charts extra with `pip install -e '.[charts]'` or `uv sync --extra charts`" in err
+    assert (
+        "install the charts extra with `pip install -e '.[charts]'` or `uv sync --locked --inexact --extra charts`"
+        in err
+    )
 
 
 def test_run_with_chart_is_refused_before_the_run_without_the_charts_extra(no_matplotlib, demo_copy, capsys):

@@ -25,7 +25,7 @@ class MissingExtra(InputError):
             Problem(
                 file="<command line>",
                 message=f"{needed_for} needs {package} (module '{module}'), which is not installed: install the "
-                f"{extra} extra with `pip install -e '.[{extra}]'` or `uv sync --extra {extra}`",
+                f"{extra} extra with `pip install -e '.[{extra}]'` or `uv sync --locked --inexact --extra {extra}`",
             )
         )
         self.extra = extra
@@ -52,5 +52,5 @@ def missing_note(extra: str, left_out: str) -> str:
     module, package = EXTRAS[extra]
     return (
         f"{left_out} left out: {package} (module '{module}') is not installed; install the {extra} extra with "
-        f"`pip install -e '.[{extra}]'` or `uv sync --extra {extra}`"
+        f"`pip install -e '.[{extra}]'` or `uv sync --locked --inexact --extra {extra}`"
     )
