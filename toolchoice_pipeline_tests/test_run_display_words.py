@@ -9,7 +9,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from toolchoice_pipeline.cli.run_display import print_outcome
-from toolchoice_pipeline.releases.document import GateDocument, ReleaseDocument
+from toolchoice_pipeline.releases.document import (
+    CalibrationInfo,
+    GateDocument,
+    JudgeInfo,
+    ModelCalibration,
+    ReleaseDocument,
+)
 from toolchoice_pipeline.scoring.summary import ModelScores
 from toolchoice_pipeline_tests.test_judge_cost import figures_of
 
@@ -78,6 +84,14 @@ def test_the_readme_sample_output_has_the_columns_toolchoice_run_prints(capsys, 
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     [sample] = [line for line in readme.splitlines() if line.startswith("┃ model ")]
     result = SimpleNamespace(agent_calls=None, check_messages=[], run_id="run-1")
-    print_outcome(_document(None), tmp_path, result)
+    # The sample is the demo's run: judged, with the judge's agreement per model (the judge κ column).
+    document = _document(None)
+    document.judge = JudgeInfo(
+        model="local/catalog-judge",
+        polls=3,
+        rubric_version="0" * 12,
+        calibration=CalibrationInfo(passed=True, per_model={"local/m": ModelCalibration(kappa=0.5, n_labelled=73)}),
+    )
+    print_outcome(document, tmp_path, result)
     [printed] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("┃ model ")]
     assert [cell.strip() for cell in sample.split("┃")] == [cell.strip() for cell in printed.split("┃")]
