@@ -124,10 +124,21 @@ def materialised_assets(result) -> dict[str, Any]:
     }
 
 
-def toolchoice(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run the installed ``toolchoice`` console script; the environment is the test's (offline LiteLLM)."""
-    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
+#: What the tests set for a ``toolchoice`` command (a process or :func:`toolchoice_in_process`), beside dropping the
+#: caller's ``TOOLCHOICE_DATA_DIR``: offline LiteLLM, and lines wide enough to be read unwrapped.
+COMMAND_ENVIRONMENT = {"LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
+
+
+def command_env() -> dict[str, str]:
+    """The test's environment for a ``toolchoice`` process: :data:`COMMAND_ENVIRONMENT`, no ``TOOLCHOICE_DATA_DIR``."""
+    env = {**os.environ, **COMMAND_ENVIRONMENT}
     env.pop("TOOLCHOICE_DATA_DIR", None)
+    return env
+
+
+def toolchoice(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run the installed ``toolchoice`` console script; the environment is the test's (:func:`command_env`)."""
+    env = command_env()
     return subprocess.run([str(TOOLCHOICE), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -162,7 +173,7 @@ def toolchoice_in_process(*args: str, data_dir: Path | None = None) -> int:
 
     argv = [*args] if data_dir is None or "--data-dir" in args else [*args, "--data-dir", str(data_dir)]
     saved = {name: os.environ.get(name) for name in _RUN_ENVIRONMENT}
-    os.environ.update({"LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"})
+    os.environ.update(COMMAND_ENVIRONMENT)
     os.environ.pop("TOOLCHOICE_DATA_DIR", None)
     try:
         return run_guarded(cli, argv)

@@ -9,7 +9,6 @@ Real parts only: the installed console script, a real HTTP server, the data dir'
 from __future__ import annotations
 
 import itertools
-import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +18,8 @@ from typing import Any, TypeVar
 
 from toolchoice_pipeline.execution.preflight import PREFLIGHT_MESSAGES
 from toolchoice_pipeline_tests.openai_server import OpenAICompatibleServer
-from toolchoice_pipeline_tests.pipeline_helpers import TOOLCHOICE, toolchoice_in_process
+from toolchoice_pipeline_tests.pipeline_helpers import TOOLCHOICE, command_env
+from toolchoice_pipeline_tests.small_runs import toolchoice_here
 
 T = TypeVar("T")
 #: A bound for a hung run only: every wait ends on what the run wrote or the instance says.
@@ -31,10 +31,9 @@ VERDICT = '{"reasoning": "Another tool fits the request better.", "verdict": "in
 
 
 def run_env() -> dict[str, str]:
-    """The test's environment for a ``toolchoice`` process: offline LiteLLM, no data dir or OpenAI key of the
-    caller's."""
-    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
-    env.pop("TOOLCHOICE_DATA_DIR", None)
+    """The test's environment for a ``toolchoice`` process (:func:`pipeline_helpers.command_env`), without the
+    caller's OpenAI key."""
+    env = command_env()
     env.pop("OPENAI_API_KEY", None)
     return env
 
@@ -126,11 +125,7 @@ def waiting_in_pool(instance: Any, pool: str, step_prefix: str) -> list[str]:
 # --- the same command in this process -------------------------------------------------------------------------
 
 
-def run_in_process(capsys: Any, data_dir: Path, release_id: str, *args: str):
-    """``toolchoice run`` with :func:`run_command`'s arguments through the CLI's entry point in this process
-    (:func:`pipeline_helpers.toolchoice_in_process`): a ``CompletedProcess`` of its exit code and output."""
-    argv = run_command(data_dir, release_id, *args)[1:]
-    capsys.readouterr()
-    code = toolchoice_in_process(*argv, data_dir=data_dir)
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["toolchoice", *argv], code, out, err)
+def run_in_process(capsys: Any, data_dir: Path, release_id: str, *args: str) -> subprocess.CompletedProcess:
+    """``toolchoice run`` with :func:`run_command`'s arguments in this process (:func:`small_runs.toolchoice_here`):
+    a ``CompletedProcess`` of its exit code and output."""
+    return toolchoice_here(capsys, *run_command(data_dir, release_id, *args)[1:])

@@ -5,7 +5,7 @@ import asyncio
 import litellm
 
 from toolchoice_pipeline.providers import register_providers
-from toolchoice_pipeline.providers.local import local_models
+from toolchoice_pipeline.providers.direct import local_models
 from toolchoice_pipeline.providers.response import PROVIDER_MS
 
 TOOLS = [

@@ -10,7 +10,7 @@ import pytest
 
 from toolchoice_pipeline.execution.llm import is_transient
 from toolchoice_pipeline.providers import register_providers
-from toolchoice_pipeline.providers.replay import LATER_STEP_TEXT
+from toolchoice_pipeline.providers.replay_model import LATER_STEP_TEXT
 from toolchoice_pipeline.records.calls import (
     FLAG_HALLUCINATED,
     FLAG_INVALID_ARGUMENTS,

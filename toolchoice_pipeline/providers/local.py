@@ -14,7 +14,7 @@ import time
 
 from litellm import CustomLLM
 
-from toolchoice_pipeline.providers.direct import local_answer, local_models  # noqa: F401 - local_models re-exported
+from toolchoice_pipeline.providers.direct import local_answer
 from toolchoice_pipeline.providers.response import fill_response
 
 

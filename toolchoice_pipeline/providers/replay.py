@@ -10,12 +10,7 @@ import time
 
 from litellm import CustomLLM
 
-from toolchoice_pipeline.providers.replay_model import (  # noqa: F401 - re-exported: the replay model's names
-    LATER_STEP_TEXT,
-    replay_answer,
-    replay_message,
-    replay_path,
-)
+from toolchoice_pipeline.providers.replay_model import replay_answer
 from toolchoice_pipeline.providers.response import fill_response
 
 
