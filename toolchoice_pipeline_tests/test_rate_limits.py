@@ -28,6 +28,7 @@ from toolchoice_pipeline.execution.rate_limits import (
     RATE_LIMITS_URL_ENV,
     CallRateLimit,
     RateLimitStoreError,
+    close_rate_limiters,
     limit_store,
     provider_of,
     rate_limiters,
@@ -260,6 +261,30 @@ def test_two_processes_share_a_limit_through_redis(tmp_path, redis_url, monkeypa
 
     [key] = Redis.from_url(redis_url).keys("toolchoice:limit_*")
     assert Redis.from_url(redis_url).zcard(key) >= 1
+
+
+@pytest.mark.parametrize("store", ["sqlite", "redis"])
+def test_an_admission_stored_after_a_later_stamped_one_still_counts_it(store, tmp_path, monkeypatch, request):
+    # Each process stamps its call before it reaches the shared store, so under load the call stamped first can
+    # be stored second; the window it is checked against must still hold the one stored before it.
+    if store == "redis":
+        monkeypatch.setenv(RATE_LIMITS_URL_ENV, request.getfixturevalue("redis_url"))
+    else:
+        monkeypatch.delenv(RATE_LIMITS_URL_ENV, raising=False)
+    from pyrate_limiter import RateItem
+
+    limits = rate_limiters({"local": RateLimit(rps=RPS)}, tmp_path)
+    assert limits is not None
+    [(_, limiter)] = limits.for_model("local/name-match").limits
+    [bucket] = limiter.buckets()
+    try:
+        now = int(time.time() * 1000)
+        assert all(bucket.put(RateItem("local", now + offset)) for offset in range(RPS - 1))
+        assert bucket.put(RateItem("local", now + 20))  # stamped later, stored first: the limit's last request
+        assert not bucket.put(RateItem("local", now + 10))  # stamped earlier, stored second: one too many
+        assert bucket.put(RateItem("local", now + 20 + WINDOW_MS + 1))  # a window on, the limit admits again
+    finally:
+        close_rate_limiters()
 
 
 def test_agent_and_judge_calls_are_counted_in_the_store_the_data_dir_holds(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ pyrate-limiter's sliding-window log in a store every process shares:
   admission counted and recorded under a file lock (``rate_limits.sqlite.lock``), so every process on the host
   that uses the data dir draws on the same limit;
 - **several machines**: ``TOOLCHOICE_RATE_LIMITS_URL=redis://host:6379/0`` (or ``rediss://``; a password in the
-  URL stays in the environment, never in a file): a Redis sorted set per limit, admitted by one Lua script.
+  URL stays in the environment, never in a file): a Redis sorted set per limit, admitted by one Lua script (:func:`redis_put_script`).
   Another local path there names another SQLite file.
 
 A call waits (``asyncio.sleep``, the event loop runs on) until each limit that applies admits it: its
@@ -162,11 +162,12 @@ def _limiter(store: str, key: str, limit: RateLimit) -> Any:
 
 
 def _build(store: str, key: str, windows: tuple[tuple[int, int], ...]) -> Any:
-    from pyrate_limiter import Limiter, Rate
+    from pyrate_limiter import AbstractBucket, Limiter, Rate
 
     rates = [Rate(requests, window_ms) for requests, window_ms in windows]
     # Keys are provider or model strings (slashes, dots, colons): hashed into a table or Redis key name.
     name = "limit_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    bucket: AbstractBucket
     if store.startswith(REDIS_SCHEMES):
         from pyrate_limiter import RedisBucket
 
@@ -177,10 +178,29 @@ def _build(store: str, key: str, windows: tuple[tuple[int, int], ...]) -> Any:
                 "a redis:// store needs the Redis client: pip install 'toolchoice-pipeline[redis]'"
             ) from None
 
-        bucket = RedisBucket.init(rates, Redis.from_url(store), f"toolchoice:{name}")
+        redis = Redis.from_url(store)
+        bucket = RedisBucket(rates, redis, f"toolchoice:{name}", redis.script_load(redis_put_script()))
     else:
         from pyrate_limiter import SQLiteBucket
 
         Path(store).parent.mkdir(parents=True, exist_ok=True)
         bucket = SQLiteBucket.init_from_file(rates, table=name, db_path=store, use_file_lock=True)
     return Limiter(bucket, buffer_ms=BUFFER_MS)
+
+
+# pyrate-limiter's Redis script counts a window's entries up to the new item's own timestamp, which the client
+# stamped before its round trip to Redis. An item stamped earlier but stored later (another process's call got
+# there first) then misses the later-stamped entry, and each was admitted without counting the other: a window
+# held the limit plus one (seen under load, two processes sharing 4 requests per second). Counting every entry
+# from the window's start on, as pyrate-limiter's SQLite bucket does, holds the limit in any window whatever
+# order the entries arrive in.
+_COUNT_TO_OWN_STAMP = "redis.call('ZCOUNT', bucket, window_start, now)"
+_COUNT_EVERY_LATER_ENTRY = "redis.call('ZCOUNT', bucket, window_start, '+inf')"
+
+
+def redis_put_script() -> str:
+    """pyrate-limiter's Lua script that admits and stores one Redis entry, counting the entries stamped after the
+    new one too. Its own script when a later pyrate-limiter no longer counts up to the stamp (a test then fails)."""
+    from pyrate_limiter.buckets.redis_bucket import LuaScript
+
+    return LuaScript.PUT_ITEM.replace(_COUNT_TO_OWN_STAMP, _COUNT_EVERY_LATER_ENTRY)
