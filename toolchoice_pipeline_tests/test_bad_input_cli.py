@@ -287,33 +287,37 @@ def test_a_damaged_scores_json_is_one_problem_and_the_trend_leaves_it_out(stored
     assert load_trend(stored) == []
 
 
-@pytest.mark.parametrize(
-    "content, why",
-    [
-        (b"", "empty file (0 bytes)"),
-        (b'{"release_id": "r2", "kind": "release", "su', "bad JSON (EOF while parsing"),  # cut short
-        (b"{'release_id': 'r2'}", "bad JSON (key must be a string"),
-        (b'{"release_id": "r2", "kind": "release", "suite": "unit"}', "models: Field required"),
-    ],
-)
-def test_report_names_a_damaged_scores_json_it_leaves_out_and_refuses_it_when_asked_for(
-    stored, capsys, monkeypatch, content, why
+DAMAGED_SCORES = {  # release id: its scores.json, and why the report leaves it out
+    "r2": (b"", "empty file (0 bytes)"),
+    "r3": (b'{"release_id": "r3", "kind": "release", "su', "bad JSON (EOF while parsing"),  # cut short
+    "r4": (b"{'release_id': 'r4'}", "bad JSON (key must be a string"),
+    "r5": (b'{"release_id": "r5", "kind": "release", "suite": "unit"}', "models: Field required"),
+}
+
+
+def test_report_names_each_damaged_scores_json_it_leaves_out_and_refuses_each_when_asked_for(
+    stored, capsys, monkeypatch
 ):
+    """Four kinds of damage beside the good r1, in one data directory: one report (one drawing of r1's pictures)
+    names each damaged file, and each is refused when asked for."""
     from toolchoice_pipeline.cli import cli
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    damaged = stored / "releases" / "r2" / "scores.json"
-    damaged.parent.mkdir()
-    damaged.write_bytes(content)
+    for release_id, (content, _) in DAMAGED_SCORES.items():
+        damaged = stored / "releases" / release_id / "scores.json"
+        damaged.parent.mkdir()
+        damaged.write_bytes(content)
     before = snapshot(stored)
     assert run_guarded(cli, ["report", "--data-dir", str(stored)]) == 0
     out, err = capsys.readouterr()
-    [warning] = [line for line in err.splitlines() if "r2" in line]
-    assert warning.startswith(f"warning: {damaged}: ") and why in warning and "left out of the trend" in warning
     assert "r1" in out and "Traceback" not in err
-    assert run_guarded(cli, ["report", "--data-dir", str(stored), "--release", "r2"]) == 2
-    _, err = capsys.readouterr()
-    assert err.startswith(f"error: {damaged}") and "Traceback" not in err
+    for release_id, (_, why) in DAMAGED_SCORES.items():
+        damaged = stored / "releases" / release_id / "scores.json"
+        [warning] = [line for line in err.splitlines() if str(damaged) in line]
+        assert warning.startswith(f"warning: {damaged}: ") and why in warning and "left out of the trend" in warning
+        assert run_guarded(cli, ["report", "--data-dir", str(stored), "--release", release_id]) == 2
+        _, refused = capsys.readouterr()
+        assert refused.startswith(f"error: {damaged}") and "Traceback" not in refused
     assert unchanged(before, stored)
 
 
