@@ -79,10 +79,31 @@ def set_description(data_dir: Path, tool: str, description: str, suite: str = DE
     return before
 
 
+#: A home whose storages a new instance created, per ``dagster_instance`` arguments: made once per process.
+_EMPTY_HOMES: dict[str, Path] = {}
+
+
 def dagster_instance(home: Path, **kwargs: Any):
-    """``dagster.instance_for_test`` persisted in ``home`` (created): a context manager giving the instance."""
+    """``dagster.instance_for_test`` persisted in ``home`` (created): a context manager giving the instance.
+
+    A new (or empty) ``home`` first gets a copy of the SQLite storages an instance of the same arguments created
+    once in this process: the same files a new instance writes (schemas, migration stamps; no path, no run), for a
+    tenth of the cost of creating them (about 0.4 CPU-s an instance). Each test still has its own empty instance.
+    """
+    import atexit
+    import tempfile
+
     import dagster as dg
 
+    if not home.is_dir() or not any(home.iterdir()):
+        key = json.dumps(kwargs, sort_keys=True, default=str)
+        if key not in _EMPTY_HOMES:
+            empty = Path(tempfile.mkdtemp(prefix="toolchoice-empty-dagster-home-"))
+            atexit.register(shutil.rmtree, empty, ignore_errors=True)
+            with dg.instance_for_test(temp_dir=str(empty), **kwargs):
+                pass
+            _EMPTY_HOMES[key] = empty
+        shutil.copytree(_EMPTY_HOMES[key], home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("dagster.yaml"))
     home.mkdir(parents=True, exist_ok=True)
     return dg.instance_for_test(temp_dir=str(home), **kwargs)
 

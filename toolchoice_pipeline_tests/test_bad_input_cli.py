@@ -20,6 +20,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -242,12 +243,27 @@ def test_a_model_listed_twice_in_suite_yaml_is_refused_with_its_line(tmp_path):
 # --- what is stored: scores.json, baseline.json, the warehouse, the call journal -------------------------------
 
 
+@pytest.fixture(scope="module")
+def published(tmp_path_factory) -> Path:
+    """One release r1 (the baseline of suite ``unit``), published once for the module: the tests damage copies."""
+    root = tmp_path_factory.mktemp("published")
+    publish(root, make_suite(6), "r1")
+    return root
+
+
+def copy_store(published: Path, data_dir: Path) -> Path:
+    """Copy ``published``'s releases and warehouse into ``data_dir``, but for the warehouse's DuckDB file: that
+    file is derived (its views name the directory they were built in), so the first read here builds it anew
+    over these files, as it does after a crash. Returns ``data_dir``."""
+    for part in ("releases", "warehouse"):
+        shutil.copytree(published / part, data_dir / part, ignore=shutil.ignore_patterns("toolchoice.duckdb"))
+    return data_dir
+
+
 @pytest.fixture
-def stored(tmp_path):
-    """A data dir with one published release r1 (the baseline of suite ``unit``)."""
-    suite = make_suite(6)
-    publish(tmp_path, suite, "r1")
-    return tmp_path
+def stored(published, tmp_path):
+    """A data dir with one published release r1 (the baseline of suite ``unit``): a copy of ``published``."""
+    return copy_store(published, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -271,33 +287,37 @@ def test_a_damaged_scores_json_is_one_problem_and_the_trend_leaves_it_out(stored
     assert load_trend(stored) == []
 
 
-@pytest.mark.parametrize(
-    "content, why",
-    [
-        (b"", "empty file (0 bytes)"),
-        (b'{"release_id": "r2", "kind": "release", "su', "bad JSON (EOF while parsing"),  # cut short
-        (b"{'release_id': 'r2'}", "bad JSON (key must be a string"),
-        (b'{"release_id": "r2", "kind": "release", "suite": "unit"}', "models: Field required"),
-    ],
-)
-def test_report_names_a_damaged_scores_json_it_leaves_out_and_refuses_it_when_asked_for(
-    stored, capsys, monkeypatch, content, why
+DAMAGED_SCORES = {  # release id: its scores.json, and why the report leaves it out
+    "r2": (b"", "empty file (0 bytes)"),
+    "r3": (b'{"release_id": "r3", "kind": "release", "su', "bad JSON (EOF while parsing"),  # cut short
+    "r4": (b"{'release_id': 'r4'}", "bad JSON (key must be a string"),
+    "r5": (b'{"release_id": "r5", "kind": "release", "suite": "unit"}', "models: Field required"),
+}
+
+
+def test_report_names_each_damaged_scores_json_it_leaves_out_and_refuses_each_when_asked_for(
+    stored, capsys, monkeypatch
 ):
+    """Four kinds of damage beside the good r1, in one data directory: one report (one drawing of r1's pictures)
+    names each damaged file, and each is refused when asked for."""
     from toolchoice_pipeline.cli import cli
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    damaged = stored / "releases" / "r2" / "scores.json"
-    damaged.parent.mkdir()
-    damaged.write_bytes(content)
+    for release_id, (content, _) in DAMAGED_SCORES.items():
+        damaged = stored / "releases" / release_id / "scores.json"
+        damaged.parent.mkdir()
+        damaged.write_bytes(content)
     before = snapshot(stored)
     assert run_guarded(cli, ["report", "--data-dir", str(stored)]) == 0
     out, err = capsys.readouterr()
-    [warning] = [line for line in err.splitlines() if "r2" in line]
-    assert warning.startswith(f"warning: {damaged}: ") and why in warning and "left out of the trend" in warning
     assert "r1" in out and "Traceback" not in err
-    assert run_guarded(cli, ["report", "--data-dir", str(stored), "--release", "r2"]) == 2
-    _, err = capsys.readouterr()
-    assert err.startswith(f"error: {damaged}") and "Traceback" not in err
+    for release_id, (_, why) in DAMAGED_SCORES.items():
+        damaged = stored / "releases" / release_id / "scores.json"
+        [warning] = [line for line in err.splitlines() if str(damaged) in line]
+        assert warning.startswith(f"warning: {damaged}: ") and why in warning and "left out of the trend" in warning
+        assert run_guarded(cli, ["report", "--data-dir", str(stored), "--release", release_id]) == 2
+        _, refused = capsys.readouterr()
+        assert refused.startswith(f"error: {damaged}") and "Traceback" not in refused
     assert unchanged(before, stored)
 
 
@@ -377,6 +397,16 @@ def test_a_call_journal_that_cannot_be_opened_names_the_file_and_cache_path(tmp_
     assert not isinstance(caught.value.__cause__, sqlite3.Error)
 
 
+def waiting_for_a_file_lock(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is inside ``FileLock.acquire`` (waiting for a lock another holder has)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == "acquire" and f"{os.sep}filelock{os.sep}" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def test_two_runs_publishing_one_release_id_at_once_the_second_is_refused_not_silently_replacing(stored):
     """The second run checked the id was free before it started; it must check again under the lock."""
     suite = make_suite(6)
@@ -393,8 +423,10 @@ def test_two_runs_publishing_one_release_id_at_once_the_second_is_refused_not_si
     with store.publishing_lock("r2"):  # the first run is committing r2
         thread = threading.Thread(target=second)
         thread.start()
-        time.sleep(0.5)
-        assert thread.is_alive()  # waiting for the first run
+        deadline = time.monotonic() + 60
+        while not waiting_for_a_file_lock(thread):  # the second run has checked the id and waits for the first
+            assert thread.is_alive() and time.monotonic() < deadline, outcome
+            time.sleep(0.01)
         # the first run finishes r2
         store.write_scores(
             ReleaseDocument(release_id="r2", kind="nightly", suite="unit", models={}, run_id="run-first")
@@ -474,8 +506,8 @@ def test_validate_refuses_a_suite_name_that_walks_out_of_suites(data_dir, capsys
     ]
 
 
-def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir, capsys, monkeypatch):
-    publish(data_dir, make_suite(6), "r1")
+def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir, published, capsys, monkeypatch):
+    copy_store(published, data_dir)
     path = data_dir / "releases" / "r1" / "scores.json"
     path.write_bytes(b"\xff\xfe{}")
     assert refused_in_process(capsys, monkeypatch, "gate", "r1", "--data-dir", str(data_dir)) == [
@@ -483,9 +515,10 @@ def test_gate_on_a_scores_json_that_is_not_utf8_exits_2(data_dir, capsys, monkey
     ]
 
 
-def demo_baseline(data_dir: Path) -> None:
-    """Make r1 (suite ``unit``, published from records) the demo suite's baseline in ``baseline.json``."""
-    publish(data_dir, make_suite(6), "r1")
+def demo_baseline(data_dir: Path, published: Path) -> None:
+    """Make r1 (suite ``unit``, published from records, copied from ``published``) the demo suite's baseline in
+    ``baseline.json``."""
+    copy_store(published, data_dir)
     path = data_dir / "releases" / "baseline.json"
     baselines = json.loads(path.read_text(encoding="utf-8"))
     baselines["suites"][DEMO_SUITE] = baselines["suites"].pop("unit")
@@ -493,8 +526,10 @@ def demo_baseline(data_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["baseline scores.json", "baseline.json", "commit record", "Parquet file"])
-def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(data_dir, damage, capsys, monkeypatch):
-    demo_baseline(data_dir)
+def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(
+    data_dir, published, damage, capsys, monkeypatch
+):
+    demo_baseline(data_dir, published)
     target = {
         "baseline scores.json": data_dir / "releases" / "r1" / "scores.json",
         "baseline.json": data_dir / "releases" / "baseline.json",

@@ -20,13 +20,15 @@ HEADING = "## Gate FAILED: release `r2` against baseline `r1` (suite `unit`)"
 TABLE_RULE = "|---|---|---|---|---|"
 
 
-@pytest.fixture
-def data_dir(tmp_path):
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """r1 and r2 (its gate failed), published once for the module: ``gate`` only reads them."""
+    root = tmp_path_factory.mktemp("gate_markdown")
     suite = make_suite(40)
-    publish(tmp_path, suite, "r1")
-    failed = publish(tmp_path, suite, "r2", models={"local/a": {"wrong_tool": {"t03", "t07"}}, "local/b": {}})
+    publish(root, suite, "r1")
+    failed = publish(root, suite, "r2", models={"local/a": {"wrong_tool": {"t03", "t07"}}, "local/b": {}})
     assert not failed.gate.passed
-    return tmp_path
+    return root
 
 
 def gate_on_a_terminal(argv: list[str], monkeypatch) -> tuple[int, str]:

@@ -5,6 +5,7 @@ The whole graph through Dagster is covered by the ``slow`` end-to-end tests."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -76,15 +77,24 @@ def released(tmp_path_factory) -> ToolchoiceResource:
     return staged_data_dir(tmp_path_factory.mktemp("released") / "data")
 
 
+@functools.cache
+def instance() -> dg.DagsterInstance:
+    """One ephemeral instance for every context built here. An asset or check called directly has no run, so it
+    records nothing in it; without one, each context built its own (an in-memory SQLite schema, ~0.1 CPU-s)."""
+    return dg.DagsterInstance.ephemeral()
+
+
 def context(toolchoice: ToolchoiceResource) -> dg.AssetExecutionContext:
     """The resources are passed to the asset as keyword arguments, as Dagster's direct invocation wants."""
-    return dg.build_asset_context(partition_key=RELEASE)
+    return dg.build_asset_context(partition_key=RELEASE, instance=instance())
 
 
 def check_context(toolchoice: ToolchoiceResource) -> dg.AssetCheckExecutionContext:
     """``dg.build_asset_check_context`` has no partition key (Dagster 1.13); the context it builds wraps an op
     context, and ``dg.build_op_context`` takes one."""
-    return DirectAssetCheckExecutionContext(op_execution_context=dg.build_op_context(partition_key=RELEASE))
+    return DirectAssetCheckExecutionContext(
+        op_execution_context=dg.build_op_context(partition_key=RELEASE, instance=instance())
+    )
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +127,7 @@ def stages(released):
 
 
 def op_context() -> dg.OpExecutionContext:
-    return dg.build_op_context(partition_key=RELEASE)
+    return dg.build_op_context(partition_key=RELEASE, instance=instance())
 
 
 def agent_runs_of(toolchoice: ToolchoiceResource, snapshot, catalog, tasks) -> dg.Output:

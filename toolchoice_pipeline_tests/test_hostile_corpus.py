@@ -25,7 +25,7 @@ import yaml
 from toolchoice_pipeline.cli import cli
 from toolchoice_pipeline.cli.common import run_guarded
 from toolchoice_pipeline_tests.conftest import DATA
-from toolchoice_pipeline_tests.release_helpers import make_suite, publish
+from toolchoice_pipeline_tests.release_helpers import write_scored
 
 SUITE = "coding_agent"
 DEEP = 100_000
@@ -138,7 +138,9 @@ def both(*setups: Callable[[Path, Path], None]) -> Callable[[Path, Path], None]:
 
 
 def stored_release(data: Path, tmp: Path) -> None:
-    publish(data, make_suite(4), "r1")
+    """A finished release r1 as the store holds it (its ``scores.json``): the output paths below are refused
+    before anything of it is read, so it is written straight, not published."""
+    write_scored(data, "r1")
 
 
 SECRET = "Bearer " + "corpus" + "Tok7" * 6

@@ -46,10 +46,13 @@ def in_process(capsys, *args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(["toolchoice", *args], code, out, err)
 
 
-@pytest.fixture
-def stored(tmp_path) -> Path:
-    publish(tmp_path, make_suite(6), "r1")
-    return tmp_path
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> Path:
+    """Release r1, published once for the module: the refusals below write nothing (each test checks its own
+    ``tmp_path``)."""
+    root = tmp_path_factory.mktemp("stored")
+    publish(root, make_suite(6), "r1")
+    return root
 
 
 # --- output paths --------------------------------------------------------------------------------------------

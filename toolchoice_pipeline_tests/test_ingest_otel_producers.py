@@ -69,9 +69,26 @@ def ingested(capsys, tmp_path: Path, fixture: str) -> tuple[list[dict], list[dic
     return stored(tmp_path / "data")
 
 
+@pytest.fixture(scope="module")
+def ingested_once(tmp_path_factory):
+    """``ingested_once(capsys, fixture)``: the directory holding the ``data/`` a producer's fixture was ingested
+    into by :func:`ingested`, once for the module: the tests taking it only read the suite written."""
+    done: dict[str, Path] = {}
+
+    def ingested_once(capsys, fixture: str) -> Path:
+        if fixture not in done:
+            root = tmp_path_factory.mktemp(fixture)
+            ingested(capsys, root, fixture)
+            done[fixture] = root
+        return done[fixture]
+
+    return ingested_once
+
+
 @pytest.mark.parametrize("fixture", sorted(PRODUCERS))
-def test_every_producer_gives_the_eight_prompts_with_their_first_calls(fixture, tmp_path, capsys):
-    tasks, replay = ingested(capsys, tmp_path, fixture)
+def test_every_producer_gives_the_eight_prompts_with_their_first_calls(fixture, ingested_once, capsys):
+    root = ingested_once(capsys, fixture)
+    tasks, replay = stored(root / "data")
     assert [t["messages"][-1]["content"] for t in tasks] == PROMPTS
     assert first_calls(replay) == FIRST_CALLS
     assert replay[1]["tool_calls"][0]["arguments"] == {
@@ -79,12 +96,12 @@ def test_every_producer_gives_the_eight_prompts_with_their_first_calls(fixture, 
         "query": "level:error",
         "since_minutes": 30,
     }
-    load_suite(tmp_path / "data", "s")
+    load_suite(root / "data", "s")
 
 
 @pytest.mark.parametrize("fixture", sorted(PRODUCERS))
-def test_every_producer_keeps_the_system_message_and_feeds_tool_results_back(fixture, tmp_path, capsys):
-    tasks, _ = ingested(capsys, tmp_path, fixture)
+def test_every_producer_keeps_the_system_message_and_feeds_tool_results_back(fixture, ingested_once, capsys):
+    tasks, _ = stored(ingested_once(capsys, fixture) / "data")
     for task in tasks:  # (Pydantic AI 2.x adds instructions of its own after ours)
         assert task["messages"][0]["role"] == "system" and task["messages"][0]["content"].startswith(SYSTEM)
         assert task["messages"][0]["content"].count(SYSTEM) == 1
@@ -98,14 +115,15 @@ def test_every_producer_keeps_the_system_message_and_feeds_tool_results_back(fix
 
 
 @pytest.mark.parametrize("fixture", sorted(f for f, has in PRODUCERS.items() if has))
-def test_a_trace_with_definitions_is_graded_against_its_own_catalog(fixture, tmp_path, capsys):
-    tasks, _ = ingested(capsys, tmp_path, fixture)
+def test_a_trace_with_definitions_is_graded_against_its_own_catalog(fixture, ingested_once, capsys):
+    root = ingested_once(capsys, fixture)
+    tasks, _ = stored(root / "data")
     for task in tasks:
         assert TOOL_NAMES <= {tool["name"] for tool in task["tools"]}
         assert "catalog:trace" in task["tags"]
     status = next(tool for tool in tasks[0]["tools"] if tool["name"] == "get_service_status")
     assert status["description"].startswith("Current health of one service")
-    manifest = json.loads((tmp_path / "data" / "suites" / "s" / "ingest.json").read_text())
+    manifest = json.loads((root / "data" / "suites" / "s" / "ingest.json").read_text())
     assert manifest["catalog"]["task_catalog_sources"] == {"trace": 8}
 
 
@@ -178,8 +196,10 @@ def test_definitions_cut_by_the_attribute_length_limit_are_named(fixture, tmp_pa
 
 
 @pytest.mark.parametrize("fixture", ["pydantic-ai-0.8.1", "pydantic-ai-2.68.0"])
-def test_a_framework_retry_is_no_turn_and_the_follow_up_after_the_structured_answer_is_kept(fixture, tmp_path, capsys):
-    tasks, replay = ingested(capsys, tmp_path, fixture)
+def test_a_framework_retry_is_no_turn_and_the_follow_up_after_the_structured_answer_is_kept(
+    fixture, ingested_once, capsys
+):
+    tasks, replay = stored(ingested_once(capsys, fixture) / "data")
     assert [t["id"].rsplit("-", 1)[1] for t in tasks] == ["t0", "t1", "t2", "t3", "t4", "t5", "t0", "t1"]
     follow_up = tasks[5]["messages"]
     retries = [m for m in follow_up if m.get("name") == "framework_retry"]

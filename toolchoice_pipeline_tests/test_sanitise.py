@@ -319,6 +319,17 @@ def test_user_names_learnt_from_a_cwd_are_redacted_everywhere_but_generic_ones_a
     assert sanitiser.text("a dev server") == "a dev server"
 
 
+def test_a_text_seen_again_is_judged_with_what_the_sanitiser_knows_then():
+    """Clean texts are remembered (the same keys and values come back on every record): a user name learnt later
+    still redacts one, and a text with a secret is counted each time it comes."""
+    sanitiser = Sanitiser()
+    assert sanitiser.text("ask plantedcarol") == "ask plantedcarol" == sanitiser.text("ask plantedcarol")
+    sanitiser.learn_path("/Users/plantedcarol/work")
+    assert sanitiser.text("ask plantedcarol") == "ask [REDACTED:user_name]"
+    assert sanitiser.text("mail planted.bob@corp.example") == sanitiser.text("mail planted.bob@corp.example")
+    assert sanitiser.counts == {"user_name": 1, "email": 2}
+
+
 def test_values_under_secret_keys_are_redacted_whole_and_other_values_walked():
     value = Sanitiser().value(
         {

@@ -92,6 +92,10 @@ _HOME_DIRECTORY = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)(?P<
 _SHORTEST_SPLIT = 9  # the shortest text a secret split in two can be written in (8 characters and a join)
 _SHORTEST_LOOSE = 16  # the shortest run :func:`.secret_rules.loose_tokens` or :func:`.base64_texts` looks at
 # A secret's placeholder right before more characters of a token's alphabet: the rule stopped short of the token.
+#: Texts :meth:`Sanitiser.text` found clean are remembered up to this length and this many per sanitiser: the same
+#: short strings (JSON keys, roles, tool names, paths) come back on every record of a transcript or trace.
+_CLEAN_TEXT_MAX_LENGTH = 256
+_CLEAN_TEXTS_MAX = 20_000
 _CUT_SHORT = re.compile(r"(\[REDACTED:(?!email\]|user_name\])[a-z0-9_]+\])[A-Za-z0-9_\-]+={0,2}")
 _ALREADY_REDACTED = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GENERIC_USER_NAMES = frozenset(
@@ -369,6 +373,8 @@ class Sanitiser:
     counts: Counter = field(default_factory=Counter)
     _names: set[str] = field(default_factory=set)
     _names_pattern: re.Pattern[str] | None = None
+    # Short texts found clean with the user names known now (cleared when one is learned): each looked at once.
+    _clean: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_tool_result_bytes < 64:
@@ -386,6 +392,7 @@ class Sanitiser:
         if len(name) < 3 or name.lower() in _GENERIC_USER_NAMES or name in self._names or name.startswith("["):
             return
         self._names.add(name)
+        self._clean.clear()  # a text clean before may hold the new name
         by_length = sorted(self._names, key=len, reverse=True)
         long = "|".join(re.escape(n) for n in by_length if len(n) >= _IDENTIFIER_PART_MIN_LENGTH)
         short = "|".join(re.escape(n) for n in by_length if len(n) < _IDENTIFIER_PART_MIN_LENGTH)
@@ -399,8 +406,21 @@ class Sanitiser:
 
     def text(self, text: str) -> str:
         """``text`` with every secret, e-mail address and user name replaced by ``[REDACTED:<kind>]``."""
-        if not text:
+        if not text or text in self._clean:
             return text
+        counted, names = self.counts.total(), len(self._names)
+        redacted = self._redact(text)
+        if (
+            redacted == text
+            and len(text) <= _CLEAN_TEXT_MAX_LENGTH
+            and len(self._clean) < _CLEAN_TEXTS_MAX
+            and self.counts.total() == counted
+            and len(self._names) == names
+        ):
+            self._clean.add(text)
+        return redacted
+
+    def _redact(self, text: str) -> str:
         if self.joins and len(text) > _SHORTEST_SPLIT:
             text = self._split(text)
         lower = text.lower()
