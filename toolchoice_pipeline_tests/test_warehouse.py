@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,6 +53,23 @@ def release_tables(release_id, n_tasks=20, models=("local/a", "local/b"), wrong_
 def counts(con, release_id=None):
     where = "" if release_id is None else f" WHERE release_id = '{release_id}'"
     return {name: con.execute(f"SELECT count(*) FROM {name}{where}").fetchone()[0] for name in TABLE_NAMES}
+
+
+@pytest.mark.parametrize("how", ["moved", "copied with its times kept"])
+def test_a_data_directory_moved_or_copied_whole_shows_its_own_files(tmp_path, how):
+    # `mv`, `cp -a` and `rsync -a` keep every file's time: the commit records look unchanged, the views do not.
+    old, new = tmp_path / "old", tmp_path / "new"
+    lineage, tables = release_tables("r1", n_tasks=4)
+    Warehouse(old).write_release(lineage, tables, kind="release")
+    with Warehouse(old).connect() as con:
+        assert counts(con)["task_scores"] == tables["task_scores"].num_rows
+    if how == "moved":
+        old.rename(new)
+    else:
+        shutil.copytree(old, new, copy_function=shutil.copy2)
+        shutil.rmtree(old)  # the copy must not read the original
+    with Warehouse(new).connect() as con:
+        assert counts(con) == {name: t.num_rows for name, t in tables.items()}
 
 
 def test_views_show_every_table_with_lineage_on_every_row(tmp_path):

@@ -331,7 +331,7 @@ class Warehouse:
 
         try:
             with duckdb.connect(str(self.duckdb_path), read_only=True) as con:
-                if _views_version(con) != VIEWS_VERSION:
+                if _views_version(con) != VIEWS_VERSION or _meta(con, "views_root") != self._views_root():
                     return True
                 shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
         except duckdb.Error:
@@ -561,7 +561,7 @@ class Warehouse:
                         "INSERT INTO _files VALUES (?, ?, ?)",
                         [(release_id, name, relative) for name, relative in commit.files.items()],
                     )
-                if fresh or _meta(con, "views_over") != "data":
+                if fresh or _meta(con, "views_over") != "data" or _meta(con, "views_root") != self._views_root():
                     self._create_views(con)
                 con.execute("CHECKPOINT")
             with open(tmp, "rb") as handle:
@@ -594,7 +594,7 @@ class Warehouse:
     def _create_views(self, con: DuckDBPyConnection) -> None:
         """One view per table over the glob of its data files (plus the empty schema file, which gives the view
         every declared column), keeping the rows of committed files only; ``releases`` over ``_committed``."""
-        root = str(self.root) if self.remote else self.root.resolve().as_posix()
+        root = self._views_root()
         over_data = True
         for name in TABLE_NAMES:
             schema = self._schema_file(name)
@@ -611,12 +611,18 @@ class Warehouse:
                 f"WHERE table_name = {_sql_string(name)})"
             )
         con.execute("INSERT OR REPLACE INTO _meta VALUES ('views_over', ?)", ["data" if over_data else "schema"])
+        con.execute("INSERT OR REPLACE INTO _meta VALUES ('views_root', ?)", [root])
         con.execute(
             "CREATE OR REPLACE VIEW releases AS SELECT release_id, suite, catalog_version, run_id, kind, "
             "committed_at FROM _committed"
         )
         for view in DERIVED_VIEWS:
             con.execute(view)
+
+    def _views_root(self) -> str:
+        """The absolute location the views read the data files under. A data directory copied or moved with its
+        files' times kept (``cp -a``, ``rsync -a``) holds views over the old one until they are made anew."""
+        return str(self.root) if self.remote else self.root.resolve().as_posix()
 
     def _schema_file(self, name: str) -> Path:
         path = self.root / SCHEMA_DIR / f"{name}.parquet"
