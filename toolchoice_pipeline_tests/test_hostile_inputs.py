@@ -222,8 +222,11 @@ def test_bounded_lines_refuses_a_long_line_by_number_and_reads_on(tmp_path):
 
 def test_a_session_line_over_the_limit_is_skipped_and_the_others_are_read(tmp_path):
     session = tmp_path / "s.jsonl"
-    huge = '{"type": "user", "pad": "' + "x" * (MAX_LINE_BYTES + 10) + '"}'
-    session.write_text('{"type": "user", "n": 1}\n' + huge + '\n{"type": "user", "n": 3}\n')
+    with session.open("wb") as out:  # the long line written a MiB at a time, never whole in memory
+        out.write(b'{"type": "user", "n": 1}\n{"type": "user", "pad": "')
+        for _ in range(MAX_LINE_BYTES // (1 << 20)):
+            out.write(b"x" * (1 << 20))
+        out.write(b'"}\n{"type": "user", "n": 3}\n')
     warnings = Warnings()
     kept = [number for number, _ in read_json_lines(session, "s.jsonl", warnings)]
     assert kept == [1, 3]
