@@ -126,7 +126,7 @@ BOUND_S = TIMEOUT_S + TOTAL_TIMEOUT_GRACE_S
 
 def test_the_timeout_bounds_the_models_own_time_not_the_wait_for_the_engine_nor_binding_a_tool_list(engine):
     # Binding the tool list alone takes longer than the whole bound, so every later call waits longer than it for
-    # the engine; yet each call's own answering time is 0.01 s, far inside the timeout, so none is cut.
+    # the engine; yet each call's own answering time is 0.01 s, far inside the bound, so none is cut.
     engine.BIND_DELAY, engine.DELAY = BOUND_S + 0.05, 0.01
 
     async def together():
