@@ -1,7 +1,8 @@
 """A tiny OpenAI-compatible chat server on 127.0.0.1 for tests (a stand-in for vLLM, llama.cpp's server or
 Ollama's ``/v1``): ``POST /v1/chat/completions`` answers with a call of the request's tool whose name appears in
 the last user message (else its first tool), or with text after a tool result. It needs no key and records
-each request's ``Authorization`` header and model; ``delay_s`` makes it slow. Hostile modes (issue 29): ``usage``
+each request's ``Authorization`` header and model; ``delay_s`` makes it slow (seconds, or a function of the
+request's body giving them: e.g. only the preflight call slow). Hostile modes (issue 29): ``usage``
 replaces the reply's usage; ``trickle_s`` sends the reply one byte every ``trickle_s`` seconds (a provider that
 sends 1 byte per second; ``sent`` tells how far each reply got); ``retry_after`` answers every request 429 with that ``Retry-After`` header; ``reply_text`` answers that text;
 ``raw_body`` (a function giving the body's chunks) sends those bytes as they come, with no length, until the
@@ -19,6 +20,9 @@ import time
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+# How often the serving loop looks for close() (socketserver's default, 0.5 s, made every close() wait ~0.5 s).
+SHUTDOWN_POLL_S = 0.02
 
 
 def _reply(request: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +55,7 @@ class OpenAICompatibleServer:
 
     def __init__(
         self,
-        delay_s: float = 0.0,
+        delay_s: float | Callable[[dict[str, Any]], float] = 0.0,
         usage: dict[str, Any] | None = None,
         trickle_s: float = 0.0,
         retry_after: str | None = None,
@@ -85,8 +89,9 @@ class OpenAICompatibleServer:
                     if held:
                         outer.held.set()
                         outer._released.wait()
-                if delay_s:
-                    time.sleep(delay_s)
+                delay = delay_s(body) if callable(delay_s) else delay_s
+                if delay:
+                    time.sleep(delay)
                 reply = _reply(body)
                 if usage is not None:
                     reply["usage"] = usage
@@ -137,7 +142,7 @@ class OpenAICompatibleServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(SHUTDOWN_POLL_S,), daemon=True).start()
         self.api_base = f"http://127.0.0.1:{self.server.server_port}/v1"
 
     def release(self) -> None:
@@ -145,6 +150,7 @@ class OpenAICompatibleServer:
         self._released.set()
 
     def close(self) -> None:
+        """Stop serving (within :data:`SHUTDOWN_POLL_S`); requests still in hand finish on their own threads."""
         self.release()
         self.server.shutdown()
         self.server.server_close()

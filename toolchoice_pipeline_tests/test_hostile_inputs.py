@@ -164,10 +164,12 @@ def test_negative_token_usage_from_a_provider_is_refused(no_key, usage):
 
 
 def test_a_reply_sent_one_byte_at_a_time_cannot_extend_the_call_past_its_timeout(no_key):
-    server = serve(trickle_s=0.2)  # a ~300-byte reply: a minute at this pace; each byte well inside a read timeout
+    # a ~300-byte reply: 15 s at this pace, 10 times the attempt's bound (0.5 s + 1 s grace); each byte comes a
+    # tenth of the read timeout after the last
+    server = serve(trickle_s=0.05)
     try:
-        with pytest.raises(litellm.Timeout, match="no whole reply within 2 s"):
-            call(server, RetryConfig(max_attempts=1, timeout_s=2))
+        with pytest.raises(litellm.Timeout, match="no whole reply within 0.5 s"):
+            call(server, RetryConfig(max_attempts=1, timeout_s=0.5))
         # ended by the timeout while the reply was still coming (the server's count of what it sent), not by its length
         assert len(server.requests) == 1 and not any(sent == length for sent, length in server.sent)
     finally:
@@ -194,12 +196,15 @@ def test_a_retry_after_beyond_the_cap_fails_the_call_at_once(no_key, monkeypatch
         server.close()
 
 
-def test_a_retry_after_within_the_cap_is_waited_for_and_retried(no_key):
+def test_a_retry_after_within_the_cap_is_waited_for_and_retried(no_key, monkeypatch):
     server = serve(retry_after="0.1")
     try:
+        waits: list[float] = []
+        monkeypatch.setattr(llm, "_backoff_sleep", _noted_sleep(waits))
         with pytest.raises(litellm.RateLimitError) as failed:
             call(server, RetryConfig(max_attempts=3, initial_wait_s=0, max_wait_s=0.2, timeout_s=30))
         assert failed.value.attempts == 3 and len(server.requests) == 3
+        assert waits == [0.1, 0.1]  # the Retry-After before each retry (the backoff alone would be 0)
     finally:
         server.close()
 
@@ -217,8 +222,11 @@ def test_bounded_lines_refuses_a_long_line_by_number_and_reads_on(tmp_path):
 
 def test_a_session_line_over_the_limit_is_skipped_and_the_others_are_read(tmp_path):
     session = tmp_path / "s.jsonl"
-    huge = '{"type": "user", "pad": "' + "x" * (MAX_LINE_BYTES + 10) + '"}'
-    session.write_text('{"type": "user", "n": 1}\n' + huge + '\n{"type": "user", "n": 3}\n')
+    with session.open("wb") as out:  # the long line written a MiB at a time, never whole in memory
+        out.write(b'{"type": "user", "n": 1}\n{"type": "user", "pad": "')
+        for _ in range(MAX_LINE_BYTES // (1 << 20)):
+            out.write(b"x" * (1 << 20))
+        out.write(b'"}\n{"type": "user", "n": 3}\n')
     warnings = Warnings()
     kept = [number for number, _ in read_json_lines(session, "s.jsonl", warnings)]
     assert kept == [1, 3]

@@ -11,7 +11,7 @@ import pytest
 
 from toolchoice_pipeline.execution.llm import complete
 from toolchoice_pipeline.execution.local_server import PLACEHOLDER_KEY, is_loopback, needs_placeholder_key
-from toolchoice_pipeline.execution.preflight import static_problem
+from toolchoice_pipeline.execution.preflight import PREFLIGHT_MESSAGES, static_problem
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig, RunConfig
 from toolchoice_pipeline_tests.execution_support import numbered_tasks, write_suite
@@ -82,9 +82,9 @@ def test_the_journal_keeps_a_local_models_calls_when_its_server_moves_to_another
 
 def test_a_per_model_timeout_replaces_the_retries_timeout(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    slow = OpenAICompatibleServer(delay_s=3.0)
+    slow = OpenAICompatibleServer(delay_s=3.0)  # within the retries' 30 s, 15 times the model's own timeout
     try:
-        spec = ModelSpec(model=MODEL, params={"api_base": slow.api_base}, timeout_s=0.5)
+        spec = ModelSpec(model=MODEL, params={"api_base": slow.api_base}, timeout_s=0.2)
         with pytest.raises(litellm.Timeout):
             asyncio.run(complete(spec, [{"role": "user", "content": "hi"}], retries=RETRIES))
     finally:
@@ -98,14 +98,15 @@ def test_a_slow_preflight_call_sizes_the_timeout_advice(caplog, tmp_path, monkey
     advice = timeout_advice("openai/m", 82.0, 120.0)  # the issue's first call on a slow server
     assert "took 82.0 s of its 120 s timeout" in advice and "timeout_s: 492" in advice
     assert "timeout_s: 3600" in timeout_advice("openai/m", 900.0, 1000.0)
-    # Through the runner: a server answering in 0.6 s against a 2 s timeout draws the advice in the log.
+    # Through the runner: a server answering the preflight call in 0.3 s against a 1 s timeout (over the quarter
+    # that draws the advice, well inside the timeout) draws the advice in the log.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    slow = OpenAICompatibleServer(delay_s=0.6)
+    slow = OpenAICompatibleServer(delay_s=lambda body: 0.3 if body.get("messages") == PREFLIGHT_MESSAGES else 0.0)
     try:
         suite = write_suite(tmp_path, numbered_tasks(1))
         config = RunConfig.model_validate(
             {
-                "models": [{"model": MODEL, "params": {"api_base": slow.api_base}, "timeout_s": 2}],
+                "models": [{"model": MODEL, "params": {"api_base": slow.api_base}, "timeout_s": 1}],
                 "retries": {"max_attempts": 1},
             }
         )
@@ -113,7 +114,7 @@ def test_a_slow_preflight_call_sizes_the_timeout_advice(caplog, tmp_path, monkey
             episodes = run_suite_sync(suite, config, data_dir=tmp_path)
         assert not any(e.error for e in episodes)
         assert any(
-            f"{MODEL}: its preflight call took" in r.getMessage() and "of its 2 s timeout" in r.getMessage()
+            f"{MODEL}: its preflight call took" in r.getMessage() and "of its 1 s timeout" in r.getMessage()
             for r in caplog.records
         )
     finally:

@@ -16,6 +16,7 @@ from toolchoice_pipeline.execution import llm
 from toolchoice_pipeline.execution.failures import describe_failure
 from toolchoice_pipeline.execution.llm import MalformedReply, complete
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+from toolchoice_pipeline_tests.openai_server import SHUTDOWN_POLL_S
 from toolchoice_pipeline_tests.test_cli_validate import toolchoice
 
 RETRIES = RetryConfig(max_attempts=3, initial_wait_s=0.001, max_wait_s=0.01, timeout_s=10)
@@ -53,7 +54,7 @@ class Provider:
                 pass
 
         self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(SHUTDOWN_POLL_S,), daemon=True).start()
         self.api_base = f"http://127.0.0.1:{self.server.server_port}/v1"
 
     def close(self):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolchoice_pipeline.execution.llm import complete, is_priced
+from toolchoice_pipeline.execution.llm import TOTAL_TIMEOUT_GRACE_S, complete, is_priced
 from toolchoice_pipeline.execution.runner import run_suite_sync
 from toolchoice_pipeline.providers import needle as provider
 from toolchoice_pipeline.providers import register_providers
@@ -101,7 +101,8 @@ def test_one_model_object_per_distinct_tool_list(engine):
 
 
 def test_one_engine_call_at_a_time_and_the_wait_for_it_counts_as_queued(engine):
-    engine.DELAY = 0.05
+    engine.DELAY = 0.02
+    delay_ms = engine.DELAY * 1000
 
     async def together():
         return await asyncio.gather(*[_call([{"role": "user", "content": f"Read {i}.py"}]) for i in range(4)])
@@ -110,32 +111,38 @@ def test_one_engine_call_at_a_time_and_the_wait_for_it_counts_as_queued(engine):
     assert engine.MAX_ACTIVE == 1
     for completion in done:
         assert completion.provider_ms is not None
-        assert 50 <= completion.provider_ms <= completion.latency_ms
+        assert delay_ms <= completion.provider_ms <= completion.latency_ms
         assert completion.queued_ms >= completion.latency_ms - completion.provider_ms - 1e-6
     # the last of four calls waited for at least two others: that wait is queued time, not the model's
-    assert max(c.queued_ms for c in done) >= 100
+    assert max(c.queued_ms for c in done) >= 2 * delay_ms
     assert max(c.provider_ms for c in done) < max(c.latency_ms for c in done)
 
 
+# The attempt's bound: the timeout plus its grace. The model's own time must pass it to be refused (a floor of
+# about TOTAL_TIMEOUT_GRACE_S for these tests, however short the timeout).
+TIMEOUT_S = 0.05
+BOUND_S = TIMEOUT_S + TOTAL_TIMEOUT_GRACE_S
+
+
 def test_the_timeout_bounds_the_models_own_time_not_the_wait_for_the_engine_nor_binding_a_tool_list(engine):
-    # timeout 0.5 s (+1 s grace): binding takes 1.6 s and the last of six calls waits >= 1.6 + 5 x 0.3 s for the
-    # engine, yet each call's own answering time is 0.3 s, so none is cut.
-    engine.BIND_DELAY, engine.DELAY = 1.6, 0.3
+    # Binding the tool list alone takes longer than the whole bound, so every later call waits longer than it for
+    # the engine; yet each call's own answering time is 0.01 s, far inside the bound, so none is cut.
+    engine.BIND_DELAY, engine.DELAY = BOUND_S + 0.05, 0.01
 
     async def together():
-        calls = [_call([{"role": "user", "content": f"Read {i}.py"}], timeout_s=0.5) for i in range(6)]
+        calls = [_call([{"role": "user", "content": f"Read {i}.py"}], timeout_s=TIMEOUT_S) for i in range(6)]
         return await asyncio.gather(*calls)
 
     done = asyncio.run(together())
     assert all(c.message["tool_calls"][0]["function"]["name"] == "Read" for c in done)
-    assert max(c.queued_ms for c in done) >= 3000  # waited for the engine far beyond the timeout
-    assert max(c.provider_ms for c in done) >= 1600  # binding counts as the model's time, not as over time
+    assert max(c.queued_ms for c in done) > BOUND_S * 1000  # waited for the engine beyond the whole bound
+    assert max(c.provider_ms for c in done) > BOUND_S * 1000  # binding counts as the model's time, not as over time
 
 
 def test_a_reply_whose_own_time_passes_the_timeout_is_refused_as_timed_out(engine):
-    engine.DELAY = 1.7  # beyond 0.5 s + 1 s grace of the model's own time
-    with pytest.raises(Exception, match=r"no whole reply within 0.5 s") as refused:
-        asyncio.run(_call([{"role": "user", "content": "Read a.py"}], timeout_s=0.5))
+    engine.DELAY = BOUND_S + 0.05  # beyond the timeout and its grace of the model's own time
+    with pytest.raises(Exception, match=rf"no whole reply within {TIMEOUT_S:g} s") as refused:
+        asyncio.run(_call([{"role": "user", "content": "Read a.py"}], timeout_s=TIMEOUT_S))
     assert type(refused.value).__name__ == "Timeout"
 
 
