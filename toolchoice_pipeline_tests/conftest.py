@@ -1,5 +1,7 @@
-"""Test-wide settings: never reach a provider over the network; Hypothesis's profile (``dev`` locally, ``ci`` in CI)."""
+"""Test-wide settings: never reach a provider over the network; Hypothesis's profile (``dev`` locally, ``ci`` in CI);
+Python's cyclic garbage collector off while the tests are collected and nothing left for it to walk at exit."""
 
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -33,6 +35,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         own = getattr(test, "_hypothesis_internal_use_settings", None)
         if own is not None and own.max_examples > DEV_MAX_EXAMPLES:
             test._hypothesis_internal_use_settings = settings(own, max_examples=DEV_MAX_EXAMPLES)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> object:
+    """Collect with the cyclic collector off: importing the test modules (LiteLLM's and Dagster's thousands of
+    pydantic models and classes) leaves ~670,000 objects alive, and the collector's full collections walked them
+    all again and again while they were being made, ~30% of the collection's CPU. Imports make almost no cyclic
+    garbage; the collector is back, as it was, before the first test runs (every worker collects)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session's last act: freeze every object alive, so that the collections Python's finalisation runs
+    while it tears the modules down walk none of them (what ``toolchoice_pipeline.util.collector``'s
+    ``freeze_before_exit`` does for the command; refcounting still frees them and every ``atexit`` handler runs)."""
+    gc.freeze()
 
 
 REPO = Path(__file__).resolve().parents[1]
