@@ -347,13 +347,16 @@ class Warehouse:
     def _views_stale(self) -> bool:
         import duckdb
 
+        con = memory_connection()
         try:
-            with duckdb.connect(str(self.duckdb_path), read_only=True) as con:
+            with _attached(con, self.duckdb_path, read_only=True):
                 if _views_version(con) != VIEWS_VERSION:
                     return True
                 shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
         except duckdb.Error:
             return True
+        finally:
+            con.close()
         return shown != self._record_stamps()
 
     # --- writing ---------------------------------------------------------------------------------------------
