@@ -94,7 +94,8 @@ def test_demo_suite_published_scores_equal_the_pure_path(tmp_path):
 def test_bfcl_published_scores_equal_the_pure_path(tmp_path, category):
     import_bfcl_suites(tmp_path, [category])
     suite = load_suite(tmp_path, suite_name(category))
-    known = {task.id for task in suite.tasks}
+    # Every variant (model) of every third task, spread over the file: the fields compared are the same on each.
+    known = {task.id for task in suite.tasks[::3]}
     episodes = [
         Episode(
             model=f"verdicts/{line['variant']}",
