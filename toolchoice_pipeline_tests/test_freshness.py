@@ -1,6 +1,8 @@
 """Freshness of the nightly's output (issue 26): ``release_scores`` carries Dagster's cron freshness policy (due by
 06:00 UTC, materialised since 02:00 UTC), evaluated here by the evaluator Dagster's Freshness daemon runs, on a
-real instance: scored in the window it passes; a night with no run (a stopped schedule, a dead daemon) fails."""
+real instance (its storage in memory: a SQLite-backed one costs ~0.4 s CPU to create, and the evaluator reads the
+same event log either way): scored in the window it passes; a night with no run (a stopped schedule, a dead
+daemon) fails."""
 
 from __future__ import annotations
 
@@ -54,8 +56,8 @@ def test_release_scores_is_due_every_night_by_six_after_the_schedule_fires():
         (datetime(2026, 11, 30, 20, 0, tzinfo=UTC), datetime(2026, 12, 1, 6, 30, tzinfo=UTC), FreshnessState.FAIL),
     ],
 )
-def test_a_night_without_a_scored_release_shows_overdue(tmp_path, scored_at, evaluated_at, state):
-    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+def test_a_night_without_a_scored_release_shows_overdue(scored_at, evaluated_at, state):
+    with dg.DagsterInstance.ephemeral() as instance:
         assert freshness(instance, evaluated_at) == FreshnessState.UNKNOWN  # never materialised
         scored(instance, "nightly-2026-12-01", scored_at)
         assert freshness(instance, evaluated_at) == state
@@ -71,8 +73,8 @@ def test_a_night_without_a_scored_release_shows_overdue(tmp_path, scored_at, eva
         ("r-cli", datetime(2026, 12, 1, 1, 59, tzinfo=UTC), FreshnessState.FAIL),
     ],
 )
-def test_any_release_scored_in_the_window_counts_as_the_nights_output(tmp_path, release_id, scored_at, state):
+def test_any_release_scored_in_the_window_counts_as_the_nights_output(release_id, scored_at, state):
     """What the README states as the limit: the policy cannot tell the nightly's partition from another release's."""
-    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         scored(instance, release_id, scored_at)
         assert freshness(instance, datetime(2026, 12, 1, 6, 30, tzinfo=UTC)) == state

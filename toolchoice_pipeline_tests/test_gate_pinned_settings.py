@@ -17,8 +17,8 @@ from toolchoice_pipeline.suites.config import load_run_config
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
-# a 10-point drop of local/a's right tool (4 of 40 tasks)
-DROPPED = {"local/a": {"wrong_tool": {"t00", "t01", "t02", "t03"}}, "local/b": {}}
+# a 10-point drop of local/a's right tool (2 of 20 tasks)
+DROPPED = {"local/a": {"wrong_tool": {"t00", "t01"}}, "local/b": {}}
 
 
 def spoil_config(data_dir) -> None:
@@ -32,7 +32,7 @@ def test_a_finished_release_regates_with_its_pinned_noise_after_the_config_turne
     from toolchoice_pipeline.cli import cli
     from toolchoice_pipeline.cli.common import run_guarded
 
-    suite = make_suite()
+    suite = make_suite(20)
     publish(tmp_path, suite, "r1", noise="require")
     published = publish(tmp_path, suite, "r2", models=DROPPED, noise="require")
     assert published.scores.gate is not None and published.scores.gate.noise == "require"
@@ -49,7 +49,7 @@ def test_a_finished_release_regates_with_its_pinned_noise_after_the_config_turne
 
 
 def test_promotion_regates_against_a_newer_baseline_with_the_pinned_noise(tmp_path):
-    suite = make_suite()
+    suite = make_suite(20)
     publish(tmp_path, suite, "r1", noise="require")
     waiting = publish(tmp_path, suite, "r2", promote=False, noise="require")  # gated against r1, not promoted yet
     assert waiting.scores.baseline_release_id == "r1"
@@ -67,7 +67,7 @@ def test_promotion_regates_against_a_newer_baseline_with_the_pinned_noise(tmp_pa
 
 
 def test_publishing_gates_with_the_noise_it_is_given_whatever_the_config_says(tmp_path):
-    suite = make_suite()
+    suite = make_suite(20)
     spoil_config(tmp_path)
     publish(tmp_path, suite, "r1")
     published = publish(tmp_path, suite, "r2", models=DROPPED, noise="require")

@@ -61,8 +61,10 @@ def test_gate_false_and_gate_models_in_the_configuration(tmp_path):
     assert RunConfig.model_validate({"models": [REAL]}).ungated_models() == []
 
 
-@pytest.fixture
-def releases(tmp_path):
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory):
+    """Two releases, published once for the tests that read them (the ``gate`` command writes nothing back)."""
+    tmp_path = tmp_path_factory.mktemp("releases")
     suite = make_suite(40)
     publish(tmp_path, suite, "r1")
     # local/b regresses (4 tasks of 40 go wrong: 10 points); local/a is unchanged.

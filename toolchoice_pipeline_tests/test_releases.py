@@ -40,7 +40,7 @@ MODEL_FIELDS = {
 
 @pytest.fixture
 def suite():
-    return make_suite(40)
+    return make_suite(10)
 
 
 def test_scores_json_has_the_design_shape_and_the_first_release_becomes_the_baseline(tmp_path, suite):

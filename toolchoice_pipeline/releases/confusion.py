@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from toolchoice_pipeline.scoring.confusion import Pair, confusion_changes
+from toolchoice_pipeline.util.duckdb_memory import memory_connection
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -75,11 +76,9 @@ def _by_model(rows: Iterable[tuple[str, str | None, str | None, int]]) -> dict[s
 def confusion_changes_between(now: pa.Table, baseline: pa.Table) -> list[ConfusionChange] | None:
     """The changed pairs between two ``task_scores`` tables (:data:`CONFUSION_COLUMNS`), largest change first;
     None when either table predates ``expected_tool`` (no expectation recorded)."""
-    import duckdb
-
     if any(column not in table.column_names for table in (now, baseline) for column in CONFUSION_COLUMNS):
         return None
-    con = duckdb.connect()
+    con = memory_connection()
     try:
         scored = "error IS NULL AND right_tool IS NOT NULL AND expected_any_call = false"
         con.register("now_scores", now.select(CONFUSION_COLUMNS))

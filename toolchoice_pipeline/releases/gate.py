@@ -41,6 +41,7 @@ from toolchoice_pipeline.releases.noise import (
     repeats_for_false_fails,
 )
 from toolchoice_pipeline.releases.pairing import Paired
+from toolchoice_pipeline.util.duckdb_memory import memory_connection
 
 if TYPE_CHECKING:  # pyarrow only for the annotation: `toolchoice gate` imports it only to list flipped tasks
     import pyarrow as pa
@@ -346,9 +347,7 @@ def task_flips(now: pa.Table, baseline: pa.Table, threads: int | None = None) ->
     Both tables need ``model``, ``task_id``, ``right_tool``, ``right_args`` (``task_scores`` rows); tasks
     unscored (null) in either release are left out. The join runs in DuckDB, so it scales to millions of rows.
     """
-    import duckdb
-
-    con = duckdb.connect()
+    con = memory_connection(own=bool(threads))
     try:
         if threads:
             con.execute(f"SET threads = {int(threads)}")

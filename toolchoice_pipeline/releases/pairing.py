@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from toolchoice_pipeline.util.duckdb_memory import memory_connection
+
 PAIRED_COLUMNS = ["model", "task_id", "sample", "right_tool", "right_args"]
 
 
@@ -45,9 +47,7 @@ def _with_sample(table: pa.Table) -> pa.Table:
 
 def paired_tasks(now: pa.Table, baseline: pa.Table) -> dict[str, Paired]:
     """Per model in both tables, its :class:`Paired` tasks (``task_scores`` rows; unscored samples ignored)."""
-    import duckdb
-
-    con = duckdb.connect()
+    con = memory_connection()
     try:
         con.register("now_scores", _with_sample(now))
         con.register("baseline_scores", _with_sample(baseline))

@@ -41,7 +41,8 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +70,7 @@ from toolchoice_pipeline.releases.request import RELEASE_ID
 from toolchoice_pipeline.releases.warehouse_tables import SCHEMAS, TABLE_NAMES, conform
 from toolchoice_pipeline.releases.warehouse_views import DERIVED_VIEWS
 from toolchoice_pipeline.util.atomic import fsync_dir, write_file_atomically
+from toolchoice_pipeline.util.duckdb_memory import memory_connection
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 if TYPE_CHECKING:
@@ -182,6 +184,22 @@ def _create_tables(con: DuckDBPyConnection) -> None:
 
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+@contextmanager
+def _attached(con: DuckDBPyConnection, path: Path, read_only: bool = False) -> Iterator[None]:
+    """``path`` attached to ``con`` (a connection to an in-memory database) as its default database: unqualified
+    names are the file's, as in a connection of its own; checkpointed (unless ``read_only``) and detached after."""
+    alias = f"views_{uuid.uuid4().hex}"  # attached databases are the whole database's: a name of its own
+    con.execute(f"ATTACH {_sql_string(str(path))} AS {alias}{' (READ_ONLY)' if read_only else ''}")
+    try:
+        con.execute(f"USE {alias}")
+        yield
+        if not read_only:
+            con.execute(f"CHECKPOINT {alias}")
+    finally:
+        con.execute("USE memory")  # the in-memory database's own name
+        con.execute(f"DETACH {alias}")
 
 
 class Warehouse:
@@ -329,13 +347,16 @@ class Warehouse:
     def _views_stale(self) -> bool:
         import duckdb
 
+        con = memory_connection()
         try:
-            with duckdb.connect(str(self.duckdb_path), read_only=True) as con:
+            with _attached(con, self.duckdb_path, read_only=True):
                 if _views_version(con) != VIEWS_VERSION or _meta(con, "views_root") != self._views_root():
                     return True
                 shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
         except duckdb.Error:
             return True
+        finally:
+            con.close()
         return shown != self._record_stamps()
 
     # --- writing ---------------------------------------------------------------------------------------------
@@ -521,16 +542,19 @@ class Warehouse:
 
         A copy of the current file with the rows of changed commit records replaced (only those are read);
         built anew, with its views, when there is none, it cannot be read or it was built for other columns.
+        The file is attached to an in-memory database (:func:`memory_connection`) rather than opened as a database
+        of its own, which would cost about 20 ms of CPU more per release.
         """
-        import duckdb
 
         tmp = self.cache / f".{DUCKDB_FILE}.{uuid.uuid4().hex[:8]}.tmp"
         self.cache.mkdir(parents=True, exist_ok=True)
+        # A file system registered for s3:// is the whole database's: an object store's views get one of their own.
+        con = memory_connection(own=self.remote)
         try:
-            fresh = not self._copy_current(tmp)
-            with duckdb.connect(str(tmp)) as con:
-                if self.remote:
-                    con.register_filesystem(self.root.fs)
+            if self.remote:
+                con.register_filesystem(self.root.fs)
+            fresh = not self._copy_current(con, tmp)
+            with _attached(con, tmp):
                 if fresh:
                     _create_tables(con)
                 shown = dict(con.execute("SELECT release_id, stamp FROM _committed").fetchall())
@@ -563,17 +587,17 @@ class Warehouse:
                     )
                 if fresh or _meta(con, "views_over") != "data" or _meta(con, "views_root") != self._views_root():
                     self._create_views(con)
-                con.execute("CHECKPOINT")
             with open(tmp, "rb") as handle:
                 os.fsync(handle.fileno())
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         finally:
+            con.close()
             Path(f"{tmp}.wal").unlink(missing_ok=True)
         return tmp
 
-    def _copy_current(self, tmp: Path) -> bool:
+    def _copy_current(self, con: DuckDBPyConnection, tmp: Path) -> bool:
         """Copy ``toolchoice.duckdb`` (on an object store: the cache's, else the uploaded one) to ``tmp``; False
         (and no ``tmp``) when there is none or it does not open with this code's views."""
         import duckdb
@@ -583,12 +607,13 @@ class Warehouse:
         elif not (self.remote and download(self.root / DUCKDB_FILE, tmp)):  # a new cache: the uploaded copy
             return False
         try:
-            with duckdb.connect(str(tmp), read_only=True) as con:
+            with _attached(con, tmp, read_only=True):
                 if _views_version(con) == VIEWS_VERSION:
                     return True
         except duckdb.Error:
             pass
         tmp.unlink(missing_ok=True)
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
         return False
 
     def _create_views(self, con: DuckDBPyConnection) -> None:

@@ -39,6 +39,7 @@ from toolchoice_pipeline.suites.catalog import ToolDefinition
 from toolchoice_pipeline.suites.suite import Suite
 from toolchoice_pipeline.suites.tasks import Expected
 from toolchoice_pipeline.util.canonical import canonical_json
+from toolchoice_pipeline.util.duckdb_memory import memory_connection
 from toolchoice_pipeline.util.errors import InputError, Problem, display_path
 
 if TYPE_CHECKING:
@@ -137,9 +138,7 @@ def score_columnar(
     (:func:`suite_catalogs`). Raises :class:`InputError` naming ``tasks_file`` when an episode names a task not
     in ``tasks``.
     """
-    import duckdb
-
-    con = duckdb.connect()
+    con = memory_connection(own=bool(threads or memory_limit))
     try:
         if threads:
             con.execute(f"SET threads = {int(threads)}")
@@ -263,9 +262,7 @@ def _tally(row: dict) -> Tally:
 
 def summarise_columnar(task_scores: Source) -> dict[str, ModelScores]:
     """Per-model scores (as :func:`~.summary.summarise`) from ``task_scores`` rows (Arrow or Parquet)."""
-    import duckdb
-
-    con = duckdb.connect()
+    con = memory_connection()
     try:
         if isinstance(task_scores, pa.Table):
             return _summarise(con, task_scores)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from toolchoice_pipeline.providers.offline_judge.fit import blank, name_spans
 
@@ -60,10 +61,13 @@ _USE = r"(?:use|using|call|calling|invoke|via|try|do\s+a|run\s+a)"
 _TOOL = r"(?:tools?|functions?)\b"
 
 
-def _patterns(name: str) -> list[re.Pattern[str]]:
+# Compiled once per tool name: every poll of every episode looks for the same catalog's names, and a catalog of over
+# ~100 tools (5 patterns each) overflows the re module's own cache of 512, so each call compiled them all again.
+@lru_cache(maxsize=1024)
+def _patterns(name: str) -> tuple[re.Pattern[str], ...]:
     tokens = name_tokens(name)
     if not tokens:
-        return []
+        return ()
     edge_before, edge_after = r"(?<![\w-])", r"(?![\w-])"
     exact = {name, "".join(tokens), "_".join(tokens)} if len(tokens) >= 2 else set()
     spelled = exact | {tokens[0]} | {sep.join(tokens) for sep in (" ", "-")}
@@ -77,7 +81,7 @@ def _patterns(name: str) -> list[re.Pattern[str]]:
     if exact:
         alternation = "|".join(re.escape(v) for v in sorted(exact, key=len, reverse=True))
         patterns.append(re.compile(rf"{edge_before}(?:{alternation}){edge_after}", re.IGNORECASE))
-    return patterns
+    return tuple(patterns)
 
 
 def _negated(text: str, start: int) -> bool:
