@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -43,8 +42,9 @@ from toolchoice_pipeline.suites.replay_file import read_replay
 from toolchoice_pipeline.suites.suite import load_suite
 from toolchoice_pipeline.util.errors import InputError
 from toolchoice_pipeline.util.yaml_lines import load_yaml
-from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, query, toolchoice
+from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, copy_data, query, toolchoice
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
+from toolchoice_pipeline_tests.run_processes import WAIT_LIMIT_S, held_calls, served, start_run, wait_until
 
 DEMO_TASKS = REPO_DATA / "suites" / DEMO_SUITE / "tasks.jsonl"
 FIRST_TASK = DEMO_TASKS.read_text(encoding="utf-8").splitlines()[0]  # read-file-001, expects Read
@@ -552,24 +552,21 @@ def test_run_refuses_to_start_on_damaged_stored_state_and_changes_nothing(
 @pytest.mark.slow
 def test_ctrl_c_during_the_agents_exits_130_publishes_nothing_and_leaves_earlier_releases(data_dir):
     publish(data_dir, make_suite(6), "r1")
-    (data_dir / "toolchoice.yaml").write_text(  # an agent slow enough to be stopped mid-run every time
-        "models:\n  - model: sim/slow\n    params: {sim_latency_ms: 60000}\n", encoding="utf-8"
-    )
-    before = snapshot(data_dir)
-    env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "COLUMNS": "200"}
-    process = subprocess.Popen(
-        [str(TOOLCHOICE), "run", "--data-dir", str(data_dir), "--release", "r2", "--no-judge"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    journal = data_dir / "cache" / "agent_calls.sqlite"  # opened when the agent_runs step starts
-    deadline = time.monotonic() + 120
-    while not journal.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)  # the journal is open: the agents' step is running (its call takes 60 s)
-    _, stderr = process.communicate(timeout=120)
+    # The agent is on a 127.0.0.1 server that holds its first call (after its preflight call) until the run was
+    # signalled: the run is in the agents' step with a call in flight when the signal comes, however loaded the
+    # machine, and cannot get past it meanwhile.
+    with held_calls() as server:
+        (data_dir / "toolchoice.yaml").write_text(f"models:\n  - {served('agent', server)}\n", encoding="utf-8")
+        before = snapshot(data_dir)
+        process = start_run(data_dir, "r2", "--no-judge")
+        try:
+            wait_until("an agent's call in flight", server.held.is_set, process)
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=WAIT_LIMIT_S)  # a bound for a hung run only
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert "error: the run was interrupted before the release was scored" in stderr

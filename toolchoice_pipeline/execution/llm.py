@@ -34,6 +34,7 @@ from toolchoice_pipeline.execution.local_server import PLACEHOLDER_KEY, needs_pl
 from toolchoice_pipeline.execution.offline import is_local_model
 from toolchoice_pipeline.execution.rate_limits import CallRateLimit
 from toolchoice_pipeline.suites.config import ModelSpec, RetryConfig
+from toolchoice_pipeline.util.loop_interrupts import run_interruptible
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 SINGLE_ATTEMPT_PROVIDERS = ("local", "replay", "needle")
@@ -238,7 +239,9 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, logging_timeout_s: float = 5.
     """``asyncio.run(coroutine)``, then let the LiteLLM logging callbacks its calls queued finish on the same
     event loop (at most ``logging_timeout_s`` seconds), so the next loop does not inherit them with a
     "LoggingWorker: event loop changed" warning on the terminal. LiteLLM's worker is internal: a LiteLLM
-    without it is left as it is."""
+    without it is left as it is. A Ctrl-C or SIGTERM meanwhile stops the coroutine at once, whatever call is in
+    flight, and raises as the handler installed says (:func:`~toolchoice_pipeline.util.loop_interrupts.run_interruptible`:
+    Dagster's interrupt in a step)."""
 
     async def with_logging_finished() -> T:
         try:
@@ -246,7 +249,7 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, logging_timeout_s: float = 5.
         finally:
             await _finish_litellm_logging(logging_timeout_s)
 
-    return asyncio.run(with_logging_finished())
+    return run_interruptible(with_logging_finished())
 
 
 async def _finish_litellm_logging(timeout_s: float) -> None:
