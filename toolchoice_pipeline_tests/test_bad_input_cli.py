@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import os
 import shutil
 import signal
 import sqlite3
