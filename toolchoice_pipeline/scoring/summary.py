@@ -89,8 +89,14 @@ def interval_points(successes: int, n: int) -> list[float] | None:
     return None if interval is None else [round(100.0 * interval[0], 2), round(100.0 * interval[1], 2)]
 
 
+# Sums of the same floats added in another order (Python's loop, DuckDB's parallel sum) differ in their last bits,
+# and at a rounding tie those bits decide: snapped to this many more decimals first, they round alike.
+_SUM_NOISE_DECIMALS = 6
+
+
 def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
+    """``value`` rounded to ``digits`` decimals, the same on both scoring paths (see :data:`_SUM_NOISE_DECIMALS`)."""
+    return None if value is None else round(round(value, digits + _SUM_NOISE_DECIMALS), digits)
 
 
 class TagScores(BaseModel):
@@ -282,10 +288,10 @@ def build_model_scores(
     return ModelScores(
         **shares,
         **extra,
-        agent_cost_per_sample_usd=round(agent_cost_usd / overall.n_tasks, 6) if overall.n_tasks else None,
+        agent_cost_per_sample_usd=_round(agent_cost_usd / overall.n_tasks, 6) if overall.n_tasks else None,
         calls_per_task=_round(calls_sum / n_ran, 2) if n_ran else None,
-        agent_cost_usd=round(agent_cost_usd, 6),
-        judge_cost_usd=round(judge_cost_usd, 6),
+        agent_cost_usd=_round(agent_cost_usd, 6),
+        judge_cost_usd=_round(judge_cost_usd, 6),
         judge_tokens=int(judge_tokens),
         n_unjudged=int(n_unjudged),
         latency_ms_p50=_round(latency_ms_p50, 2),
