@@ -16,9 +16,11 @@ import resource
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 
 from toolchoice_pipeline.cli import main
+from toolchoice_pipeline.cli.common import data_dir_option, full_disk_named
 from toolchoice_pipeline_tests.pipeline_helpers import DEMO_SUITE, REPO_DATA, TOOLCHOICE, copy_data, toolchoice
 from toolchoice_pipeline_tests.release_helpers import make_suite, publish
 
@@ -216,8 +218,30 @@ def small_disk(tmp_path, request):
             subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
 
 
-# 512 KiB fills while Dagster stores the run (SQLite: "database or disk is full"); 1.5 MiB while the release is
-# committed to the warehouse (DuckDB: "No space left on device").
+@pytest.mark.parametrize("small_disk", ["256k"], indirect=True)
+def test_an_io_error_on_a_full_data_directory_says_the_disk_is_full(small_disk, tmp_path):
+    # SQLite reports some writes a full disk refused as a "disk I/O error" (its shared-memory file's, say).
+    @click.command()
+    @data_dir_option
+    def command(data_dir: Path) -> None:
+        pass
+
+    filler = small_disk / "filler"
+    with pytest.raises(OSError), filler.open("wb") as handle:
+        while True:
+            handle.write(b"\0" * 65536)
+            handle.flush()
+    message = "OperationalError: (sqlite3.OperationalError) disk I/O error"
+    command.main(["--data-dir", str(small_disk)], standalone_mode=False)
+    assert full_disk_named(message).startswith(message + " (No space left on device: ")
+    filler.unlink()  # room again: the I/O error is not put down to a full disk
+    assert full_disk_named(message) == message
+    command.main(["--data-dir", str(tmp_path)], standalone_mode=False)
+    assert full_disk_named(message) == message
+
+
+# Where each fills depends on what the run writes first (Dagster's SQLite storage, the warehouse's DuckDB file);
+# the one error line names the full disk whichever library failed, even one that says "disk I/O error".
 @pytest.mark.slow
 @pytest.mark.parametrize("small_disk", ["512k", "1536k"], indirect=True)
 def test_a_really_full_disk_inside_a_step_is_a_bad_environment_and_commits_nothing(small_disk):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,15 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILED = 3  # neither the gate nor the input: a bug or a failure we did not foresee (one line, no traceback)
 DEBUG_VARIABLE = "TOOLCHOICE_DEBUG"  # set to 1 to get the traceback of an unforeseen failure
 
+# The --data-dir of the command running, for an error that does not say which file system failed.
+_data_dir: list[Path] = []
+
+
+def _remember_data_dir(_context: click.Context, _parameter: click.Parameter, value: Path) -> Path:
+    _data_dir[:] = [value]
+    return value
+
+
 data_dir_option = click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -29,6 +39,7 @@ data_dir_option = click.option(
     envvar="TOOLCHOICE_DATA_DIR",
     show_envvar=True,
     help="Project data directory (suites, releases, warehouse, Dagster instance).",
+    callback=_remember_data_dir,
 )
 
 
@@ -100,6 +111,7 @@ def _unexpected(exc: Exception) -> int:
         raise exc
     text = " ".join(str(exc).split())[:300]
     if is_environment_failure(text):
+        text = full_disk_named(text)
         click.echo(f"error: bad environment: {type(exc).__name__}: {text}", err=True)
         return EXIT_BAD_INPUT
     click.echo(
@@ -182,6 +194,26 @@ ENVIRONMENT_MARKERS = (
     "Symlink loop",
     "Too many levels of symbolic links",
 )
+
+
+# Less room than this left on the data directory's file system (a hundredth of a small one, 64 KiB at least): a
+# write failed because the disk is full.
+FULL_DISK_FREE_BYTES = 1 << 20
+
+
+def full_disk_named(text: str) -> str:
+    """An environment failure's ``text``, saying the disk is full when the command's data directory has less than
+    :data:`FULL_DISK_FREE_BYTES` free (a small disk: a hundredth of it): SQLite reports some writes a full disk refused (its shared-memory file's,
+    say) as a "disk I/O error"."""
+    if not _data_dir or "No space left on device" in text or "disk is full" in text:
+        return text
+    try:
+        total, _, free = shutil.disk_usage(_data_dir[0])
+    except OSError:
+        return text
+    if free >= min(FULL_DISK_FREE_BYTES, max(total // 100, 1 << 16)):
+        return text
+    return f"{text} (No space left on device: {free:,} bytes free in {display_path(_data_dir[0])})"
 
 
 def is_environment_failure(text: str) -> bool:

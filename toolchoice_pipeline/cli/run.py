@@ -26,6 +26,7 @@ from toolchoice_pipeline.cli.common import (
     EXIT_GATE_FAILED,
     EXIT_OK,
     data_dir_option,
+    full_disk_named,
     is_environment_failure,
 )
 from toolchoice_pipeline.releases.request import RELEASE_KINDS, ReleaseRequest, check_release_id, write_request
@@ -544,7 +545,7 @@ def step_error_line(error) -> tuple[str, bool]:
     if not message.startswith(f"{inner.cls_name}:"):
         message = f"{inner.cls_name}: {message}"
     environment = is_environment_failure(message)
-    return (f"bad environment: {message[:400]}" if environment else message[:400]), environment
+    return (f"bad environment: {full_disk_named(message[:400])}" if environment else message[:400]), environment
 
 
 @contextmanager
