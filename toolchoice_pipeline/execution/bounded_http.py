@@ -15,6 +15,7 @@ providers' replies are bounded by the total time of an attempt only.
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 import weakref
 import zlib
@@ -119,8 +120,6 @@ def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
 
 def bounded_http_client(limit: int = MAX_REPLY_BYTES) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` whose replies are read through :func:`bounded_reply_hook`."""
-    import os
-
     return httpx.AsyncClient(
         headers={"Accept-Encoding": ACCEPTED_ENCODINGS},
         event_hooks={"response": [bounded_reply_hook(limit)]},
