@@ -203,8 +203,8 @@ FULL_DISK_FREE_BYTES = 1 << 20
 
 def full_disk_named(text: str) -> str:
     """An environment failure's ``text``, saying the disk is full when the command's data directory has less than
-    :data:`FULL_DISK_FREE_BYTES` free (a small disk: a hundredth of it): SQLite reports some writes a full disk refused (its shared-memory file's,
-    say) as a "disk I/O error"."""
+    :data:`FULL_DISK_FREE_BYTES` free (a small disk: a hundredth of it): SQLite reports some writes a full disk
+    refused (its shared-memory file's, say) as a "disk I/O error"."""
     if not _data_dir or "No space left on device" in text or "disk is full" in text:
         return text
     try:

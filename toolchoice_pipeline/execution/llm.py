@@ -240,8 +240,8 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, logging_timeout_s: float = 5.
     event loop (at most ``logging_timeout_s`` seconds), so the next loop does not inherit them with a
     "LoggingWorker: event loop changed" warning on the terminal. LiteLLM's worker is internal: a LiteLLM
     without it is left as it is. A Ctrl-C or SIGTERM meanwhile stops the coroutine at once, whatever call is in
-    flight, and raises as the handler installed says (:func:`~toolchoice_pipeline.util.loop_interrupts.run_interruptible`:
-    Dagster's interrupt in a step)."""
+    flight, and raises as the handler installed says
+    (:func:`~toolchoice_pipeline.util.loop_interrupts.run_interruptible`: Dagster's interrupt in a step)."""
 
     async def with_logging_finished() -> T:
         try:

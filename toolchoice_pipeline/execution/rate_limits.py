@@ -7,7 +7,8 @@ pyrate-limiter's sliding-window log in a store every process shares:
   admission counted and recorded under a file lock (``rate_limits.sqlite.lock``), so every process on the host
   that uses the data dir draws on the same limit;
 - **several machines**: ``TOOLCHOICE_RATE_LIMITS_URL=redis://host:6379/0`` (or ``rediss://``; a password in the
-  URL stays in the environment, never in a file): a Redis sorted set per limit, admitted by one Lua script (:func:`redis_put_script`).
+  URL stays in the environment, never in a file): a Redis sorted set per limit, admitted by one Lua script
+  (:func:`redis_put_script`).
   Another local path there names another SQLite file.
 
 A call waits (``asyncio.sleep``, the event loop runs on) until each limit that applies admits it: its
